@@ -1,0 +1,1 @@
+"""Faust agents and the pure logic they run, one capability per subpackage."""

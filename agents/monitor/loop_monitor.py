@@ -1,0 +1,308 @@
+"""The pure core of the action monitor: one event in, findings out.
+
+:class:`LoopMonitor` applies an :class:`ActionEvent` to a loop's
+:class:`LoopState` and returns the warnings and reflection requests it causes.
+It reads no clock and does no I/O, so the Faust agent, the offline ``detect``
+command and audits run the very same decisions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from loopwarden.agents.monitor.state import LoopState
+from loopwarden.agents.reflection.levels import (
+    decide_reflection_level,
+    memory_budget_bytes,
+    memory_query,
+)
+from loopwarden.agents.spin import texts
+from loopwarden.agents.spin.code_edit import EditSpin
+from loopwarden.schemas import codec
+from loopwarden.schemas.events import ActionEvent
+from loopwarden.schemas.ids import derived_id
+from loopwarden.schemas.levels import ReflectionLevel
+from loopwarden.schemas.reflection import (
+    ActionRecord,
+    ActionReflection,
+    EnvironmentalImpact,
+    ReflectionRequest,
+    ReflectionRequestKind,
+)
+from loopwarden.schemas.warnings import LoopWarning, WarningKind
+from loopwarden.settings import DetectionSettings
+
+
+@dataclass(slots=True)
+class Findings:
+    """What one event caused."""
+
+    level: ReflectionLevel
+    warnings: list[LoopWarning] = field(default_factory=list)
+    requests: list[ReflectionRequest] = field(default_factory=list)
+
+
+class LoopMonitor:
+    """Applies action events to loop state: Layer 1 and 3 spins, the level tree, requests."""
+
+    def __init__(self, settings: DetectionSettings | None = None) -> None:
+        self.settings = settings or DetectionSettings()
+
+    def observe(
+        self, state: LoopState, event: ActionEvent, position: tuple[int, int] | None = None
+    ) -> Findings | None:
+        """Apply ``event`` to ``state``; None when it was applied or seen before.
+
+        ``position`` is the (offset, index-in-record) the event was read from;
+        an event at or before the loop's last applied position is skipped.
+        """
+        cfg = self.settings
+        payload = event.payload
+        if position is not None and state.already_applied(*position):
+            return None
+        if state.has_event(event.event_id):
+            if position is not None:
+                state.mark_applied(*position)
+            return None
+
+        state.seq += 1
+        state.iteration = payload.iteration or state.iteration + 1
+        if payload.spin_threshold is not None:
+            state.spin_threshold = min(payload.spin_threshold, cfg.max_spin_threshold)
+        if payload.reflection_enabled is not None:
+            state.reflection_enabled = payload.reflection_enabled
+        threshold = state.spin_threshold or cfg.spin_threshold
+
+        edit_spin = None
+        if payload.edit is not None:
+            edit_spin = state.edits.observe(
+                seq=state.seq,
+                event_id=event.event_id,
+                start_line=payload.edit.start_line,
+                end_line=payload.edit.end_line,
+                region_lines=cfg.edit_region_lines,
+                small_max_lines=cfg.edit_small_max_lines,
+                spin_count=cfg.edit_spin_count,
+                lookback=cfg.edit_lookback_actions,
+            )
+        count = state.streak.observe(payload.action_type)
+        state.window.append(self._record(event, state.iteration))
+        keep = max(cfg.action_window, threshold, cfg.logic_spin_threshold)
+        if len(state.window) > keep:
+            del state.window[:-keep]
+        spinning = state.streak.is_spinning(threshold)
+
+        level = decide_reflection_level(
+            enabled=cfg.reflection_enabled and state.reflection_enabled is not False,
+            override=payload.reflection_level,
+            failed=not payload.success,
+            simple=payload.simple or payload.action_type in cfg.simple_action_types,
+            iteration=state.iteration,
+            spinning=spinning,
+            iteration_threshold=cfg.iteration_threshold,
+        )
+        findings = Findings(level)
+        spin_reason = None
+        if spinning:
+            spin_reason = texts.layer1_reason(cfg.language, count, payload.action_type)
+            findings.warnings.append(self._spin_warning(state, event, level, count, spin_reason))
+            findings.requests.append(self._semantic_request(state, event, level))
+        if edit_spin is not None:
+            warning = self._edit_warning(state, event, level, edit_spin)
+            spin_reason = spin_reason or warning.reason
+            findings.warnings.append(warning)
+        if not payload.success and level is not ReflectionLevel.NONE:
+            findings.warnings.append(self._failure_warning(state, event, level))
+        if level.at_least(ReflectionLevel.STANDARD):
+            findings.requests.append(self._reflection_request(state, event, level, spin_reason))
+
+        if position is not None:
+            state.mark_applied(*position)
+        if not state.first_seen:
+            state.first_seen = event.occurred_at
+        state.last_seen = max(state.last_seen, event.occurred_at)
+        return findings
+
+    # -- builders ---------------------------------------------------------------------------
+
+    def _record(self, event: ActionEvent, iteration: int) -> dict[str, Any]:
+        payload = event.payload
+        params = payload.params
+        if params and len(codec.dumps(params)) > self.settings.state_params_max_bytes:
+            params = {"_omitted": "larger than detection.state_params_max_bytes"}
+        return {
+            "event_id": event.event_id,
+            "action_type": payload.action_type,
+            "action_name": payload.action_name,
+            "params": params,
+            "iteration": iteration,
+            "success": payload.success,
+            "error_message": payload.error_message,
+            "occurred_at": event.occurred_at,
+            "edit": payload.edit.model_dump() if payload.edit is not None else None,
+        }
+
+    def _spin_warning(
+        self, state: LoopState, event: ActionEvent, level: ReflectionLevel, count: int, reason: str
+    ) -> LoopWarning:
+        lang = self.settings.language
+        action_type = event.payload.action_type
+        threshold = state.spin_threshold or self.settings.spin_threshold
+        suggestions = list(texts.LAYER1_SUGGESTIONS[lang])
+        return LoopWarning(
+            warning_id=derived_id(WarningKind.ACTION_TYPE_SPIN, state.loop_id, event.event_id),
+            kind=WarningKind.ACTION_TYPE_SPIN,
+            loop_id=state.loop_id,
+            level=level,
+            reason=reason,
+            suggestions=suggestions,
+            event_ids=[r["event_id"] for r in state.window[-threshold:]],
+            trigger_event_id=event.event_id,
+            action_type=action_type,
+            iteration=state.iteration,
+            consecutive_count=count,
+            timeline_message=texts.spin_timeline(lang, action_type, reason, suggestions),
+            occurred_at=event.occurred_at,
+        )
+
+    def _edit_warning(
+        self, state: LoopState, event: ActionEvent, level: ReflectionLevel, spin: EditSpin
+    ) -> LoopWarning:
+        lang = self.settings.language
+        reason = texts.edit_spin_reason(lang, spin.start_line, spin.end_line, spin.count)
+        return LoopWarning(
+            warning_id=derived_id(WarningKind.CODE_EDIT_SPIN, state.loop_id, event.event_id),
+            kind=WarningKind.CODE_EDIT_SPIN,
+            loop_id=state.loop_id,
+            level=level,
+            reason=reason,
+            suggestions=list(texts.EDIT_SPIN_SUGGESTIONS[lang]),
+            event_ids=list(spin.event_ids),
+            trigger_event_id=event.event_id,
+            action_type=event.payload.action_type,
+            iteration=state.iteration,
+            consecutive_count=spin.count,
+            edit=event.payload.edit,
+            timeline_message=texts.edit_spin_prompt(lang, spin.start_line, spin.end_line, reason),
+            occurred_at=event.occurred_at,
+        )
+
+    def _failure_warning(
+        self, state: LoopState, event: ActionEvent, level: ReflectionLevel
+    ) -> LoopWarning:
+        payload = event.payload
+        suggestions = list(
+            texts.failure_suggestions(
+                self.settings.language, payload.action_type, payload.error_message
+            )
+        )
+        return LoopWarning(
+            warning_id=derived_id(WarningKind.ACTION_FAILED, state.loop_id, event.event_id),
+            kind=WarningKind.ACTION_FAILED,
+            loop_id=state.loop_id,
+            level=level,
+            reason=payload.error_message or f"action '{payload.action_type}' failed",
+            suggestions=suggestions,
+            event_ids=[event.event_id],
+            trigger_event_id=event.event_id,
+            action_type=payload.action_type,
+            iteration=state.iteration,
+            timeline_message=texts.critical_timeline(
+                payload.action_type, payload.error_message, suggestions
+            ),
+            occurred_at=event.occurred_at,
+        )
+
+    def _semantic_request(
+        self, state: LoopState, event: ActionEvent, level: ReflectionLevel
+    ) -> ReflectionRequest:
+        recent = state.window[-self.settings.logic_spin_threshold :]
+        request_level = level if level.at_least(ReflectionLevel.STANDARD) else ReflectionLevel.STANDARD
+        return ReflectionRequest(
+            request_id=derived_id(
+                ReflectionRequestKind.SEMANTIC_SPIN_CHECK, state.loop_id, event.event_id
+            ),
+            kind=ReflectionRequestKind.SEMANTIC_SPIN_CHECK,
+            loop_id=state.loop_id,
+            level=request_level,
+            trigger_event_id=event.event_id,
+            recent_actions=[ActionRecord.model_validate(r) for r in recent],
+            prompt=texts.semantic_spin_prompt(recent),
+            occurred_at=event.occurred_at,
+        )
+
+    def _reflection_request(
+        self,
+        state: LoopState,
+        event: ActionEvent,
+        level: ReflectionLevel,
+        spin_reason: str | None,
+    ) -> ReflectionRequest:
+        cfg = self.settings
+        payload = event.payload
+        reflection = ActionReflection(
+            event_id=event.event_id,
+            action_type=payload.action_type,
+            action_params=payload.params,
+            execution_time_ms=payload.duration_ms,
+            iteration_num=state.iteration,
+            success=payload.success,
+            error_message=payload.error_message,
+            environmental_impact=self._impact(event, spin_reason),
+            suggestions=self._suggestions(event, spin_reason),
+            reflection_level=level,
+            reflection_timestamp=event.occurred_at,
+            is_spinning=spin_reason is not None,
+            spin_reason=spin_reason,
+        )
+        cached = [ActionReflection.model_validate(r) for r in state.reflections]
+        if cfg.reflection_cache_size:
+            state.reflections.append(reflection.model_dump(mode="json"))
+            del state.reflections[: -cfg.reflection_cache_size]
+        return ReflectionRequest(
+            request_id=derived_id(
+                ReflectionRequestKind.ACTION_REFLECTION, state.loop_id, event.event_id
+            ),
+            kind=ReflectionRequestKind.ACTION_REFLECTION,
+            loop_id=state.loop_id,
+            level=level,
+            trigger_event_id=event.event_id,
+            reflection=reflection,
+            recent_actions=[ActionRecord.model_validate(r) for r in state.window],
+            recent_reflections=cached,
+            memory_query=memory_query(payload.action_type, payload.success, payload.error_message),
+            memory_budget_bytes=memory_budget_bytes(
+                level,
+                standard=cfg.memory_budget_standard,
+                deep=cfg.memory_budget_deep,
+                critical=cfg.memory_budget_critical,
+            ),
+            occurred_at=event.occurred_at,
+        )
+
+    def _impact(self, event: ActionEvent, spin_reason: str | None) -> EnvironmentalImpact:
+        payload = event.payload
+        usage = dict(payload.resource_usage)
+        if payload.duration_ms is not None:
+            usage.setdefault("duration_ms", payload.duration_ms)
+        positive = ["action succeeded"] if payload.success else []
+        negative = [] if payload.success else [f"action failed: {payload.error_message or ''}"]
+        if spin_reason:
+            negative.append(spin_reason)
+        return EnvironmentalImpact(
+            state_changes=["loop terminated" if payload.terminated else "loop continued"],
+            resource_usage=usage,
+            side_effects=list(payload.side_effects),
+            positive_effects=positive,
+            negative_effects=negative,
+        )
+
+    def _suggestions(self, event: ActionEvent, spin_reason: str | None) -> list[str]:
+        lang = self.settings.language
+        payload = event.payload
+        if not payload.success:
+            return list(texts.failure_suggestions(lang, payload.action_type, payload.error_message))
+        if spin_reason:
+            return list(texts.LAYER1_SUGGESTIONS[lang])
+        return []

@@ -1,0 +1,140 @@
+"""From a raw Kafka record to findings, with no broker involved.
+
+A record holds one event (a JSON object) or a batch (a JSON array of objects
+that share a partition). :class:`RecordProcessor` decodes and validates it,
+sends what is wrong to dead letters (one per bad element, the rest still
+processed), groups the good events by loop in record order and applies them
+through :class:`LoopMonitor`. The Faust agent, ``loopwarden detect`` and audits
+all go through here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from loopwarden.agents.monitor.loop_monitor import LoopMonitor
+from loopwarden.agents.monitor.state import LoopState
+from loopwarden.errors import EventDecodeError, EventError, EventTooLargeError, FieldError
+from loopwarden.schemas import codec
+from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
+from loopwarden.schemas.events import ActionEvent, validate_action
+from loopwarden.schemas.reflection import ReflectionRequest
+from loopwarden.schemas.warnings import LoopWarning
+from loopwarden.settings import DetectionSettings
+
+StateLoader = Callable[[str], LoopState | None]
+
+
+@dataclass(slots=True)
+class RecordOutcome:
+    """Everything one record produced; ``states`` are the loops to write back."""
+
+    states: dict[str, LoopState] = field(default_factory=dict)
+    warnings: list[LoopWarning] = field(default_factory=list)
+    requests: list[ReflectionRequest] = field(default_factory=list)
+    dead_letters: list[DeadLetter] = field(default_factory=list)
+    events: int = 0
+    skipped: int = 0
+
+
+@dataclass(slots=True)
+class DecodedRecord:
+    """Valid events of a record with their index in it, plus its dead letters."""
+
+    events: list[tuple[int, ActionEvent]] = field(default_factory=list)
+    dead_letters: list[DeadLetter] = field(default_factory=list)
+
+
+def _too_large(size: int, limit: int) -> EventTooLargeError:
+    error = FieldError("", f"event is {size} bytes; limits.max_event_bytes is {limit}")
+    return EventTooLargeError(str(error), (error,))
+
+
+def decode_record(
+    value: bytes | None, key: bytes | None, source: SourcePosition, max_event_bytes: int
+) -> DecodedRecord:
+    """Decode and validate one record; never raises for bad input."""
+    out = DecodedRecord()
+    if not value:
+        error = EventDecodeError("empty record value", (FieldError("", "empty record value"),))
+        out.dead_letters.append(DeadLetter.from_error(error, value or b"", source, key))
+        return out
+    is_batch = value[:1] == b"[" or value.lstrip()[:1] == b"["
+    if not is_batch and len(value) > max_event_bytes:
+        error = _too_large(len(value), max_event_bytes)
+        out.dead_letters.append(DeadLetter.from_error(error, value, source, key))
+        return out
+    try:
+        decoded: Any = codec.loads(value)
+    except EventDecodeError as exc:
+        exc.errors = (FieldError("", str(exc)),)
+        out.dead_letters.append(DeadLetter.from_error(exc, value, source, key))
+        return out
+    if isinstance(decoded, dict):
+        _validate_into(out, decoded, value, key, source, None)
+    elif isinstance(decoded, list):
+        check_sizes = len(value) > max_event_bytes
+        for index, element in enumerate(decoded):
+            raw = codec.dumps(element)
+            if check_sizes and len(raw) > max_event_bytes:
+                error = _too_large(len(raw), max_event_bytes)
+                out.dead_letters.append(DeadLetter.from_error(error, raw, source, key, index))
+                continue
+            _validate_into(out, element, raw, key, source, index)
+    else:
+        message = f"expected a JSON object or an array of objects, got {type(decoded).__name__}"
+        error = EventDecodeError(message, (FieldError("", message),))
+        out.dead_letters.append(DeadLetter.from_error(error, value, source, key))
+    return out
+
+
+def _validate_into(
+    out: DecodedRecord,
+    obj: Any,
+    raw: bytes,
+    key: bytes | None,
+    source: SourcePosition,
+    index: int | None,
+) -> None:
+    try:
+        out.events.append((index or 0, validate_action(obj)))
+    except EventError as exc:
+        out.dead_letters.append(DeadLetter.from_error(exc, raw, source, key, index))
+
+
+class RecordProcessor:
+    """Decode a record and apply its events to per-loop state."""
+
+    def __init__(
+        self, detection: DetectionSettings | None = None, max_event_bytes: int = 256 * 1024
+    ) -> None:
+        self.monitor = LoopMonitor(detection)
+        self.max_event_bytes = max_event_bytes
+
+    def process(
+        self,
+        value: bytes | None,
+        key: bytes | None,
+        source: SourcePosition,
+        load_state: StateLoader,
+    ) -> RecordOutcome:
+        """Process one record. ``load_state`` returns a loop's stored state or None."""
+        decoded = decode_record(value, key, source, self.max_event_bytes)
+        outcome = RecordOutcome(dead_letters=decoded.dead_letters)
+        states = outcome.states
+        for index, event in decoded.events:
+            state = states.get(event.loop_id)
+            if state is None:
+                state = load_state(event.loop_id) or LoopState(event.loop_id)
+                state.partition = source.partition
+            findings = self.monitor.observe(state, event, (source.offset, index))
+            if findings is None:
+                outcome.skipped += 1
+                continue
+            states[event.loop_id] = state
+            outcome.events += 1
+            outcome.warnings.extend(findings.warnings)
+            outcome.requests.extend(findings.requests)
+        return outcome

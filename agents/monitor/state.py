@@ -1,0 +1,100 @@
+"""Per-loop state, bounded, with a compact snapshot for the Faust table.
+
+Everything a loop needs between events lives here: the window of recent
+actions, the iteration count, the Layer 1 streak, the Layer 3 edit counter,
+the last reflections, per-loop overrides, and the source position of the last
+applied event (so a record reprocessed after a restart is not applied twice).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from loopwarden.agents.spin.action_type import ActionTypeStreak
+from loopwarden.agents.spin.code_edit import CodeEditSpinDetector
+from loopwarden.schemas import codec
+
+SNAPSHOT_VERSION = 1
+
+
+@dataclass(slots=True)
+class LoopState:
+    """Mutable state of one loop. Restore, apply events, snapshot."""
+
+    loop_id: str
+    partition: int = -1
+    seq: int = 0
+    iteration: int = 0
+    window: list[dict[str, Any]] = field(default_factory=list)
+    streak: ActionTypeStreak = field(default_factory=ActionTypeStreak)
+    edits: CodeEditSpinDetector = field(default_factory=CodeEditSpinDetector)
+    spin_threshold: int | None = None
+    reflection_enabled: bool | None = None
+    reflections: list[dict[str, Any]] = field(default_factory=list)
+    last_offset: int = -1
+    last_index: int = -1
+    first_seen: float = 0.0
+    last_seen: float = 0.0
+
+    def already_applied(self, offset: int, index: int) -> bool:
+        """True when the event at (offset, index) was applied before (a replay)."""
+        return (offset, index) <= (self.last_offset, self.last_index)
+
+    def mark_applied(self, offset: int, index: int) -> None:
+        """Remember the source position of the event just applied."""
+        self.last_offset, self.last_index = offset, index
+
+    def has_event(self, event_id: str) -> bool:
+        """True when ``event_id`` is among the actions in the window (a re-publish)."""
+        return any(record["event_id"] == event_id for record in self.window)
+
+    def snapshot(self) -> bytes:
+        """Encode the state for the table (orjson)."""
+        return codec.dumps(
+            {
+                "v": SNAPSHOT_VERSION,
+                "p": self.partition,
+                "seq": self.seq,
+                "it": self.iteration,
+                "w": self.window,
+                "st": self.streak.snapshot(),
+                "ed": self.edits.snapshot(),
+                "thr": self.spin_threshold,
+                "ren": self.reflection_enabled,
+                "rf": self.reflections,
+                "off": [self.last_offset, self.last_index],
+                "ts": [self.first_seen, self.last_seen],
+            }
+        )
+
+    @classmethod
+    def restore(cls, loop_id: str, data: bytes) -> LoopState:
+        """Decode a snapshot written by :meth:`snapshot`."""
+        raw = codec.loads(data)
+        if raw.get("v") != SNAPSHOT_VERSION:
+            raise ValueError(f"unknown loop state snapshot version {raw.get('v')!r}")
+        offset, index = raw["off"]
+        first_seen, last_seen = raw["ts"]
+        return cls(
+            loop_id=loop_id,
+            partition=raw["p"],
+            seq=raw["seq"],
+            iteration=raw["it"],
+            window=raw["w"],
+            streak=ActionTypeStreak.restore(raw["st"]),
+            edits=CodeEditSpinDetector.restore(raw["ed"]),
+            spin_threshold=raw["thr"],
+            reflection_enabled=raw["ren"],
+            reflections=raw["rf"],
+            last_offset=offset,
+            last_index=index,
+            first_seen=first_seen,
+            last_seen=last_seen,
+        )
+
+    @staticmethod
+    def peek_expiry(data: bytes) -> tuple[int, float]:
+        """(partition, last_seen) of a snapshot, for the idle-loop sweep."""
+        raw = codec.loads(data)
+        return raw["p"], raw["ts"][1]

@@ -1,0 +1,88 @@
+"""Layer 3: code-edit spin (seed 000 section 2.3), as the seed's code counts it.
+
+For each edit the seed compares the current edit with the most recent earlier
+edit among the last ``lookback`` actions:
+
+- same region: start lines and end lines each differ by at most ``region_lines`` (5);
+- small edit: ``end - start + 1 <= small_max_lines`` (3).
+
+Same region and small increments the count; anything else resets it to 0. The
+edit is a spin when the count reaches ``spin_count`` (3). The first edit of a
+region only starts the comparison, so the count reaches 3 on the fourth edit
+(the seed's code; its prose says "three"). Actions that are not edits neither
+count nor reset, but an edit older than the look-back no longer matches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+def is_same_region(prev_start: int, prev_end: int, start: int, end: int, region_lines: int) -> bool:
+    """The seed's ``isInSameRegion``: both line distances within ``region_lines``."""
+    return abs(start - prev_start) <= region_lines and abs(end - prev_end) <= region_lines
+
+
+def is_small_edit(start: int, end: int, small_max_lines: int) -> bool:
+    """The seed's ``isSmallEdit``: spans at most ``small_max_lines`` lines."""
+    return end - start + 1 <= small_max_lines
+
+
+@dataclass(frozen=True, slots=True)
+class EditSpin:
+    """A detected code-edit spin."""
+
+    start_line: int
+    end_line: int
+    count: int
+    event_ids: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class CodeEditSpinDetector:
+    """Per-loop Layer 3 state: spin count, last edit, and the streak's event ids."""
+
+    count: int = 0
+    last_start: int = 0
+    last_end: int = 0
+    last_seq: int = -1
+    streak_ids: list[str] = field(default_factory=list)
+
+    def observe(
+        self,
+        *,
+        seq: int,
+        event_id: str,
+        start_line: int,
+        end_line: int,
+        region_lines: int = 5,
+        small_max_lines: int = 3,
+        spin_count: int = 3,
+        lookback: int = 10,
+    ) -> EditSpin | None:
+        """Record the edit made by action number ``seq``; return a spin if there is one."""
+        has_previous = self.last_seq >= 0 and seq - self.last_seq <= lookback
+        same_region = has_previous and is_same_region(
+            self.last_start, self.last_end, start_line, end_line, region_lines
+        )
+        if same_region and is_small_edit(start_line, end_line, small_max_lines):
+            self.count += 1
+            self.streak_ids.append(event_id)
+            del self.streak_ids[: -(spin_count + lookback)]
+        else:
+            self.count = 0
+            self.streak_ids = [event_id]
+        self.last_start, self.last_end, self.last_seq = start_line, end_line, seq
+        if self.count >= spin_count:
+            return EditSpin(start_line, end_line, self.count, tuple(self.streak_ids))
+        return None
+
+    def snapshot(self) -> list[object]:
+        """State as plain JSON values."""
+        return [self.count, self.last_start, self.last_end, self.last_seq, self.streak_ids]
+
+    @classmethod
+    def restore(cls, data: list[object]) -> CodeEditSpinDetector:
+        """Inverse of :meth:`snapshot`."""
+        count, start, end, seq, ids = data
+        return cls(int(count), int(start), int(end), int(seq), list(ids))  # type: ignore[arg-type, call-overload]

@@ -1,0 +1,5 @@
+"""``python -m loopwarden`` runs the CLI."""
+
+from loopwarden.cli import main
+
+main()

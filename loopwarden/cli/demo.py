@@ -1,0 +1,55 @@
+"""``loopwarden demo``: broker, worker and simulated agents, start to finish."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import click
+
+from loopwarden.cli.options import settings_with
+from loopwarden.cli.runtime import start_worker_process, stop_process
+from loopwarden.demo import run_demo
+from loopwarden.streams.broker import EmbeddedBroker
+from loopwarden.streams.topics import ensure_topics
+
+
+@click.command()
+@click.option("--timeout", type=float, default=90.0, show_default=True,
+              help="Give up waiting for warnings after this many seconds.")
+@click.option("--keep-logs", is_flag=True, help="Print where the broker and worker logs are.")
+def demo(timeout: float, keep_logs: bool) -> None:
+    """Run the whole path on the embedded broker and print the warnings.
+
+    Starts Tansu on a free loopback port and a worker process, publishes five
+    simulated agent loops (healthy, spinning, stuck editing, failing) plus two bad
+    events, prints each warning with the timeline text an agent would inject and
+    each dead letter, then stops everything it started.
+    """
+    logs = Path(tempfile.mkdtemp(prefix="loopwarden-demo-"))
+    started = time.monotonic()
+    with EmbeddedBroker(log_path=logs / "broker.log") as broker:
+        settings = settings_with(broker.bootstrap_servers, app_id="loopwarden-demo")
+        click.echo(f"embedded broker (Tansu) on {broker.bootstrap_servers}")
+        asyncio.run(ensure_topics(settings))
+        worker = start_worker_process(
+            broker.bootstrap_servers, env={"LOOPWARDEN_APP_ID": settings.app_id},
+            log_path=str(logs / "worker.log"),
+        )
+        click.echo(f"worker started (pid {worker.pid}); it joins its group in a few seconds")
+        try:
+            result = asyncio.run(run_demo(settings, click.echo, timeout_s=timeout))
+        finally:
+            code = stop_process(worker)
+    elapsed = time.monotonic() - started
+    click.echo(f"\n{len(result.received)}/{result.expected} expected warnings received, "
+               f"{result.dead_letters} dead letters, in {elapsed:.1f}s "
+               f"(worker exit code {code})")
+    if keep_logs or not result.ok:
+        click.echo(f"logs: {logs}")
+    if not result.ok:
+        click.echo(f"missing: {', '.join(result.missing) or 'dead letters'}", err=True)
+        sys.exit(1)

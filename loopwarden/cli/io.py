@@ -1,0 +1,203 @@
+"""``loopwarden publish | tail | detect``: events in, warnings out."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Iterator
+from typing import IO, Any
+
+import click
+
+from loopwarden.agents.monitor.records import RecordProcessor
+from loopwarden.agents.monitor.state import LoopState
+from loopwarden.cli.options import bootstrap_option, event_from_json, now, settings_with
+from loopwarden.errors import EventError
+from loopwarden.schemas import codec
+from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
+from loopwarden.schemas.warnings import LoopWarning
+from loopwarden.settings import Settings
+from loopwarden.streams.publisher import AsyncPublisher, encode_event
+from loopwarden.streams.subscriber import (
+    DeadLetterSubscriber,
+    ReflectionRequestSubscriber,
+    TopicSubscriber,
+    WarningSubscriber,
+)
+
+
+def _lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
+    for line_no, line in enumerate(stream, 1):
+        line = line.strip()
+        if line:
+            yield line_no, line
+
+
+@click.command()
+@click.argument("source", type=click.File("rb"), default="-")
+@bootstrap_option
+@click.option("--no-batching", is_flag=True, help="One record per event (no client batching).")
+def publish(source: IO[bytes], bootstrap_servers: str | None, no_batching: bool) -> None:
+    """Publish action events from JSON lines (a FILE or - for stdin).
+
+    Each line is a full envelope ({"event_id", "loop_id", "occurred_at", "payload"})
+    or the flat form {"loop_id": …, "action_type": …, <payload fields>}. Bad lines
+    are reported on stderr and skipped; the exit code is 1 if any line was bad.
+    """
+    settings = settings_with(bootstrap_servers)
+    bad = asyncio.run(_publish(settings, source, batching=not no_batching))
+    if bad:
+        sys.exit(1)
+
+
+async def _publish(settings: Settings, source: IO[bytes], batching: bool) -> int:
+    bad = 0
+    async with AsyncPublisher(settings, batching=batching) as publisher:
+        for line_no, line in _lines(source):
+            try:
+                event = event_from_json(codec.loads(line), line_no, default_time=now())
+            except EventError as exc:
+                bad += 1
+                click.echo(f"line {line_no}: {exc}", err=True)
+                continue
+            publisher.enqueue(event.loop_id, event.event_id, encode_event(event))
+        await publisher.flush()
+        click.echo(f"published {publisher.published} event(s), {bad} bad line(s)", err=True)
+    return bad
+
+
+TAIL_TOPICS = ("warnings", "requests", "dead-letters")
+
+
+@click.command()
+@bootstrap_option
+@click.option("--loop", "loop_id", help="Only this loop id.")
+@click.option("--topic", type=click.Choice(TAIL_TOPICS), default="warnings", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="Human text or JSON lines.")
+@click.option("--from-beginning", is_flag=True, help="Start at the oldest record, not the end.")
+@click.option("--limit", type=int, default=0, help="Stop after this many records (0: no limit).")
+@click.option("--timeout", type=float, default=0.0, help="Stop after this many seconds (0: never).")
+def tail(
+    bootstrap_servers: str | None, loop_id: str | None, topic: str, fmt: str,
+    from_beginning: bool, limit: int, timeout: float,
+) -> None:
+    """Follow warnings (or reflection requests, or dead letters) as they arrive."""
+    settings = settings_with(bootstrap_servers)
+    subscriber: TopicSubscriber[Any]
+    if topic == "warnings":
+        subscriber = WarningSubscriber(settings, loop_id=loop_id, from_beginning=from_beginning)
+    elif topic == "requests":
+        subscriber = ReflectionRequestSubscriber(
+            settings, loop_id=loop_id, from_beginning=from_beginning
+        )
+    else:
+        subscriber = DeadLetterSubscriber(settings, from_beginning=from_beginning)
+    try:
+        asyncio.run(_tail(subscriber, fmt, limit, timeout))
+    except KeyboardInterrupt:
+        pass
+
+
+async def _tail(subscriber: TopicSubscriber[Any], fmt: str, limit: int, timeout: float) -> None:
+    async def follow() -> None:
+        shown = 0
+        async with subscriber:
+            async for item in subscriber:
+                click.echo(render(item, fmt), nl=fmt == "text")
+                shown += 1
+                if limit and shown >= limit:
+                    return
+
+    if timeout:
+        try:
+            await asyncio.wait_for(follow(), timeout)
+        except TimeoutError:
+            pass
+    else:
+        await follow()
+
+
+def render(item: Any, fmt: str) -> str:
+    """One output item as a JSON line or as readable text."""
+    data = item.to_json_dict()
+    if fmt == "json":
+        return codec.dumps_line(data).decode()
+    if isinstance(item, LoopWarning):
+        return format_warning(item)
+    if isinstance(item, DeadLetter):
+        src = item.source
+        return (f"[dead letter] {item.reason} at {src.topic}[{src.partition}]@{src.offset}: "
+                f"{item.message}\n  {data['preview']}\n")
+    return f"[{data['kind']}] loop={data['loop_id']} level={data['level']}\n"
+
+
+def format_warning(warning: LoopWarning) -> str:
+    """A warning for people: a header line, then the timeline text indented."""
+    header = (f"[{warning.loop_id}] {warning.kind} (level {warning.level}, "
+              f"iteration {warning.iteration}): {warning.reason}")
+    body = "\n".join("    " + line for line in warning.timeline_message.rstrip().splitlines())
+    return f"{header}\n{body}\n"
+
+
+@click.command()
+@click.argument("source", type=click.File("rb"), default="-")
+@click.option("--requests/--no-requests", default=False,
+              help="Also print reflection requests (as JSON lines).")
+@click.option("--progress/--no-progress", default=None,
+              help="Progress bar on stderr (default: when reading a file on a terminal).")
+def detect(source: IO[bytes], requests: bool, progress: bool | None) -> None:
+    """Run the detectors offline over action events in JSON lines (FILE or -).
+
+    No broker is involved: the very same code as the worker runs over the file,
+    one loop state per loop id, and warnings are printed as JSON lines. Lines use
+    the formats of `loopwarden publish`; bad lines are reported on stderr.
+    """
+    settings = Settings()
+    processor = RecordProcessor(settings.detection, settings.limits.max_event_bytes)
+    states: dict[str, LoopState] = {}
+    name = getattr(source, "name", "-")
+    show = progress if progress is not None else (name != "<stdin>" and sys.stderr.isatty())
+    counts = {"events": 0, "warnings": 0, "bad": 0}
+    out = sys.stdout.buffer
+    with click.progressbar(length=_size(source), label="detect", file=sys.stderr,
+                           hidden=not show) as bar:
+        for line_no, line in _lines(source):
+            bar.update(len(line) + 1)
+            letter = _detect_line(processor, states, line_no, line, out, requests, counts)
+            if letter is not None:
+                counts["bad"] += 1
+                click.echo(f"line {line_no}: {letter.reason}: {letter.message}", err=True)
+    out.flush()
+    click.echo(f"{counts['events']} event(s), {len(states)} loop(s), {counts['warnings']} "
+               f"warning(s), {counts['bad']} bad line(s)", err=True)
+
+
+def _detect_line(
+    processor: RecordProcessor, states: dict[str, LoopState], line_no: int, line: bytes,
+    out: IO[bytes], requests: bool, counts: dict[str, int],
+) -> DeadLetter | None:
+    source = SourcePosition("file", 0, line_no)
+    try:
+        event = event_from_json(codec.loads(line), line_no)
+    except EventError as exc:
+        return DeadLetter.from_error(exc, line, source)
+    outcome = processor.process(encode_event(event, published_at=event.occurred_at), None,
+                                source, states.get)
+    states.update(outcome.states)
+    counts["events"] += outcome.events
+    counts["warnings"] += len(outcome.warnings)
+    for warning in outcome.warnings:
+        out.write(codec.dumps_line(warning.to_json_dict()))
+    if requests:
+        for request in outcome.requests:
+            out.write(codec.dumps_line(request.to_json_dict()))
+    return outcome.dead_letters[0] if outcome.dead_letters else None
+
+
+def _size(source: IO[bytes]) -> int:
+    try:
+        return max(int(source.seek(0, 2)), 1) if source.seekable() else 1
+    finally:
+        if source.seekable():
+            source.seek(0)

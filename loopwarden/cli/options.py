@@ -1,0 +1,62 @@
+"""Shared CLI options and helpers."""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from loopwarden.schemas.events import ActionEvent, validate_action
+from loopwarden.settings import Settings
+
+ENVELOPE_KEYS = {"event_id", "loop_id", "occurred_at", "payload"}
+
+
+def settings_with(bootstrap_servers: str | None = None, **top: Any) -> Settings:
+    """Settings from the environment, with CLI overrides applied."""
+    settings = Settings()
+    update: dict[str, Any] = {k: v for k, v in top.items() if v is not None}
+    if bootstrap_servers:
+        update["kafka"] = settings.kafka.model_copy(update={"bootstrap_servers": bootstrap_servers})
+    return settings.model_copy(update=update) if update else settings
+
+
+def bootstrap_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--bootstrap-servers`` (default: LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS)."""
+
+    @click.option(
+        "--bootstrap-servers", "-b", metavar="HOST:PORT[,HOST:PORT]",
+        help="Kafka bootstrap servers [env LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS, "
+        "default 127.0.0.1:9092].",
+    )
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+def event_from_json(obj: Any, line_no: int, default_time: float | None = None) -> ActionEvent:
+    """An action event from one JSON line: a full envelope or the flat short form.
+
+    The flat form is ``{"loop_id": …, "action_type": …, <payload fields>}``; a
+    missing ``event_id`` becomes ``line-N`` and a missing ``occurred_at`` becomes
+    ``default_time`` (or N seconds, so offline runs are deterministic).
+    """
+    if isinstance(obj, dict) and "payload" not in obj and "action_type" in obj:
+        flat = dict(obj)
+        envelope = {k: flat.pop(k) for k in list(flat) if k in ENVELOPE_KEYS | {"schema_version"}}
+        envelope["payload"] = flat
+        obj = envelope
+    if isinstance(obj, dict):
+        obj.setdefault("event_id", f"line-{line_no}")
+        obj.setdefault("occurred_at", default_time if default_time is not None else float(line_no))
+    return validate_action(obj)
+
+
+def now() -> float:
+    """Wall-clock time, for events published without a timestamp."""
+    return time.time()

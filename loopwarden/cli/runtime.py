@@ -1,0 +1,123 @@
+"""``loopwarden broker | worker | dev | topics``: running the parts."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import click
+
+from loopwarden.cli.options import bootstrap_option, settings_with
+from loopwarden.settings import Settings
+from loopwarden.streams.broker import EmbeddedBroker
+from loopwarden.streams.topics import ensure_topics
+
+
+@click.command()
+@click.option("--port", type=int, default=0, help="Port on 127.0.0.1 (default: a free one).")
+def broker(port: int) -> None:
+    """Run the embedded Tansu broker (memory only) on loopback until Ctrl-C."""
+    with EmbeddedBroker(port or None) as running:
+        click.echo(f"broker listening on {running.bootstrap_servers}")
+        click.echo(f"export LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS={running.bootstrap_servers}")
+        _wait_for_signal()
+
+
+@click.command()
+@bootstrap_option
+@click.option("--app-id", help="Consumer group / Faust app id [env LOOPWARDEN_APP_ID].")
+@click.option("--web-port", type=int, help="Serve Faust's web endpoints on this port.")
+def worker(bootstrap_servers: str | None, app_id: str | None, web_port: int | None) -> None:
+    """Run a worker: consume actions, detect spins, publish warnings.
+
+    Creates loopwarden's topics if they are missing. Stops on SIGINT/SIGTERM.
+    """
+    settings = settings_with(bootstrap_servers, app_id=app_id, web_port=web_port)
+    _run_worker(settings)
+
+
+@click.command()
+@bootstrap_option
+def topics(bootstrap_servers: str | None) -> None:
+    """Create loopwarden's topics (partitions from LOOPWARDEN_TOPICS__PARTITIONS)."""
+    settings = settings_with(bootstrap_servers)
+    created = asyncio.run(ensure_topics(settings))
+    for name in created:
+        click.echo(f"created {name}")
+    if not created:
+        click.echo("all topics exist")
+
+
+@click.command()
+@click.option("--port", type=int, default=0, help="Broker port on 127.0.0.1 (default: free).")
+def dev(port: int) -> None:
+    """Embedded broker plus one worker, for local development. Ctrl-C stops both."""
+    with EmbeddedBroker(port or None) as running:
+        click.echo(f"broker on {running.bootstrap_servers}; starting a worker…")
+        click.echo(f"export LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS={running.bootstrap_servers}")
+        process = start_worker_process(running.bootstrap_servers)
+        try:
+            _wait_for_signal(process)
+        finally:
+            stop_process(process)
+
+
+def _run_worker(settings: Settings) -> None:
+    from loopwarden.streams.worker import run_worker  # imports faust: keep other commands fast
+
+    asyncio.run(ensure_topics(settings))
+    run_worker(settings)
+
+
+def start_worker_process(
+    bootstrap_servers: str, env: dict[str, str] | None = None, log_path: str | None = None
+) -> subprocess.Popen[bytes]:
+    """Start ``loopwarden worker`` as a child process against ``bootstrap_servers``."""
+    child_env = {**os.environ, **(env or {}), "LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS": bootstrap_servers}
+    output = open(log_path, "ab") if log_path else None  # noqa: SIM115
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "loopwarden", "worker"],
+            env=child_env,
+            stdout=output or subprocess.DEVNULL,
+            stderr=subprocess.STDOUT if output else None,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    finally:
+        if output:
+            output.close()
+
+
+def stop_process(process: subprocess.Popen[bytes], timeout_s: float = 15.0) -> int | None:
+    """Stop a child we started, by its pid: SIGTERM, then SIGKILL."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout_s)
+    return process.returncode
+
+
+def _wait_for_signal(process: subprocess.Popen[bytes] | None = None) -> None:
+    stop = False
+
+    def handle(signum: int, frame: object) -> None:
+        nonlocal stop
+        stop = True
+
+    signal.signal(signal.SIGTERM, handle)
+    try:
+        while not stop:
+            if process is not None and process.poll() is not None:
+                click.echo(f"worker exited with code {process.returncode}", err=True)
+                return
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        pass

@@ -1,0 +1,196 @@
+"""The demo: simulated agent loops through a real broker and a real worker.
+
+Five loops publish their actions through :class:`AsyncPublisher`:
+
+- ``healthy-research`` and ``healthy-coder`` vary their actions and succeed;
+- ``spinner`` keeps calling ``web_search`` (Layer 1; Standard after iteration 5);
+- ``edit-looper`` keeps making small edits to the same lines, running tests in
+  between (Layer 3);
+- ``failing-deploy`` runs a command that fails (Critical).
+
+One malformed and one oversized event are published too; they land on the
+dead-letter topic while the worker keeps going. The demo knows which warnings
+to expect by running the same detectors offline over the same events, waits for
+them on the warnings topic, and reports whether they match.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from loopwarden.agents.monitor.loop_monitor import LoopMonitor
+from loopwarden.agents.monitor.state import LoopState
+from loopwarden.schemas.events import ActionEvent
+from loopwarden.schemas.warnings import LoopWarning
+from loopwarden.settings import Settings
+from loopwarden.streams.publisher import AsyncPublisher, make_action_event
+from loopwarden.streams.subscriber import DeadLetterSubscriber, WarningSubscriber
+
+
+@dataclass(frozen=True)
+class Step:
+    """One action of a simulated loop."""
+
+    loop_id: str
+    action_type: str
+    fields: dict[str, Any]
+
+
+def _edit(start: int, end: int) -> dict[str, Any]:
+    return {"edit": {"start_line": start, "end_line": end}, "params": {"file": "parser.py"}}
+
+
+def scenario() -> list[list[Step]]:
+    """The loops, each a list of steps, interleaved round-robin when published."""
+    research = ["web_search", "read_page", "summarize", "web_search", "read_page", "write_notes"]
+    coder = ["read_file", "modify_code", "run_tests", "read_file", "modify_code", "run_tests",
+             "finish"]
+    edits = [(40, 42), (41, 43), (40, 41), (42, 44), (41, 42)]
+    edit_loop: list[Step] = []
+    for start, end in edits:
+        edit_loop.append(Step("edit-looper", "modify_code", _edit(start, end)))
+        edit_loop.append(Step("edit-looper", "run_tests", {"success": True}))
+    return [
+        [Step("healthy-research", a, {"params": {"query": f"q{i}"}}) for i, a in enumerate(research)],
+        [Step("healthy-coder", a, {}) for a in coder],
+        [Step("spinner", "web_search", {"params": {"query": "latest release notes"}})
+         for _ in range(8)],
+        edit_loop,
+        [
+            Step("failing-deploy", "read_file", {"params": {"path": "deploy.sh"}}),
+            Step("failing-deploy", "shell", {
+                "params": {"cmd": "./deploy.sh --prod"}, "success": False,
+                "error_message": "permission denied: ./deploy.sh",
+            }),
+            Step("failing-deploy", "shell", {"params": {"cmd": "chmod +x deploy.sh"}}),
+        ],
+    ]
+
+
+def build_events(run_id: str, start_time: float) -> list[ActionEvent]:
+    """The scenario's events in publishing order, loop ids suffixed with ``run_id``."""
+    loops = scenario()
+    events: list[ActionEvent] = []
+    for round_no in range(max(len(loop) for loop in loops)):
+        for loop in loops:
+            if round_no < len(loop):
+                step = loop[round_no]
+                events.append(make_action_event(
+                    f"{step.loop_id}-{run_id}", step.action_type,
+                    event_id=f"{run_id}-{len(events)}", occurred_at=start_time + len(events) * 0.01,
+                    **step.fields,
+                ))
+    return events
+
+
+def expected_warnings(events: list[ActionEvent], settings: Settings) -> list[LoopWarning]:
+    """The warnings the same detectors produce offline for ``events``."""
+    monitor = LoopMonitor(settings.detection)
+    states: dict[str, LoopState] = {}
+    warnings: list[LoopWarning] = []
+    for event in events:
+        state = states.setdefault(event.loop_id, LoopState(event.loop_id))
+        findings = monitor.observe(state, event)
+        if findings is not None:
+            warnings.extend(findings.warnings)
+    return warnings
+
+
+@dataclass
+class DemoResult:
+    """What the demo saw."""
+
+    expected: int
+    received: list[LoopWarning]
+    dead_letters: int
+    missing: list[str]
+
+    @property
+    def ok(self) -> bool:
+        """All expected warnings and both dead letters arrived."""
+        return not self.missing and self.dead_letters >= 2
+
+
+async def run_demo(
+    settings: Settings,
+    echo: Callable[[str], None],
+    step_delay_s: float = 0.15,
+    timeout_s: float = 90.0,
+) -> DemoResult:
+    """Publish the scenario, print warnings as they arrive, return what was seen."""
+    run_id = format(int(time.time() * 1000) % 10**8, "x")
+    events = build_events(run_id, time.time())
+    expected = expected_warnings(events, settings)
+    expected_ids = {w.warning_id for w in expected}
+    received: list[LoopWarning] = []
+    async with WarningSubscriber(settings) as warnings, DeadLetterSubscriber(settings) as letters:
+        publisher_task = asyncio.create_task(_publish(settings, events, step_delay_s, echo))
+
+        async def watch_warnings() -> None:
+            async for warning in warnings:
+                if warning.warning_id in expected_ids:
+                    received.append(warning)
+                    echo(_format(warning))
+                if len(received) >= len(expected_ids):
+                    return
+
+        async def bounded_warnings() -> None:
+            try:
+                await asyncio.wait_for(watch_warnings(), timeout_s)
+            except TimeoutError:
+                echo(f"timed out after {timeout_s:.0f}s waiting for warnings")
+
+        _, bad, _ = await asyncio.gather(
+            bounded_warnings(), _collect_dead_letters(letters, echo, timeout_s), publisher_task
+        )
+    got = {w.warning_id for w in received}
+    missing = [f"{w.loop_id}:{w.kind}" for w in expected if w.warning_id not in got]
+    return DemoResult(len(expected_ids), received, bad, missing)
+
+
+async def _collect_dead_letters(
+    letters: DeadLetterSubscriber, echo: Callable[[str], None], timeout_s: float
+) -> int:
+    found = 0
+
+    async def watch() -> None:
+        nonlocal found
+        async for letter in letters:
+            found += 1
+            src = letter.source
+            echo(f"  dead letter ({letter.reason}) from {src.topic}[{src.partition}]@"
+                 f"{src.offset}: {letter.message[:160]}")
+            if found >= 2:
+                return
+
+    try:
+        await asyncio.wait_for(watch(), timeout_s)
+    except TimeoutError:
+        echo("timed out waiting for dead letters")
+    return found
+
+
+async def _publish(
+    settings: Settings, events: list[ActionEvent], delay_s: float, echo: Callable[[str], None]
+) -> None:
+    async with AsyncPublisher(settings) as publisher:
+        echo(f"publishing {len(events)} actions from 5 simulated agent loops, plus one "
+             "malformed and one oversized event…")
+        await publisher.send_raw(b'{"event_id": "bad-1", "loop_id": "x", "payload": {}}', b"x")
+        big = b'{"event_id":"big","loop_id":"x","occurred_at":1,"payload":{"action_type":"a",' \
+              b'"params":{"blob":"' + b"x" * (settings.limits.max_event_bytes + 1) + b'"}}}'
+        await publisher.send_raw(big, b"x")
+        for event in events:
+            publisher.publish_event(event)
+            await asyncio.sleep(delay_s / 5)
+        await publisher.flush()
+
+
+def _format(warning: LoopWarning) -> str:
+    from loopwarden.cli.io import format_warning
+
+    return format_warning(warning)

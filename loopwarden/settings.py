@@ -1,0 +1,139 @@
+"""One settings model for loopwarden, read from ``LOOPWARDEN_*`` environment variables.
+
+Every threshold of the seed documents is a named field here with the seed's value as its
+default. Nested groups use ``__`` in the variable name, e.g.
+``LOOPWARDEN_DETECTION__SPIN_THRESHOLD=4`` or ``LOOPWARDEN_KAFKA__FETCH_MAX_WAIT_MS=5``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+Language = Literal["en", "zh"]
+
+
+class DetectionSettings(BaseModel):
+    """Spin detection and reflection triggers (seed 000, sections 1-2)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    spin_threshold: int = Field(
+        3, ge=1, description="Layer 1: this many consecutive actions of one type is a spin."
+    )
+    max_spin_threshold: int = Field(
+        50, ge=1, description="Largest per-loop spin threshold an event may ask for."
+    )
+    logic_spin_threshold: int = Field(
+        3, ge=1, description="Layer 2: actions handed to the semantic spin check."
+    )
+    action_window: int = Field(
+        10, ge=1, description="Actions kept per loop (the seed reads the last 10)."
+    )
+    iteration_threshold: int = Field(
+        5, ge=0, description="After this many iterations a spin escalates to Standard."
+    )
+    edit_region_lines: int = Field(
+        5, ge=0, description="Layer 3: start and end lines within this distance are one region."
+    )
+    edit_small_max_lines: int = Field(
+        3, ge=1, description="Layer 3: an edit spanning at most this many lines is small."
+    )
+    edit_spin_count: int = Field(
+        3, ge=1, description="Layer 3: the same-region small-edit count that is a spin."
+    )
+    edit_lookback_actions: int = Field(
+        10, ge=1, description="Layer 3: the previous edit must be among this many actions."
+    )
+    reflection_enabled: bool = Field(True, description="Off: every decision is level None.")
+    simple_action_types: frozenset[str] = Field(
+        frozenset(), description="Action types treated as simple (Minimal reflection)."
+    )
+    reflection_cache_size: int = Field(3, ge=0, description="Reflections cached per loop.")
+    memory_budget_standard: int = Field(2 * 1024, ge=0, description="Bytes of memory context.")
+    memory_budget_deep: int = Field(5 * 1024, ge=0, description="Bytes of memory context.")
+    memory_budget_critical: int = Field(10 * 1024, ge=0, description="Bytes of memory context.")
+    state_params_max_bytes: int = Field(
+        1024, ge=0, description="Action parameters larger than this are not kept in loop state."
+    )
+    language: Language = Field("en", description="Language of warning texts: en or zh (seed).")
+
+    @model_validator(mode="after")
+    def _window_holds_threshold(self) -> DetectionSettings:
+        if self.spin_threshold > self.max_spin_threshold:
+            raise ValueError("spin_threshold must not exceed max_spin_threshold")
+        return self
+
+
+class TopicSettings(BaseModel):
+    """Kafka topic names and layout."""
+
+    model_config = ConfigDict(frozen=True)
+
+    actions: str = "loopwarden.actions"
+    warnings: str = "loopwarden.warnings"
+    reflection_requests: str = "loopwarden.reflection-requests"
+    dead_letter: str = "loopwarden.dead-letter"
+    partitions: int = Field(8, ge=1)
+    replication_factor: int = Field(1, ge=1)
+
+
+class KafkaSettings(BaseModel):
+    """Client tuning. Defaults suit the embedded broker and low-latency warnings."""
+
+    model_config = ConfigDict(frozen=True)
+
+    bootstrap_servers: str = "127.0.0.1:9092"
+    fetch_max_wait_ms: int = Field(
+        10, ge=0, description="Tansu parks a fetch for the full wait: keep it low."
+    )
+    session_timeout_s: float = Field(
+        6.0, gt=0, description="A group join waits about half of this on Tansu."
+    )
+    heartbeat_interval_s: float = Field(1.0, gt=0)
+    rebalance_timeout_s: float = Field(10.0, gt=0)
+    max_poll_records: int = Field(5000, ge=1)
+    stream_buffer_maxsize: int = Field(16384, ge=1)
+    producer_linger_ms: int = Field(2, ge=0)
+
+
+class LimitSettings(BaseModel):
+    """Input limits and state bounds."""
+
+    model_config = ConfigDict(frozen=True)
+
+    max_event_bytes: int = Field(
+        256 * 1024, ge=256, description="Larger events go to the dead-letter topic."
+    )
+    idle_loop_ttl_s: float = Field(
+        3600.0, gt=0, description="Loop state idle this long (event time) is expired."
+    )
+    expiry_sweep_interval_s: float = Field(30.0, gt=0)
+
+
+class PublisherSettings(BaseModel):
+    """Client-side batching: events sharing a partition travel in one record."""
+
+    model_config = ConfigDict(frozen=True)
+
+    batch_max_events: int = Field(50, ge=1)
+    linger_ms: float = Field(2.0, ge=0)
+
+
+class Settings(BaseSettings):
+    """All of loopwarden's settings. Read from ``LOOPWARDEN_*`` environment variables."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="LOOPWARDEN_", env_nested_delimiter="__", frozen=True, extra="ignore"
+    )
+
+    app_id: str = Field("loopwarden", description="Faust app id (the consumer group).")
+    web_port: int = Field(0, ge=0, description="Faust web server port; 0 disables it.")
+    log_level: str = "warning"
+    detection: DetectionSettings = DetectionSettings()
+    topics: TopicSettings = TopicSettings()
+    kafka: KafkaSettings = KafkaSettings()
+    limits: LimitSettings = LimitSettings()
+    publisher: PublisherSettings = PublisherSettings()

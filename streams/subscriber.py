@@ -1,0 +1,235 @@
+"""Subscribing to loopwarden's output topics as async iterators.
+
+>>> async with WarningSubscriber(settings, loop_id="loop-1") as warnings:
+...     async for warning in warnings:
+...         context.append(warning.timeline_message)
+
+A subscriber for one loop reads only the partition that loop's key maps to and
+keeps the records with that key. Subscribers do not join a consumer group: every
+subscriber sees every warning (pass ``group_id`` to share the work instead).
+Warnings re-sent after a worker restart carry the same ``warning_id`` and are
+dropped (``dedupe=True``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable
+from types import TracebackType
+from typing import Any, Generic, TypeVar
+
+from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
+from pydantic import ValidationError
+
+from loopwarden.errors import EventDecodeError, LoopwardenError
+from loopwarden.schemas import codec
+from loopwarden.schemas.dead_letter import DeadLetter
+from loopwarden.schemas.reflection import ReflectionRequest
+from loopwarden.schemas.warnings import LoopWarning
+from loopwarden.settings import Settings
+from loopwarden.streams.publisher import default_partition
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+_DEDUPE_MAX = 50_000
+
+
+class TopicSubscriber(Generic[T]):
+    """Follow one topic (optionally one loop) and yield parsed records."""
+
+    def __init__(
+        self,
+        topic: str,
+        parse: Callable[[ConsumerRecord[Any, Any]], T],
+        settings: Settings | None = None,
+        *,
+        loop_id: str | None = None,
+        from_beginning: bool = False,
+        group_id: str | None = None,
+        bootstrap_servers: str | None = None,
+        identity: Callable[[T], str] | None = None,
+    ) -> None:
+        self.settings = settings or Settings()
+        self.topic = topic
+        self.loop_id = loop_id
+        self.from_beginning = from_beginning
+        self.group_id = group_id
+        self.bootstrap_servers = bootstrap_servers or self.settings.kafka.bootstrap_servers
+        self._parse = parse
+        self._identity = identity
+        self._seen: OrderedDict[str, None] = OrderedDict()
+        self._consumer: AIOKafkaConsumer | None = None
+        self._key = loop_id.encode() if loop_id is not None else None
+
+    async def start(self) -> None:
+        """Connect and fix the start position (end of topic unless ``from_beginning``)."""
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=self.bootstrap_servers,
+            group_id=self.group_id,
+            enable_auto_commit=self.group_id is not None,
+            fetch_max_wait_ms=self.settings.kafka.fetch_max_wait_ms,
+            auto_offset_reset="earliest" if self.from_beginning else "latest",
+        )
+        await consumer.start()
+        self._consumer = consumer
+        try:
+            if self.group_id is not None:
+                consumer.subscribe([self.topic])
+                return
+            await consumer.topics()
+            partitions = consumer.partitions_for_topic(self.topic)
+            if not partitions:
+                raise LoopwardenError(f"topic {self.topic!r} does not exist")
+            if self._key is not None:
+                partitions = {default_partition(self._key, len(partitions))}
+            assigned = [TopicPartition(self.topic, p) for p in sorted(partitions)]
+            consumer.assign(assigned)
+            if self.from_beginning:
+                await consumer.seek_to_beginning(*assigned)
+            else:
+                await consumer.seek_to_end(*assigned)
+            for tp in assigned:  # resolve now, so nothing published from here on is missed
+                await consumer.position(tp)
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def stop(self) -> None:
+        """Disconnect."""
+        consumer, self._consumer = self._consumer, None
+        if consumer is not None:
+            await consumer.stop()
+
+    async def __aenter__(self) -> TopicSubscriber[T]:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    def __aiter__(self) -> AsyncIterator[T]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[T]:
+        if self._consumer is None:
+            raise LoopwardenError("subscriber is not started")
+        while self._consumer is not None:
+            batches = await self._consumer.getmany(timeout_ms=200, max_records=1000)
+            for records in batches.values():
+                for record in records:
+                    if self._key is not None and record.key != self._key:
+                        continue
+                    item = self._parse_or_skip(record)
+                    if item is not None and not self._duplicate(item):
+                        yield item
+
+    async def collect(self, count: int, timeout_s: float) -> list[T]:
+        """Gather ``count`` items or whatever arrived within ``timeout_s``."""
+        items: list[T] = []
+
+        async def gather() -> None:
+            async for item in self:
+                items.append(item)
+                if len(items) >= count:
+                    return
+
+        try:
+            await asyncio.wait_for(gather(), timeout_s)
+        except TimeoutError:
+            pass
+        return items
+
+    def _parse_or_skip(self, record: ConsumerRecord[Any, Any]) -> T | None:
+        try:
+            return self._parse(record)
+        except (EventDecodeError, ValidationError, ValueError) as exc:
+            log.warning(
+                "skipping unreadable record %s[%d]@%d: %s",
+                record.topic, record.partition, record.offset, exc,
+            )
+            return None
+
+    def _duplicate(self, item: T) -> bool:
+        if self._identity is None:
+            return False
+        identity = self._identity(item)
+        if identity in self._seen:
+            return True
+        self._seen[identity] = None
+        if len(self._seen) > _DEDUPE_MAX:
+            self._seen.popitem(last=False)
+        return False
+
+
+def _parse_warning(record: ConsumerRecord[Any, Any]) -> LoopWarning:
+    return LoopWarning.model_validate(codec.loads(record.value))
+
+
+def _parse_request(record: ConsumerRecord[Any, Any]) -> ReflectionRequest:
+    return ReflectionRequest.model_validate(codec.loads(record.value))
+
+
+def _parse_dead_letter(record: ConsumerRecord[Any, Any]) -> DeadLetter:
+    headers = [(k, bytes(v)) for k, v in (record.headers or ())]
+    return DeadLetter.from_record(record.value or b"", record.key, headers)
+
+
+class WarningSubscriber(TopicSubscriber[LoopWarning]):
+    """Warnings for one loop (``loop_id``) or all loops, de-duplicated by ``warning_id``."""
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        loop_id: str | None = None,
+        from_beginning: bool = False,
+        group_id: str | None = None,
+        bootstrap_servers: str | None = None,
+        dedupe: bool = True,
+    ) -> None:
+        settings = settings or Settings()
+        super().__init__(
+            settings.topics.warnings,
+            _parse_warning,
+            settings,
+            loop_id=loop_id,
+            from_beginning=from_beginning,
+            group_id=group_id,
+            bootstrap_servers=bootstrap_servers,
+            identity=(lambda w: w.warning_id) if dedupe else None,
+        )
+
+
+class ReflectionRequestSubscriber(TopicSubscriber[ReflectionRequest]):
+    """Reflection requests (for analysts), de-duplicated by ``request_id``."""
+
+    def __init__(
+        self, settings: Settings | None = None, *, loop_id: str | None = None,
+        from_beginning: bool = False, group_id: str | None = None,
+    ) -> None:
+        settings = settings or Settings()
+        super().__init__(
+            settings.topics.reflection_requests, _parse_request, settings, loop_id=loop_id,
+            from_beginning=from_beginning, group_id=group_id, identity=lambda r: r.request_id,
+        )
+
+
+class DeadLetterSubscriber(TopicSubscriber[DeadLetter]):
+    """Dead letters with their reason and source position."""
+
+    def __init__(
+        self, settings: Settings | None = None, *, from_beginning: bool = False
+    ) -> None:
+        settings = settings or Settings()
+        super().__init__(
+            settings.topics.dead_letter, _parse_dead_letter, settings,
+            from_beginning=from_beginning,
+        )

@@ -1,0 +1,24 @@
+"""Run a loopwarden worker: the Faust app with every agent registered."""
+
+from __future__ import annotations
+
+import faust
+
+from loopwarden.agents.monitor.agent import register_action_monitor
+from loopwarden.settings import Settings
+from loopwarden.streams.app import LoopwardenApp, create_app
+
+
+def build_worker_app(settings: Settings | None = None) -> LoopwardenApp:
+    """The Faust app with the action monitor agent and its table."""
+    app = create_app(settings or Settings())
+    register_action_monitor(app)
+    return app
+
+
+def run_worker(settings: Settings | None = None) -> None:
+    """Run a worker in this process until it is stopped (SIGINT/SIGTERM)."""
+    settings = settings or Settings()
+    app = build_worker_app(settings)
+    worker = faust.Worker(app, loglevel=settings.log_level.upper(), quiet=True)
+    worker.execute_from_commandline()
