@@ -47,25 +47,42 @@ def _edit(start: int, end: int) -> dict[str, Any]:
 def scenario() -> list[list[Step]]:
     """The loops, each a list of steps, interleaved round-robin when published."""
     research = ["web_search", "read_page", "summarize", "web_search", "read_page", "write_notes"]
-    coder = ["read_file", "modify_code", "run_tests", "read_file", "modify_code", "run_tests",
-             "finish"]
+    coder = [
+        "read_file",
+        "modify_code",
+        "run_tests",
+        "read_file",
+        "modify_code",
+        "run_tests",
+        "finish",
+    ]
     edits = [(40, 42), (41, 43), (40, 41), (42, 44), (41, 42)]
     edit_loop: list[Step] = []
     for start, end in edits:
         edit_loop.append(Step("edit-looper", "modify_code", _edit(start, end)))
         edit_loop.append(Step("edit-looper", "run_tests", {"success": True}))
     return [
-        [Step("healthy-research", a, {"params": {"query": f"q{i}"}}) for i, a in enumerate(research)],
+        [
+            Step("healthy-research", a, {"params": {"query": f"q{i}"}})
+            for i, a in enumerate(research)
+        ],
         [Step("healthy-coder", a, {}) for a in coder],
-        [Step("spinner", "web_search", {"params": {"query": "latest release notes"}})
-         for _ in range(8)],
+        [
+            Step("spinner", "web_search", {"params": {"query": "latest release notes"}})
+            for _ in range(8)
+        ],
         edit_loop,
         [
             Step("failing-deploy", "read_file", {"params": {"path": "deploy.sh"}}),
-            Step("failing-deploy", "shell", {
-                "params": {"cmd": "./deploy.sh --prod"}, "success": False,
-                "error_message": "permission denied: ./deploy.sh",
-            }),
+            Step(
+                "failing-deploy",
+                "shell",
+                {
+                    "params": {"cmd": "./deploy.sh --prod"},
+                    "success": False,
+                    "error_message": "permission denied: ./deploy.sh",
+                },
+            ),
             Step("failing-deploy", "shell", {"params": {"cmd": "chmod +x deploy.sh"}}),
         ],
     ]
@@ -79,11 +96,15 @@ def build_events(run_id: str, start_time: float) -> list[ActionEvent]:
         for loop in loops:
             if round_no < len(loop):
                 step = loop[round_no]
-                events.append(make_action_event(
-                    f"{step.loop_id}-{run_id}", step.action_type,
-                    event_id=f"{run_id}-{len(events)}", occurred_at=start_time + len(events) * 0.01,
-                    **step.fields,
-                ))
+                events.append(
+                    make_action_event(
+                        f"{step.loop_id}-{run_id}",
+                        step.action_type,
+                        event_id=f"{run_id}-{len(events)}",
+                        occurred_at=start_time + len(events) * 0.01,
+                        **step.fields,
+                    )
+                )
     return events
 
 
@@ -162,8 +183,10 @@ async def _collect_dead_letters(
         async for letter in letters:
             found += 1
             src = letter.source
-            echo(f"  dead letter ({letter.reason}) from {src.topic}[{src.partition}]@"
-                 f"{src.offset}: {letter.message[:160]}")
+            echo(
+                f"  dead letter ({letter.reason}) from {src.topic}[{src.partition}]@"
+                f"{src.offset}: {letter.message[:160]}"
+            )
             if found >= 2:
                 return
 
@@ -178,11 +201,15 @@ async def _publish(
     settings: Settings, events: list[ActionEvent], delay_s: float, echo: Callable[[str], None]
 ) -> None:
     async with AsyncPublisher(settings) as publisher:
-        echo(f"publishing {len(events)} actions from 5 simulated agent loops, plus one "
-             "malformed and one oversized event…")
+        echo(
+            f"publishing {len(events)} actions from 5 simulated agent loops, plus one "
+            "malformed and one oversized event…"
+        )
         await publisher.send_raw(b'{"event_id": "bad-1", "loop_id": "x", "payload": {}}', b"x")
-        big = b'{"event_id":"big","loop_id":"x","occurred_at":1,"payload":{"action_type":"a",' \
-              b'"params":{"blob":"' + b"x" * (settings.limits.max_event_bytes + 1) + b'"}}}'
+        big = (
+            b'{"event_id":"big","loop_id":"x","occurred_at":1,"payload":{"action_type":"a",'
+            b'"params":{"blob":"' + b"x" * (settings.limits.max_event_bytes + 1) + b'"}}}'
+        )
         await publisher.send_raw(big, b"x")
         for event in events:
             publisher.publish_event(event)

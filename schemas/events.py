@@ -131,7 +131,8 @@ def validate_action(obj: Any) -> ActionEvent:
     version = obj.get("schema_version", SCHEMA_VERSION)
     if isinstance(version, int) and version > SCHEMA_VERSION:
         error = FieldError(
-            "schema_version", f"unsupported version {version}; this worker reads <= {SCHEMA_VERSION}"
+            "schema_version",
+            f"unsupported version {version}; this worker reads <= {SCHEMA_VERSION}",
         )
         raise EventValidationError(str(error), (error,))
     try:

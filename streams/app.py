@@ -65,7 +65,7 @@ def broker_urls(bootstrap_servers: str) -> list[str]:
 
 
 def create_app(settings: Settings) -> LoopwardenApp:
-    """Build the Faust app (no agents yet; see :func:`loopwarden.streams.worker.build_worker_app`)."""
+    """Build the Faust app without agents (see ``streams.worker.build_worker_app``)."""
     kafka = settings.kafka
     app = LoopwardenApp(
         settings.app_id,

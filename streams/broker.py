@@ -76,11 +76,21 @@ class EmbeddedBroker:
     def start(self, timeout_s: float = 15.0) -> EmbeddedBroker:
         """Start the broker and wait until it accepts connections."""
         url = f"tcp://{self.host}:{self.port}"
-        command = [broker_binary(), "broker", "--listener-url", url, "--advertised-listener-url", url]
+        command = [
+            broker_binary(),
+            "broker",
+            "--listener-url",
+            url,
+            "--advertised-listener-url",
+            url,
+        ]
         output = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
         try:
             self.process = subprocess.Popen(
-                command, stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                command,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
         finally:

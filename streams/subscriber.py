@@ -14,6 +14,7 @@ dropped (``dedupe=True``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
@@ -141,10 +142,8 @@ class TopicSubscriber(Generic[T]):
                 if len(items) >= count:
                     return
 
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(gather(), timeout_s)
-        except TimeoutError:
-            pass
         return items
 
     def _parse_or_skip(self, record: ConsumerRecord[Any, Any]) -> T | None:
@@ -153,7 +152,10 @@ class TopicSubscriber(Generic[T]):
         except (EventDecodeError, ValidationError, ValueError) as exc:
             log.warning(
                 "skipping unreadable record %s[%d]@%d: %s",
-                record.topic, record.partition, record.offset, exc,
+                record.topic,
+                record.partition,
+                record.offset,
+                exc,
             )
             return None
 
@@ -212,24 +214,33 @@ class ReflectionRequestSubscriber(TopicSubscriber[ReflectionRequest]):
     """Reflection requests (for analysts), de-duplicated by ``request_id``."""
 
     def __init__(
-        self, settings: Settings | None = None, *, loop_id: str | None = None,
-        from_beginning: bool = False, group_id: str | None = None,
+        self,
+        settings: Settings | None = None,
+        *,
+        loop_id: str | None = None,
+        from_beginning: bool = False,
+        group_id: str | None = None,
     ) -> None:
         settings = settings or Settings()
         super().__init__(
-            settings.topics.reflection_requests, _parse_request, settings, loop_id=loop_id,
-            from_beginning=from_beginning, group_id=group_id, identity=lambda r: r.request_id,
+            settings.topics.reflection_requests,
+            _parse_request,
+            settings,
+            loop_id=loop_id,
+            from_beginning=from_beginning,
+            group_id=group_id,
+            identity=lambda r: r.request_id,
         )
 
 
 class DeadLetterSubscriber(TopicSubscriber[DeadLetter]):
     """Dead letters with their reason and source position."""
 
-    def __init__(
-        self, settings: Settings | None = None, *, from_beginning: bool = False
-    ) -> None:
+    def __init__(self, settings: Settings | None = None, *, from_beginning: bool = False) -> None:
         settings = settings or Settings()
         super().__init__(
-            settings.topics.dead_letter, _parse_dead_letter, settings,
+            settings.topics.dead_letter,
+            _parse_dead_letter,
+            settings,
             from_beginning=from_beginning,
         )

@@ -47,7 +47,9 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
         help="Per-loop monitor state (window, counters, reflections).",
     )
     processor = RecordProcessor(settings.detection, settings.limits.max_event_bytes)
-    sweeper = IdleLoopSweeper(settings.limits.idle_loop_ttl_s, settings.limits.expiry_sweep_interval_s)
+    sweeper = IdleLoopSweeper(
+        settings.limits.idle_loop_ttl_s, settings.limits.expiry_sweep_interval_s
+    )
 
     def load_state(loop_id: str) -> LoopState | None:
         data = states.get(loop_id.encode())
@@ -78,8 +80,14 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
                 )
                 error = FieldError("", f"{type(exc).__name__}: {exc}")
                 await send_dead_letter(
-                    DeadLetter("processing_error", str(error), message.value or b"", source,
-                               message.key, (error,))
+                    DeadLetter(
+                        "processing_error",
+                        str(error),
+                        message.value or b"",
+                        source,
+                        message.key,
+                        (error,),
+                    )
                 )
                 continue
             for loop_id, state in outcome.states.items():
@@ -87,15 +95,23 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
                 states[key] = state.snapshot()
                 sweeper.touch(key, state.partition, state.last_seen)
             for letter in outcome.dead_letters:
-                log.warning("dead letter (%s) at %s[%d]@%d: %s", letter.reason, source.topic,
-                            source.partition, source.offset, letter.message)
+                log.warning(
+                    "dead letter (%s) at %s[%d]@%d: %s",
+                    letter.reason,
+                    source.topic,
+                    source.partition,
+                    source.offset,
+                    letter.message,
+                )
                 await send_dead_letter(letter)
             for warning in outcome.warnings:
-                await warnings.send(key=warning.loop_id.encode(),
-                                    value=codec.dumps(warning.to_json_dict()))
+                await warnings.send(
+                    key=warning.loop_id.encode(), value=codec.dumps(warning.to_json_dict())
+                )
             for request in outcome.requests:
-                await requests.send(key=request.loop_id.encode(),
-                                    value=codec.dumps(request.to_json_dict()))
+                await requests.send(
+                    key=request.loop_id.encode(), value=codec.dumps(request.to_json_dict())
+                )
             if sweeper.due(source.partition, time.monotonic()):
                 for key in sweeper.expired(source.partition, list(states.keys()), peek):
                     del states[key]

@@ -218,7 +218,9 @@ class LoopMonitor:
         self, state: LoopState, event: ActionEvent, level: ReflectionLevel
     ) -> ReflectionRequest:
         recent = state.window[-self.settings.logic_spin_threshold :]
-        request_level = level if level.at_least(ReflectionLevel.STANDARD) else ReflectionLevel.STANDARD
+        request_level = (
+            level if level.at_least(ReflectionLevel.STANDARD) else ReflectionLevel.STANDARD
+        )
         return ReflectionRequest(
             request_id=derived_id(
                 ReflectionRequestKind.SEMANTIC_SPIN_CHECK, state.loop_id, event.event_id

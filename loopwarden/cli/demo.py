@@ -18,8 +18,13 @@ from loopwarden.streams.topics import ensure_topics
 
 
 @click.command()
-@click.option("--timeout", type=float, default=90.0, show_default=True,
-              help="Give up waiting for warnings after this many seconds.")
+@click.option(
+    "--timeout",
+    type=float,
+    default=90.0,
+    show_default=True,
+    help="Give up waiting for warnings after this many seconds.",
+)
 @click.option("--keep-logs", is_flag=True, help="Print where the broker and worker logs are.")
 def demo(timeout: float, keep_logs: bool) -> None:
     """Run the whole path on the embedded broker and print the warnings.
@@ -36,7 +41,8 @@ def demo(timeout: float, keep_logs: bool) -> None:
         click.echo(f"embedded broker (Tansu) on {broker.bootstrap_servers}")
         asyncio.run(ensure_topics(settings))
         worker = start_worker_process(
-            broker.bootstrap_servers, env={"LOOPWARDEN_APP_ID": settings.app_id},
+            broker.bootstrap_servers,
+            env={"LOOPWARDEN_APP_ID": settings.app_id},
             log_path=str(logs / "worker.log"),
         )
         click.echo(f"worker started (pid {worker.pid}); it joins its group in a few seconds")
@@ -45,9 +51,11 @@ def demo(timeout: float, keep_logs: bool) -> None:
         finally:
             code = stop_process(worker)
     elapsed = time.monotonic() - started
-    click.echo(f"\n{len(result.received)}/{result.expected} expected warnings received, "
-               f"{result.dead_letters} dead letters, in {elapsed:.1f}s "
-               f"(worker exit code {code})")
+    click.echo(
+        f"\n{len(result.received)}/{result.expected} expected warnings received, "
+        f"{result.dead_letters} dead letters, in {elapsed:.1f}s "
+        f"(worker exit code {code})"
+    )
     if keep_logs or not result.ok:
         click.echo(f"logs: {logs}")
     if not result.ok:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from collections.abc import Iterator
 from typing import IO, Any
@@ -73,14 +74,25 @@ TAIL_TOPICS = ("warnings", "requests", "dead-letters")
 @bootstrap_option
 @click.option("--loop", "loop_id", help="Only this loop id.")
 @click.option("--topic", type=click.Choice(TAIL_TOPICS), default="warnings", show_default=True)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="Human text or JSON lines.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Human text or JSON lines.",
+)
 @click.option("--from-beginning", is_flag=True, help="Start at the oldest record, not the end.")
 @click.option("--limit", type=int, default=0, help="Stop after this many records (0: no limit).")
 @click.option("--timeout", type=float, default=0.0, help="Stop after this many seconds (0: never).")
 def tail(
-    bootstrap_servers: str | None, loop_id: str | None, topic: str, fmt: str,
-    from_beginning: bool, limit: int, timeout: float,
+    bootstrap_servers: str | None,
+    loop_id: str | None,
+    topic: str,
+    fmt: str,
+    from_beginning: bool,
+    limit: int,
+    timeout: float,
 ) -> None:
     """Follow warnings (or reflection requests, or dead letters) as they arrive."""
     settings = settings_with(bootstrap_servers)
@@ -93,10 +105,8 @@ def tail(
         )
     else:
         subscriber = DeadLetterSubscriber(settings, from_beginning=from_beginning)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_tail(subscriber, fmt, limit, timeout))
-    except KeyboardInterrupt:
-        pass
 
 
 async def _tail(subscriber: TopicSubscriber[Any], fmt: str, limit: int, timeout: float) -> None:
@@ -110,10 +120,8 @@ async def _tail(subscriber: TopicSubscriber[Any], fmt: str, limit: int, timeout:
                     return
 
     if timeout:
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(follow(), timeout)
-        except TimeoutError:
-            pass
     else:
         await follow()
 
@@ -127,25 +135,35 @@ def render(item: Any, fmt: str) -> str:
         return format_warning(item)
     if isinstance(item, DeadLetter):
         src = item.source
-        return (f"[dead letter] {item.reason} at {src.topic}[{src.partition}]@{src.offset}: "
-                f"{item.message}\n  {data['preview']}\n")
+        return (
+            f"[dead letter] {item.reason} at {src.topic}[{src.partition}]@{src.offset}: "
+            f"{item.message}\n  {data['preview']}\n"
+        )
     return f"[{data['kind']}] loop={data['loop_id']} level={data['level']}\n"
 
 
 def format_warning(warning: LoopWarning) -> str:
     """A warning for people: a header line, then the timeline text indented."""
-    header = (f"[{warning.loop_id}] {warning.kind} (level {warning.level}, "
-              f"iteration {warning.iteration}): {warning.reason}")
+    header = (
+        f"[{warning.loop_id}] {warning.kind} (level {warning.level}, "
+        f"iteration {warning.iteration}): {warning.reason}"
+    )
     body = "\n".join("    " + line for line in warning.timeline_message.rstrip().splitlines())
     return f"{header}\n{body}\n"
 
 
 @click.command()
 @click.argument("source", type=click.File("rb"), default="-")
-@click.option("--requests/--no-requests", default=False,
-              help="Also print reflection requests (as JSON lines).")
-@click.option("--progress/--no-progress", default=None,
-              help="Progress bar on stderr (default: when reading a file on a terminal).")
+@click.option(
+    "--requests/--no-requests",
+    default=False,
+    help="Also print reflection requests (as JSON lines).",
+)
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Progress bar on stderr (default: when reading a file on a terminal).",
+)
 def detect(source: IO[bytes], requests: bool, progress: bool | None) -> None:
     """Run the detectors offline over action events in JSON lines (FILE or -).
 
@@ -160,8 +178,9 @@ def detect(source: IO[bytes], requests: bool, progress: bool | None) -> None:
     show = progress if progress is not None else (name != "<stdin>" and sys.stderr.isatty())
     counts = {"events": 0, "warnings": 0, "bad": 0}
     out = sys.stdout.buffer
-    with click.progressbar(length=_size(source), label="detect", file=sys.stderr,
-                           hidden=not show) as bar:
+    with click.progressbar(
+        length=_size(source), label="detect", file=sys.stderr, hidden=not show
+    ) as bar:
         for line_no, line in _lines(source):
             bar.update(len(line) + 1)
             letter = _detect_line(processor, states, line_no, line, out, requests, counts)
@@ -169,21 +188,30 @@ def detect(source: IO[bytes], requests: bool, progress: bool | None) -> None:
                 counts["bad"] += 1
                 click.echo(f"line {line_no}: {letter.reason}: {letter.message}", err=True)
     out.flush()
-    click.echo(f"{counts['events']} event(s), {len(states)} loop(s), {counts['warnings']} "
-               f"warning(s), {counts['bad']} bad line(s)", err=True)
+    click.echo(
+        f"{counts['events']} event(s), {len(states)} loop(s), {counts['warnings']} "
+        f"warning(s), {counts['bad']} bad line(s)",
+        err=True,
+    )
 
 
 def _detect_line(
-    processor: RecordProcessor, states: dict[str, LoopState], line_no: int, line: bytes,
-    out: IO[bytes], requests: bool, counts: dict[str, int],
+    processor: RecordProcessor,
+    states: dict[str, LoopState],
+    line_no: int,
+    line: bytes,
+    out: IO[bytes],
+    requests: bool,
+    counts: dict[str, int],
 ) -> DeadLetter | None:
     source = SourcePosition("file", 0, line_no)
     try:
         event = event_from_json(codec.loads(line), line_no)
     except EventError as exc:
         return DeadLetter.from_error(exc, line, source)
-    outcome = processor.process(encode_event(event, published_at=event.occurred_at), None,
-                                source, states.get)
+    outcome = processor.process(
+        encode_event(event, published_at=event.occurred_at), None, source, states.get
+    )
     states.update(outcome.states)
     counts["events"] += outcome.events
     counts["warnings"] += len(outcome.warnings)

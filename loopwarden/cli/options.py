@@ -28,7 +28,9 @@ def bootstrap_option(func: Callable[..., Any]) -> Callable[..., Any]:
     """``--bootstrap-servers`` (default: LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS)."""
 
     @click.option(
-        "--bootstrap-servers", "-b", metavar="HOST:PORT[,HOST:PORT]",
+        "--bootstrap-servers",
+        "-b",
+        metavar="HOST:PORT[,HOST:PORT]",
         help="Kafka bootstrap servers [env LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS, "
         "default 127.0.0.1:9092].",
     )

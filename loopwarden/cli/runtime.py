@@ -77,7 +77,11 @@ def start_worker_process(
     bootstrap_servers: str, env: dict[str, str] | None = None, log_path: str | None = None
 ) -> subprocess.Popen[bytes]:
     """Start ``loopwarden worker`` as a child process against ``bootstrap_servers``."""
-    child_env = {**os.environ, **(env or {}), "LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS": bootstrap_servers}
+    child_env = {
+        **os.environ,
+        **(env or {}),
+        "LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS": bootstrap_servers,
+    }
     output = open(log_path, "ab") if log_path else None  # noqa: SIM115
     try:
         return subprocess.Popen(
