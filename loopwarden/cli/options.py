@@ -48,7 +48,7 @@ def event_from_json(obj: Any, line_no: int, default_time: float | None = None) -
     missing ``event_id`` becomes ``line-N`` and a missing ``occurred_at`` becomes
     ``default_time`` (or N seconds, so offline runs are deterministic).
     """
-    if isinstance(obj, dict) and "payload" not in obj and "action_type" in obj:
+    if isinstance(obj, dict) and "payload" not in obj:
         flat = dict(obj)
         envelope = {k: flat.pop(k) for k in list(flat) if k in ENVELOPE_KEYS | {"schema_version"}}
         envelope["payload"] = flat

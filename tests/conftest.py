@@ -1,0 +1,32 @@
+"""Shared test helpers: event builders."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pytest
+
+from loopwarden.schemas.events import ActionEvent, validate_action
+
+_ids = itertools.count()
+
+
+def action(loop_id: str = "loop-1", action_type: str = "search", **payload: Any) -> ActionEvent:
+    """A valid action event with a fresh id and increasing event time."""
+    n = next(_ids)
+    event_id = payload.pop("event_id", f"ev-{n}")
+    occurred_at = payload.pop("occurred_at", 1_700_000_000.0 + n)
+    return validate_action(
+        {
+            "event_id": event_id,
+            "loop_id": loop_id,
+            "occurred_at": occurred_at,
+            "payload": {"action_type": action_type, **payload},
+        }
+    )
+
+
+@pytest.fixture
+def make_action():
+    return action

@@ -1,0 +1,53 @@
+"""`loopwarden detect`: the worker's detectors over a JSON-lines file, no broker."""
+
+import orjson
+from click.testing import CliRunner
+
+from loopwarden.cli import main
+
+
+def lines(*objs):
+    return "".join(orjson.dumps(o).decode() + "\n" for o in objs)
+
+
+def test_detect_prints_warnings_as_json_lines(tmp_path):
+    path = tmp_path / "trajectory.jsonl"
+    path.write_text(lines(
+        {"loop_id": "L", "action_type": "search"},
+        {"loop_id": "L", "action_type": "search"},
+        {"loop_id": "L", "action_type": "search"},
+        {"loop_id": "M", "action_type": "shell", "success": False, "error_message": "boom"},
+    ))
+    result = CliRunner().invoke(main, ["detect", str(path)])
+    assert result.exit_code == 0, result.output
+    warnings = [orjson.loads(line) for line in result.stdout.splitlines()]
+    assert [(w["loop_id"], w["kind"]) for w in warnings] == [
+        ("L", "action_type_spin"), ("M", "action_failed")
+    ]
+    assert warnings[0]["event_ids"] == ["line-1", "line-2", "line-3"]
+    assert "4 event(s), 2 loop(s), 2 warning(s), 0 bad line(s)" in result.stderr
+
+
+def test_detect_reports_bad_lines_and_goes_on():
+    data = lines({"loop_id": "L"}) + "not json\n" + lines(
+        *[{"loop_id": "L", "action_type": "a"}] * 3
+    )
+    result = CliRunner().invoke(main, ["detect", "-"], input=data)
+    assert result.exit_code == 0
+    assert "line 1: validation: payload.action_type: Field required" in result.stderr
+    assert "line 2: decode" in result.stderr
+    assert len(result.stdout.splitlines()) == 1
+
+
+def test_detect_with_requests_includes_reflection_requests():
+    data = lines({"loop_id": "L", "action_type": "a", "success": False})
+    result = CliRunner().invoke(main, ["detect", "--requests", "-"], input=data)
+    types = [orjson.loads(x)["type"] for x in result.stdout.splitlines()]
+    assert types == ["warning", "reflection_request"]
+
+
+def test_every_command_has_help():
+    runner = CliRunner()
+    for command in ["broker", "worker", "dev", "topics", "demo", "publish", "tail", "detect"]:
+        result = runner.invoke(main, [command, "--help"])
+        assert result.exit_code == 0 and "Usage:" in result.output

@@ -1,0 +1,50 @@
+"""The event contract at the edge."""
+
+import pytest
+
+from loopwarden.errors import EventValidationError
+from loopwarden.schemas.events import validate_action
+
+
+def envelope(**changes):
+    base = {"event_id": "e", "loop_id": "L", "occurred_at": 1.5, "payload": {"action_type": "a"}}
+    base.update(changes)
+    return base
+
+
+def test_iso_timestamps_with_a_zone_are_epoch_seconds():
+    event = validate_action(envelope(occurred_at="2026-01-01T00:00:00Z"))
+    assert event.occurred_at == 1767225600.0
+
+
+def test_naive_iso_timestamp_is_rejected():
+    with pytest.raises(EventValidationError, match="needs a timezone"):
+        validate_action(envelope(occurred_at="2026-01-01T00:00:00"))
+
+
+def test_future_schema_version_is_a_clear_error():
+    with pytest.raises(EventValidationError) as info:
+        validate_action(envelope(schema_version=2))
+    assert info.value.errors[0].path == "schema_version"
+    assert "unsupported version 2" in str(info.value)
+
+
+def test_wrong_type_is_rejected():
+    with pytest.raises(EventValidationError, match="type: Input should be 'action'"):
+        validate_action(envelope(type="memory_write"))
+
+
+def test_edit_range_must_be_ordered():
+    with pytest.raises(EventValidationError, match=r"payload\.edit: Value error, end_line"):
+        validate_action(envelope(payload={"action_type": "a",
+                                          "edit": {"start_line": 9, "end_line": 3}}))
+
+
+def test_unknown_fields_are_ignored_for_forward_compatibility():
+    event = validate_action(envelope(new_field=1, payload={"action_type": "a", "future": True}))
+    assert event.payload.action_type == "a"
+
+
+def test_bad_reflection_level_names_the_choices():
+    with pytest.raises(EventValidationError, match="payload.reflection_level"):
+        validate_action(envelope(payload={"action_type": "a", "reflection_level": "huge"}))

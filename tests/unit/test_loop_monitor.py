@@ -1,0 +1,160 @@
+"""The pure loop monitor: findings, ids, state bounds, idempotency."""
+
+from loopwarden.agents.monitor.loop_monitor import LoopMonitor
+from loopwarden.agents.monitor.state import LoopState
+from loopwarden.agents.spin import texts
+from loopwarden.schemas.levels import ReflectionLevel
+from loopwarden.schemas.reflection import ReflectionRequestKind
+from loopwarden.schemas.warnings import WarningKind
+from loopwarden.settings import DetectionSettings
+
+
+def run(events, settings=None, state=None):
+    monitor = LoopMonitor(settings or DetectionSettings())
+    state = state or LoopState(events[0].loop_id)
+    findings = [monitor.observe(state, e, (i, 0)) for i, e in enumerate(events)]
+    return state, findings
+
+
+def test_three_same_actions_warn_with_the_causing_event_ids(make_action):
+    events = [make_action(action_type="search") for _ in range(3)]
+    _, findings = run(events)
+    assert findings[0].warnings == [] and findings[1].warnings == []
+    (warning,) = findings[2].warnings
+    assert warning.kind is WarningKind.ACTION_TYPE_SPIN
+    assert warning.event_ids == [e.event_id for e in events]
+    assert warning.consecutive_count == 3
+    assert warning.level is ReflectionLevel.MINIMAL  # iteration 3 is not > 5
+    assert warning.suggestions == list(texts.LAYER1_SUGGESTIONS["en"])
+    assert "[SPIN DETECTED]" in warning.timeline_message
+    assert "1. Try a different action type" in warning.timeline_message
+
+
+def test_spin_after_iteration_five_is_standard_and_asks_for_reflection(make_action):
+    events = [make_action(action_type=t) for t in ["a", "b", "c", "d", "x", "x", "x"]]
+    _, findings = run(events)
+    last = findings[-1]
+    assert last.level is ReflectionLevel.STANDARD
+    kinds = [r.kind for r in last.requests]
+    assert kinds == [ReflectionRequestKind.SEMANTIC_SPIN_CHECK, ReflectionRequestKind.ACTION_REFLECTION]
+    semantic, reflection = last.requests
+    assert [a.event_id for a in semantic.recent_actions] == [e.event_id for e in events[-3:]]
+    assert "SPIN 的定义" in semantic.prompt
+    assert reflection.memory_budget_bytes == 2048
+    assert reflection.reflection.is_spinning
+    assert reflection.reflection.environmental_impact.state_changes == ["loop continued"]
+
+
+def test_per_loop_threshold_from_an_event_sticks_to_the_loop(make_action):
+    events = [make_action(action_type="a", spin_threshold=5)] + [
+        make_action(action_type="a") for _ in range(4)
+    ]
+    state, findings = run(events)
+    assert [bool(f.warnings) for f in findings] == [False, False, False, False, True]
+    assert state.spin_threshold == 5
+    assert len(findings[-1].warnings[0].event_ids) == 5
+
+
+def test_failed_action_is_critical_with_mandatory_recommendations(make_action):
+    event = make_action(action_type="shell", success=False, error_message="permission denied")
+    _, (findings,) = run([event])
+    assert findings.level is ReflectionLevel.CRITICAL
+    (warning,) = findings.warnings
+    assert warning.kind is WarningKind.ACTION_FAILED
+    assert warning.reason == "permission denied"
+    assert warning.timeline_message.startswith("✗ [CRITICAL REFLECTION] Action 'shell' FAILED")
+    assert "MANDATORY RECOMMENDATIONS FOR FUTURE ACTIONS:\n1. " in warning.timeline_message
+    (request,) = findings.requests
+    assert request.memory_budget_bytes == 10240
+    assert request.memory_query.endswith("permission denied")
+    assert request.reflection.success is False
+
+
+def test_code_edit_spin_carries_the_seed_prompt_with_the_line_range(make_action):
+    edits = [(40, 42), (41, 43), (40, 41), (42, 44)]
+    events = []
+    for start, end in edits:
+        events.append(make_action(loop_id="ed", action_type="modify_code",
+                                  edit={"start_line": start, "end_line": end}))
+        events.append(make_action(loop_id="ed", action_type="run_tests"))
+    _, findings = run(events, DetectionSettings(language="zh"))
+    warnings = [w for f in findings for w in f.warnings]
+    (warning,) = warnings
+    assert warning.kind is WarningKind.CODE_EDIT_SPIN
+    assert warning.reason == "检测到在第 42-44 行附近连续 3 次小幅修改代码，可能陷入了修改循环"
+    assert warning.timeline_message.startswith("【代码修改空转警告】\n\n" + warning.reason)
+    assert "本次修改第 42-44 行的目标是什么？" in warning.timeline_message
+    assert warning.event_ids == [e.event_id for e in events[0::2]]
+
+
+def test_zh_spin_timeline_is_the_seed_text(make_action):
+    events = [make_action(action_type="grep") for _ in range(3)]
+    _, findings = run(events, DetectionSettings(language="zh"))
+    assert findings[-1].warnings[0].timeline_message == (
+        "⚠️ [SPIN DETECTED] 检测到 AI Agent 陷入循环\n\n"
+        "**Action 类型**: grep\n"
+        "**原因**: 连续 3 次执行相同类型的 Action: grep\n\n"
+        "**建议**:\n1. 尝试使用不同的 Action 类型\n2. 检查任务目标是否明确\n3. 考虑是否需要用户澄清\n"
+    )
+
+
+def test_warning_ids_are_deterministic(make_action):
+    events = [make_action(action_type="a", event_id=f"fixed-{i}") for i in range(3)]
+    _, first = run(events)
+    _, second = run(events)
+    assert first[-1].warnings[0].warning_id == second[-1].warnings[0].warning_id
+    other = [make_action(action_type="a", event_id=f"other-{i}") for i in range(3)]
+    _, third = run(other)
+    assert third[-1].warnings[0].warning_id != first[-1].warnings[0].warning_id
+
+
+def test_a_reprocessed_position_is_skipped(make_action):
+    monitor = LoopMonitor()
+    state = LoopState("loop-1")
+    events = [make_action(action_type="a") for _ in range(3)]
+    for offset, event in enumerate(events[:2]):
+        monitor.observe(state, event, (offset, 0))
+    assert monitor.observe(state, events[1], (1, 0)) is None  # replay after a restart
+    assert state.seq == 2
+    findings = monitor.observe(state, events[2], (2, 0))
+    assert findings.warnings[0].consecutive_count == 3
+
+
+def test_a_republished_event_id_is_skipped(make_action):
+    monitor = LoopMonitor()
+    state = LoopState("loop-1")
+    event = make_action(action_type="a")
+    assert monitor.observe(state, event, (0, 0)) is not None
+    assert monitor.observe(state, event, (5, 0)) is None
+    assert state.seq == 1
+
+
+def test_window_and_reflection_cache_are_bounded(make_action):
+    events = [make_action(action_type="a", success=False, error_message="x") for _ in range(30)]
+    state, _ = run(events, DetectionSettings(action_window=10))
+    assert len(state.window) == 10
+    assert len(state.reflections) == 3
+    assert state.iteration == 30
+
+
+def test_large_params_are_not_kept_in_state(make_action):
+    event = make_action(params={"blob": "x" * 5000})
+    state, _ = run([event])
+    assert "_omitted" in state.window[0]["params"]
+
+
+def test_reflection_disabled_per_loop(make_action):
+    events = [make_action(success=False, reflection_enabled=False),
+              make_action(success=False)]
+    state, findings = run(events)
+    assert [f.level for f in findings] == [ReflectionLevel.NONE, ReflectionLevel.NONE]
+    assert all(not f.warnings for f in findings)
+
+
+def test_state_snapshot_round_trip_continues_detection(make_action):
+    events = [make_action(action_type="a") for _ in range(3)]
+    state, _ = run(events[:2])
+    restored = LoopState.restore(state.loop_id, state.snapshot())
+    assert restored == state
+    findings = LoopMonitor().observe(restored, events[2], (2, 0))
+    assert findings.warnings[0].event_ids == [e.event_id for e in events]
