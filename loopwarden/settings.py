@@ -97,6 +97,11 @@ class KafkaSettings(BaseModel):
     max_poll_records: int = Field(5000, ge=1)
     stream_buffer_maxsize: int = Field(16384, ge=1)
     producer_linger_ms: int = Field(2, ge=0)
+    probe_end_offsets: bool = Field(
+        True,
+        description="Read past reported end offsets before table recovery and when a "
+        "subscriber starts at the end (Tansu under-reports them; harmless on Kafka).",
+    )
 
 
 class LimitSettings(BaseModel):

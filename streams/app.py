@@ -8,6 +8,10 @@ Two things faust-streaming does not expose are set here:
 - the built-in Monitor sensor, which costs about 40 % of throughput and is
   replaced by loopwarden's own telemetry.
 
+Table recovery reads the changelog up to each partition's end offset, which
+Tansu under-reports (see :mod:`loopwarden.streams.offsets`); with
+``kafka.probe_end_offsets`` (default on) the true end is probed first.
+
 Group joins: on Tansu a JoinGroup waits half of the session timeout for other
 members (measured: 60 s → 30 s, 10 s → 5 s, 6 s → 3 s), which was the "33 s
 start" of a default worker. ``kafka.session_timeout_s`` defaults to 6 s.
@@ -15,7 +19,7 @@ start" of a default worker. ``kafka.session_timeout_s`` defaults to 6 s.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import faust
@@ -23,9 +27,20 @@ from faust.transport.drivers import aiokafka as faust_aiokafka
 from mode import ServiceT
 
 from loopwarden.settings import Settings
+from loopwarden.streams.offsets import probe_end_offsets
 
 
 class _TunedConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
+    async def _highwaters(self, partitions: list[Any]) -> Mapping[Any, int]:
+        reported = await super()._highwaters(partitions)
+        app = self.app
+        if not isinstance(app, LoopwardenApp) or not app.loopwarden.kafka.probe_end_offsets:
+            return reported
+        kafka = app.loopwarden.kafka
+        return await probe_end_offsets(
+            kafka.bootstrap_servers, reported, fetch_max_wait_ms=kafka.fetch_max_wait_ms
+        )
+
     def _create_worker_consumer(self, transport: Any) -> Any:
         consumer = super()._create_worker_consumer(transport)
         app = self.app

@@ -175,8 +175,8 @@ class AsyncPublisher:
                 self._linger_s, self._flush_partition, partition
             )
 
-    async def send_raw(self, value: bytes, key: bytes | None = None) -> None:
-        """Send bytes as they are (no validation) and wait for the broker's ack.
+    async def send_raw(self, value: bytes, key: bytes | None = None) -> tuple[int, int]:
+        """Send bytes as they are (no validation); return (partition, offset) once acked.
 
         For relaying JSON produced elsewhere; the worker validates it and
         dead-letters what breaks the contract.
@@ -184,7 +184,8 @@ class AsyncPublisher:
         if self._producer is None:
             raise PublishError("publisher is not started")
         try:
-            await self._producer.send_and_wait(self.topic, value=value, key=key)
+            metadata = await self._producer.send_and_wait(self.topic, value=value, key=key)
+            return metadata.partition, metadata.offset
         except (KafkaError, OSError) as exc:
             raise PublishError(f"sending a raw record failed: {exc}") from exc
 

@@ -9,6 +9,10 @@ keeps the records with that key. Subscribers do not join a consumer group: every
 subscriber sees every warning (pass ``group_id`` to share the work instead).
 Warnings re-sent after a worker restart carry the same ``warning_id`` and are
 dropped (``dedupe=True``).
+
+Starting at the end of a topic probes the true end offset (see
+:mod:`loopwarden.streams.offsets`): records already written when the subscriber
+starts are not delivered, records written after it are.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from loopwarden.schemas.dead_letter import DeadLetter
 from loopwarden.schemas.reflection import ReflectionRequest
 from loopwarden.schemas.warnings import LoopWarning
 from loopwarden.settings import Settings
+from loopwarden.streams.offsets import probe_end_offsets
 from loopwarden.streams.publisher import default_partition
 
 log = logging.getLogger(__name__)
@@ -90,13 +95,26 @@ class TopicSubscriber(Generic[T]):
             consumer.assign(assigned)
             if self.from_beginning:
                 await consumer.seek_to_beginning(*assigned)
+                for tp in assigned:  # resolve now, not on the first fetch
+                    await consumer.position(tp)
             else:
-                await consumer.seek_to_end(*assigned)
-            for tp in assigned:  # resolve now, so nothing published from here on is missed
-                await consumer.position(tp)
+                await self._seek_to_end(consumer, assigned)
         except BaseException:
             await self.stop()
             raise
+
+    async def _seek_to_end(
+        self, consumer: AIOKafkaConsumer, assigned: list[TopicPartition]
+    ) -> None:
+        ends = await consumer.end_offsets(assigned)
+        if self.settings.kafka.probe_end_offsets:
+            ends = await probe_end_offsets(
+                self.bootstrap_servers,
+                ends,
+                fetch_max_wait_ms=self.settings.kafka.fetch_max_wait_ms,
+            )
+        for tp in assigned:
+            consumer.seek(tp, ends[tp])
 
     async def stop(self) -> None:
         """Disconnect."""
@@ -234,13 +252,23 @@ class ReflectionRequestSubscriber(TopicSubscriber[ReflectionRequest]):
 
 
 class DeadLetterSubscriber(TopicSubscriber[DeadLetter]):
-    """Dead letters with their reason and source position."""
+    """Dead letters with their reason and source position.
 
-    def __init__(self, settings: Settings | None = None, *, from_beginning: bool = False) -> None:
+    ``loop_id`` keeps the dead letters whose original record key was that loop id.
+    """
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        loop_id: str | None = None,
+        from_beginning: bool = False,
+    ) -> None:
         settings = settings or Settings()
         super().__init__(
             settings.topics.dead_letter,
             _parse_dead_letter,
             settings,
+            loop_id=loop_id,
             from_beginning=from_beginning,
         )

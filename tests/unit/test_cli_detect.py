@@ -12,25 +12,28 @@ def lines(*objs):
 
 def test_detect_prints_warnings_as_json_lines(tmp_path):
     path = tmp_path / "trajectory.jsonl"
-    path.write_text(lines(
-        {"loop_id": "L", "action_type": "search"},
-        {"loop_id": "L", "action_type": "search"},
-        {"loop_id": "L", "action_type": "search"},
-        {"loop_id": "M", "action_type": "shell", "success": False, "error_message": "boom"},
-    ))
+    path.write_text(
+        lines(
+            {"loop_id": "L", "action_type": "search"},
+            {"loop_id": "L", "action_type": "search"},
+            {"loop_id": "L", "action_type": "search"},
+            {"loop_id": "M", "action_type": "shell", "success": False, "error_message": "boom"},
+        )
+    )
     result = CliRunner().invoke(main, ["detect", str(path)])
     assert result.exit_code == 0, result.output
     warnings = [orjson.loads(line) for line in result.stdout.splitlines()]
     assert [(w["loop_id"], w["kind"]) for w in warnings] == [
-        ("L", "action_type_spin"), ("M", "action_failed")
+        ("L", "action_type_spin"),
+        ("M", "action_failed"),
     ]
     assert warnings[0]["event_ids"] == ["line-1", "line-2", "line-3"]
     assert "4 event(s), 2 loop(s), 2 warning(s), 0 bad line(s)" in result.stderr
 
 
 def test_detect_reports_bad_lines_and_goes_on():
-    data = lines({"loop_id": "L"}) + "not json\n" + lines(
-        *[{"loop_id": "L", "action_type": "a"}] * 3
+    data = (
+        lines({"loop_id": "L"}) + "not json\n" + lines(*[{"loop_id": "L", "action_type": "a"}] * 3)
     )
     result = CliRunner().invoke(main, ["detect", "-"], input=data)
     assert result.exit_code == 0

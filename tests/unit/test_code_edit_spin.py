@@ -38,7 +38,7 @@ def test_count_reaches_three_on_the_fourth_edit():
     # The seed's prose says "three small edits"; its code compares each edit with
     # the previous one, so the first edit only starts the region and the count
     # reaches 3 on the fourth. The code's formula stands (ARCHITECTURE.md).
-    detector, results = run([(40, 42), (41, 43), (40, 41), (42, 44)])
+    _, results = run([(40, 42), (41, 43), (40, 41), (42, 44)])
     assert results[:3] == [None, None, None]
     spin = results[3]
     assert spin is not None

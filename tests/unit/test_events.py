@@ -36,8 +36,9 @@ def test_wrong_type_is_rejected():
 
 def test_edit_range_must_be_ordered():
     with pytest.raises(EventValidationError, match=r"payload\.edit: Value error, end_line"):
-        validate_action(envelope(payload={"action_type": "a",
-                                          "edit": {"start_line": 9, "end_line": 3}}))
+        validate_action(
+            envelope(payload={"action_type": "a", "edit": {"start_line": 9, "end_line": 3}})
+        )
 
 
 def test_unknown_fields_are_ignored_for_forward_compatibility():
@@ -46,5 +47,5 @@ def test_unknown_fields_are_ignored_for_forward_compatibility():
 
 
 def test_bad_reflection_level_names_the_choices():
-    with pytest.raises(EventValidationError, match="payload.reflection_level"):
+    with pytest.raises(EventValidationError, match=r"payload\.reflection_level"):
         validate_action(envelope(payload={"action_type": "a", "reflection_level": "huge"}))

@@ -36,7 +36,10 @@ def test_spin_after_iteration_five_is_standard_and_asks_for_reflection(make_acti
     last = findings[-1]
     assert last.level is ReflectionLevel.STANDARD
     kinds = [r.kind for r in last.requests]
-    assert kinds == [ReflectionRequestKind.SEMANTIC_SPIN_CHECK, ReflectionRequestKind.ACTION_REFLECTION]
+    assert kinds == [
+        ReflectionRequestKind.SEMANTIC_SPIN_CHECK,
+        ReflectionRequestKind.ACTION_REFLECTION,
+    ]
     semantic, reflection = last.requests
     assert [a.event_id for a in semantic.recent_actions] == [e.event_id for e in events[-3:]]
     assert "SPIN 的定义" in semantic.prompt
@@ -74,8 +77,11 @@ def test_code_edit_spin_carries_the_seed_prompt_with_the_line_range(make_action)
     edits = [(40, 42), (41, 43), (40, 41), (42, 44)]
     events = []
     for start, end in edits:
-        events.append(make_action(loop_id="ed", action_type="modify_code",
-                                  edit={"start_line": start, "end_line": end}))
+        events.append(
+            make_action(
+                loop_id="ed", action_type="modify_code", edit={"start_line": start, "end_line": end}
+            )
+        )
         events.append(make_action(loop_id="ed", action_type="run_tests"))
     _, findings = run(events, DetectionSettings(language="zh"))
     warnings = [w for f in findings for w in f.warnings]
@@ -94,7 +100,8 @@ def test_zh_spin_timeline_is_the_seed_text(make_action):
         "⚠️ [SPIN DETECTED] 检测到 AI Agent 陷入循环\n\n"
         "**Action 类型**: grep\n"
         "**原因**: 连续 3 次执行相同类型的 Action: grep\n\n"
-        "**建议**:\n1. 尝试使用不同的 Action 类型\n2. 检查任务目标是否明确\n3. 考虑是否需要用户澄清\n"
+        "**建议**:\n"
+        "1. 尝试使用不同的 Action 类型\n2. 检查任务目标是否明确\n3. 考虑是否需要用户澄清\n"
     )
 
 
@@ -144,9 +151,8 @@ def test_large_params_are_not_kept_in_state(make_action):
 
 
 def test_reflection_disabled_per_loop(make_action):
-    events = [make_action(success=False, reflection_enabled=False),
-              make_action(success=False)]
-    state, findings = run(events)
+    events = [make_action(success=False, reflection_enabled=False), make_action(success=False)]
+    _, findings = run(events)
     assert [f.level for f in findings] == [ReflectionLevel.NONE, ReflectionLevel.NONE]
     assert all(not f.warnings for f in findings)
 

@@ -8,8 +8,12 @@ SRC = SourcePosition("actions", 3, 42, 1000)
 
 
 def ev(i, loop="L", action_type="a", **payload):
-    return {"event_id": f"e{i}", "loop_id": loop, "occurred_at": 1000 + i,
-            "payload": {"action_type": action_type, **payload}}
+    return {
+        "event_id": f"e{i}",
+        "loop_id": loop,
+        "occurred_at": 1000 + i,
+        "payload": {"action_type": action_type, **payload},
+    }
 
 
 def test_not_json_is_a_decode_dead_letter():
@@ -53,7 +57,8 @@ def test_a_bad_element_of_a_batch_does_not_sink_the_rest():
     out = decode_record(codec.dumps(batch), None, SRC, 1024)
     assert [(i, e.event_id) for i, e in out.events] == [(0, "e1"), (3, "e3")]
     assert [(d.reason, d.batch_index) for d in out.dead_letters] == [
-        ("validation", 1), ("too_large", 2)
+        ("validation", 1),
+        ("too_large", 2),
     ]
     assert codec.loads(out.dead_letters[0].value) == {"event_id": "bad"}
 

@@ -11,7 +11,9 @@ def test_seed_defaults():
     assert (d.spin_threshold, d.iteration_threshold, d.action_window) == (3, 5, 10)
     assert (d.edit_region_lines, d.edit_small_max_lines, d.edit_spin_count) == (5, 3, 3)
     assert (d.memory_budget_standard, d.memory_budget_deep, d.memory_budget_critical) == (
-        2048, 5120, 10240
+        2048,
+        5120,
+        10240,
     )
     assert d.reflection_cache_size == 3
 

@@ -1,0 +1,133 @@
+"""Integration fixtures: a real embedded broker (Tansu) and real worker processes.
+
+The broker runs once per session on a free loopback port. Each worker is a
+``loopwarden worker`` child process with its own app id and topic names, so
+tests do not see each other's records. Everything is stopped by the pid the
+fixture started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from loopwarden.cli.runtime import start_worker_process, stop_process
+from loopwarden.settings import LimitSettings, Settings, TopicSettings
+from loopwarden.streams.broker import EmbeddedBroker
+from loopwarden.streams.topics import ensure_topics
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="session")
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedBroker]:
+    log = tmp_path_factory.mktemp("broker") / "broker.log"
+    with EmbeddedBroker(log_path=log) as running:
+        yield running
+
+
+def isolated_settings(broker: EmbeddedBroker, name: str, **limits: float) -> Settings:
+    """Settings with a unique app id and topic names on the test broker."""
+    tag = f"{name}-{uuid.uuid4().hex[:8]}"
+    base = Settings()
+    return base.model_copy(
+        update={
+            "app_id": f"lw-{tag}",
+            "kafka": base.kafka.model_copy(update={"bootstrap_servers": broker.bootstrap_servers}),
+            "topics": TopicSettings(
+                actions=f"{tag}.actions",
+                warnings=f"{tag}.warnings",
+                reflection_requests=f"{tag}.requests",
+                dead_letter=f"{tag}.dead-letter",
+                partitions=4,
+            ),
+            "limits": LimitSettings(**limits) if limits else base.limits,
+        }
+    )
+
+
+def settings_env(settings: Settings) -> dict[str, str]:
+    """The environment that gives a worker process these settings."""
+    t = settings.topics
+    return {
+        "LOOPWARDEN_APP_ID": settings.app_id,
+        "LOOPWARDEN_TOPICS__ACTIONS": t.actions,
+        "LOOPWARDEN_TOPICS__WARNINGS": t.warnings,
+        "LOOPWARDEN_TOPICS__REFLECTION_REQUESTS": t.reflection_requests,
+        "LOOPWARDEN_TOPICS__DEAD_LETTER": t.dead_letter,
+        "LOOPWARDEN_TOPICS__PARTITIONS": str(t.partitions),
+        "LOOPWARDEN_LIMITS__MAX_EVENT_BYTES": str(settings.limits.max_event_bytes),
+        "LOOPWARDEN_LOG_LEVEL": "info",
+    }
+
+
+class WorkerProcess:
+    """One ``loopwarden worker`` child process."""
+
+    def __init__(self, settings: Settings, log_path: Path) -> None:
+        self.settings = settings
+        self.log_path = log_path
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> WorkerProcess:
+        self.process = start_worker_process(
+            self.settings.kafka.bootstrap_servers, settings_env(self.settings), str(self.log_path)
+        )
+        return self
+
+    def stop(self) -> int | None:
+        assert self.process is not None
+        return stop_process(self.process)
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait(10)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+def create_topics(settings: Settings) -> None:
+    """Create the topics, also when called from inside a running event loop."""
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, ensure_topics(settings)).result(30)
+
+
+@pytest.fixture
+def worker_factory(tmp_path: Path) -> Iterator:
+    started: list[WorkerProcess] = []
+
+    def start(settings: Settings, name: str = "worker") -> WorkerProcess:
+        create_topics(settings)
+        worker = WorkerProcess(settings, tmp_path / f"{name}-{len(started)}.log").start()
+        started.append(worker)
+        return worker
+
+    yield start
+    for worker in started:
+        if worker.process is not None and worker.process.poll() is None:
+            worker.stop()
+
+
+@pytest.fixture(scope="session")
+def shared_settings(broker: EmbeddedBroker) -> Settings:
+    return isolated_settings(broker, "shared", max_event_bytes=4096)
+
+
+@pytest.fixture(scope="session")
+def shared_worker(
+    shared_settings: Settings, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[WorkerProcess]:
+    create_topics(shared_settings)
+    worker = WorkerProcess(shared_settings, tmp_path_factory.mktemp("worker") / "worker.log")
+    worker.start()
+    yield worker
+    code = worker.stop()
+    assert code == 0, f"worker exited with {code}:\n{worker.log()[-4000:]}"
