@@ -97,6 +97,7 @@ class AsyncPublisher:
         self._buffers: dict[int, list[tuple[str, str, bytes]]] = {}
         self._timers: dict[int, asyncio.TimerHandle] = {}
         self._inflight: set[asyncio.Future[Any]] = set()
+        self._partition_locks: dict[int, asyncio.Lock] = {}
         self._failed: list[str] = []
         self._errors: list[BaseException] = []
         self.published = 0
@@ -161,10 +162,10 @@ class AsyncPublisher:
         if self._producer is None:
             raise PublishError("publisher is not started")
         self.published += 1
-        if not self.batching:
-            self._track(self._send([(loop_id, event_id, data)], None, loop_id.encode()))
-            return
         partition = self._partition(loop_id)
+        if not self.batching:
+            self._track(self._send([(loop_id, event_id, data)], partition, loop_id.encode()))
+            return
         buffer = self._buffers.setdefault(partition, [])
         buffer.append((loop_id, event_id, data))
         if len(buffer) >= self._batch_max:
@@ -231,14 +232,18 @@ class AsyncPublisher:
         task.add_done_callback(self._inflight.discard)
 
     async def _send(
-        self, items: list[tuple[str, str, bytes]], partition: int | None, key: bytes | None
+        self, items: list[tuple[str, str, bytes]], partition: int, key: bytes | None
     ) -> None:
         assert self._producer is not None
         value = items[0][2] if len(items) == 1 else b"[" + b",".join(i[2] for i in items) + b"]"
+        lock = self._partition_locks.setdefault(partition, asyncio.Lock())
         try:
-            delivery = await self._producer.send(
-                self.topic, value=value, key=key, partition=partition
-            )
+            # aiokafka's send() may wait for a full batch to drain, and waiters do not
+            # resume in order; the FIFO lock keeps each partition's records in order.
+            async with lock:
+                delivery = await self._producer.send(
+                    self.topic, value=value, key=key, partition=partition
+                )
             await delivery
         except (KafkaError, OSError) as exc:
             log.error("publishing %d event(s) failed: %s", len(items), exc)

@@ -1,0 +1,475 @@
+"""Benchmark: action monitor throughput and publish→warning latency, with baselines.
+
+Runs on the embedded broker, every engine against the same events in the same run:
+
+- ``loopwarden``: a real ``loopwarden worker`` process (Faust, table + changelog);
+- ``raw-processor``: plain aiokafka consume/produce around loopwarden's own
+  RecordProcessor (state in a dict, no changelog): the cost of the logic without Faust;
+- ``raw-trivial``: plain aiokafka with orjson and a dict streak check only (the
+  floor the broker and client allow on this machine).
+
+Modes:
+
+- ``sat``: N events (L loops, an action repeats its predecessor with p=0.6) are
+  published as a backlog through ``AsyncPublisher`` (partition-batched records);
+  events/s = N / (last expected warning received − first publish).
+- ``paced``: events published at R events/s; latency = warning received − the
+  triggering event's publish time (its ``occurred_at``), p50/p99.
+
+Every run checks that the number of warnings equals what the detectors produce
+offline for the same events. Prints a table and writes JSON to
+``benchmarks/results/``.
+
+    .venv/bin/python benchmarks/action_monitor.py                  # defaults
+    .venv/bin/python benchmarks/action_monitor.py --events 100000 --reps 3 --rate 500
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import orjson
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
+from loopwarden.agents.monitor.loop_monitor import LoopMonitor
+from loopwarden.agents.monitor.state import LoopState
+from loopwarden.settings import Settings, TopicSettings
+from loopwarden.streams.broker import EmbeddedBroker
+from loopwarden.streams.publisher import AsyncPublisher, make_action_event
+from loopwarden.streams.topics import ensure_topics
+
+ACTION_TYPES = ["search", "read_file", "modify_code", "run_tests", "shell", "write_notes"]
+RESULTS = Path(__file__).parent / "results"
+
+
+# -- workload ---------------------------------------------------------------------------------
+
+
+def workload(n: int, loops: int, seed: int, run_tag: str) -> list[tuple[str, str]]:
+    """(loop_id, action_type) pairs; each loop repeats its last action with p=0.6."""
+    rng = random.Random(seed)
+    last: dict[int, str] = {}
+    out = []
+    for _ in range(n):
+        loop = rng.randrange(loops)
+        prev = last.get(loop)
+        action = prev if prev is not None and rng.random() < 0.6 else rng.choice(ACTION_TYPES)
+        last[loop] = action
+        out.append((f"{run_tag}-loop-{loop}", action))
+    return out
+
+
+def expected_warning_count(pairs: list[tuple[str, str]]) -> int:
+    """Warnings the detectors produce for ``pairs`` (offline, the same code)."""
+    monitor = LoopMonitor()
+    states: dict[str, LoopState] = {}
+    count = 0
+    for i, (loop_id, action) in enumerate(pairs):
+        state = states.setdefault(loop_id, LoopState(loop_id))
+        event = make_action_event(loop_id, action, event_id=f"x{i}", occurred_at=1.0)
+        findings = monitor.observe(state, event)
+        count += len(findings.warnings) if findings else 0
+    return count
+
+
+# -- engines ----------------------------------------------------------------------------------
+
+
+def engine_env(settings: Settings) -> dict[str, str]:
+    t = settings.topics
+    return {
+        **os.environ,
+        "LOOPWARDEN_APP_ID": settings.app_id,
+        "LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS": settings.kafka.bootstrap_servers,
+        "LOOPWARDEN_TOPICS__ACTIONS": t.actions,
+        "LOOPWARDEN_TOPICS__WARNINGS": t.warnings,
+        "LOOPWARDEN_TOPICS__REFLECTION_REQUESTS": t.reflection_requests,
+        "LOOPWARDEN_TOPICS__DEAD_LETTER": t.dead_letter,
+        "LOOPWARDEN_TOPICS__PARTITIONS": str(t.partitions),
+    }
+
+
+def start_engine(engine: str, settings: Settings, log: Path) -> subprocess.Popen[bytes]:
+    if engine == "loopwarden":
+        command = [sys.executable, "-m", "loopwarden", "worker"]
+    else:
+        command = [sys.executable, __file__, "--serve", engine]
+    with open(log, "ab") as out:
+        return subprocess.Popen(
+            command,
+            env=engine_env(settings),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+
+
+async def serve_raw(engine: str) -> None:
+    """A baseline worker on plain aiokafka (run as a subprocess)."""
+    from loopwarden.agents.monitor.records import RecordProcessor
+    from loopwarden.schemas.dead_letter import SourcePosition
+
+    settings = Settings()
+    kafka, topics = settings.kafka, settings.topics
+    consumer = AIOKafkaConsumer(
+        topics.actions,
+        bootstrap_servers=kafka.bootstrap_servers,
+        group_id=settings.app_id,
+        enable_auto_commit=True,
+        auto_offset_reset="earliest",
+        fetch_max_wait_ms=kafka.fetch_max_wait_ms,
+        max_poll_records=5000,
+        session_timeout_ms=int(kafka.session_timeout_s * 1000),
+        heartbeat_interval_ms=int(kafka.heartbeat_interval_s * 1000),
+    )
+    producer = AIOKafkaProducer(
+        bootstrap_servers=kafka.bootstrap_servers, linger_ms=2, max_batch_size=1024 * 1024
+    )
+    await consumer.start()
+    await producer.start()
+    processor = RecordProcessor(settings.detection, settings.limits.max_event_bytes)
+    states: dict[str, LoopState] = {}
+    streaks: dict[str, tuple[str, int]] = {}
+    try:
+        while True:
+            batches = await consumer.getmany(timeout_ms=100, max_records=5000)
+            for tp, records in batches.items():
+                for record in records:
+                    if engine == "raw-processor":
+                        source = SourcePosition(tp.topic, tp.partition, record.offset)
+                        outcome = processor.process(record.value, record.key, source, states.get)
+                        states.update(outcome.states)
+                        for w in outcome.warnings:
+                            await producer.send(
+                                topics.warnings,
+                                orjson.dumps(w.to_json_dict()),
+                                key=w.loop_id.encode(),
+                            )
+                        for r in outcome.requests:
+                            await producer.send(
+                                topics.reflection_requests,
+                                orjson.dumps(r.to_json_dict()),
+                                key=r.loop_id.encode(),
+                            )
+                        continue
+                    events = orjson.loads(record.value)
+                    for event in events if isinstance(events, list) else [events]:
+                        loop_id = event["loop_id"]
+                        action = event["payload"]["action_type"]
+                        prev, count = streaks.get(loop_id, ("", 0))
+                        count = count + 1 if prev == action else 1
+                        streaks[loop_id] = (action, count)
+                        if count >= 3:
+                            warning = {
+                                "loop_id": loop_id,
+                                "kind": "action_type_spin",
+                                "occurred_at": event["occurred_at"],
+                                "consecutive_count": count,
+                            }
+                            await producer.send(
+                                topics.warnings, orjson.dumps(warning), key=loop_id.encode()
+                            )
+    finally:
+        await consumer.stop()
+        await producer.stop()
+
+
+# -- measurement ------------------------------------------------------------------------------
+
+
+class Collector:
+    """Counts warnings on the warnings topic and records their latency."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.latencies_ms: list[float] = []
+        self.count = 0
+        self.last_at = 0.0
+        self._consumer: AIOKafkaConsumer | None = None
+        self._task: asyncio.Task[None] | None = None
+        self.prefix = ""
+
+    async def start(self) -> None:
+        self._consumer = AIOKafkaConsumer(
+            bootstrap_servers=self.settings.kafka.bootstrap_servers,
+            enable_auto_commit=False,
+            fetch_max_wait_ms=5,
+            auto_offset_reset="earliest",
+        )
+        await self._consumer.start()
+        tps = [
+            TopicPartition(self.settings.topics.warnings, p)
+            for p in range(self.settings.topics.partitions)
+        ]
+        self._consumer.assign(tps)
+        await self._consumer.seek_to_beginning(*tps)
+        self._task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        assert self._consumer is not None
+        while True:
+            batches = await self._consumer.getmany(timeout_ms=100, max_records=10000)
+            now = time.time()
+            for records in batches.values():
+                for record in records:
+                    if self.prefix and not record.key.startswith(self.prefix.encode()):
+                        continue
+                    self.count += 1
+                    self.last_at = now
+                    occurred = orjson.loads(record.value)["occurred_at"]
+                    self.latencies_ms.append((now - occurred) * 1000.0)
+
+    def reset(self, prefix: str) -> None:
+        self.prefix, self.count, self.last_at, self.latencies_ms = prefix, 0, 0.0, []
+
+    async def wait_for(self, count: int, timeout_s: float) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while self.count < count and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        return self.count >= count
+
+    async def stop(self) -> None:
+        if self._task:
+            self._task.cancel()
+        if self._consumer:
+            await self._consumer.stop()
+
+
+@dataclass
+class Run:
+    engine: str
+    mode: str
+    events: int
+    loops: int
+    expected_warnings: int
+    received_warnings: int
+    seconds: float
+    events_per_s: float
+    p50_ms: float | None
+    p99_ms: float | None
+    ok: bool
+    worker_cpu_s: float | None = None
+    extra: dict[str, float] = field(default_factory=dict)
+
+
+def process_cpu_s(pid: int) -> float | None:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def publish_pairs(
+    settings: Settings, pairs: list[tuple[str, str]], rate: float | None
+) -> float:
+    """Publish the events; return the wall time of the first publish."""
+    async with AsyncPublisher(settings) as publisher:
+        start = time.time()
+        interval = 1.0 / rate if rate else 0.0
+        for i, (loop_id, action) in enumerate(pairs):
+            now = time.time()
+            if rate:
+                target = start + i * interval
+                if target > now:
+                    await asyncio.sleep(target - now)
+                    now = time.time()
+            publisher.publish_event(
+                make_action_event(loop_id, action, event_id=f"{loop_id}-{i}", occurred_at=now)
+            )
+            if not rate and i % 5000 == 4999:
+                await asyncio.sleep(0)  # let batches go out
+        await publisher.flush()
+    return start
+
+
+async def run_engine(
+    engine: str, broker: EmbeddedBroker, args: argparse.Namespace, logs: Path
+) -> list[Run]:
+    tag = f"{engine}-{uuid.uuid4().hex[:6]}"
+    base = Settings()
+    settings = base.model_copy(
+        update={
+            "app_id": f"bench-{tag}",
+            "kafka": base.kafka.model_copy(update={"bootstrap_servers": broker.bootstrap_servers}),
+            "topics": TopicSettings(
+                actions=f"{tag}.actions",
+                warnings=f"{tag}.warnings",
+                reflection_requests=f"{tag}.requests",
+                dead_letter=f"{tag}.dead-letter",
+                partitions=args.partitions,
+            ),
+        }
+    )
+    await ensure_topics(settings)
+    process = start_engine(engine, settings, logs / f"{engine}.log")
+    collector = Collector(settings)
+    await collector.start()
+    runs: list[Run] = []
+    try:
+        started = time.monotonic()
+        collector.reset("warmup")
+        await publish_pairs(settings, [("warmup", "ping")] * 3, None)
+        if not await collector.wait_for(1, 120):
+            raise RuntimeError(f"{engine}: no warm-up warning; see {logs}")
+        print(f"  {engine}: ready after {time.monotonic() - started:.1f}s", flush=True)
+        plans = [("sat", args.events, None)] * args.reps + [
+            ("paced", args.paced_events, args.rate)
+        ] * args.reps
+        for rep, (mode, n, rate) in enumerate(plans):
+            prefix = f"r{rep}"
+            pairs = workload(n, args.loops, seed=rep, run_tag=prefix)
+            expected = expected_warning_count(pairs)
+            collector.reset(prefix)
+            cpu_before = process_cpu_s(process.pid)
+            first = await publish_pairs(settings, pairs, rate)
+            ok = await collector.wait_for(expected, args.timeout)
+            cpu_after = process_cpu_s(process.pid)
+            seconds = (collector.last_at or time.time()) - first
+            lat = collector.latencies_ms
+            runs.append(
+                Run(
+                    engine=engine,
+                    mode=mode,
+                    events=n,
+                    loops=args.loops,
+                    expected_warnings=expected,
+                    received_warnings=collector.count,
+                    seconds=round(seconds, 3),
+                    events_per_s=round(n / seconds, 1),
+                    p50_ms=percentile(lat, 0.5),
+                    p99_ms=percentile(lat, 0.99),
+                    ok=ok and collector.count == expected,
+                    worker_cpu_s=(cpu_after - cpu_before) if cpu_after and cpu_before else None,
+                )
+            )
+            r = runs[-1]
+            print(
+                f"  {engine} {mode} rep {rep}: {r.events_per_s:,.0f} ev/s, p50 "
+                f"{r.p50_ms or 0:.1f} ms, p99 {r.p99_ms or 0:.1f} ms, "
+                f"{r.received_warnings}/{r.expected_warnings} warnings",
+                flush=True,
+            )
+            await asyncio.sleep(0.5)
+    finally:
+        await collector.stop()
+        process.terminate()
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    return runs
+
+
+def summarize(runs: list[Run]) -> list[dict[str, object]]:
+    rows = []
+    for engine in dict.fromkeys(r.engine for r in runs):
+        for mode in ("sat", "paced"):
+            group = [r for r in runs if r.engine == engine and r.mode == mode]
+            if not group:
+                continue
+            cpu = [r.worker_cpu_s / r.events * 1e6 for r in group if r.worker_cpu_s]
+            rows.append(
+                {
+                    "engine": engine,
+                    "mode": mode,
+                    "events": group[0].events,
+                    "events_per_s": statistics.median(r.events_per_s for r in group),
+                    "runs_events_per_s": [r.events_per_s for r in group],
+                    "p50_ms": statistics.median(r.p50_ms for r in group if r.p50_ms is not None),
+                    "p99_ms": statistics.median(r.p99_ms for r in group if r.p99_ms is not None),
+                    "worker_cpu_us_per_event": round(statistics.median(cpu), 1) if cpu else None,
+                    "all_ok": all(r.ok for r in group),
+                }
+            )
+    baseline = {row["mode"]: row for row in rows if row["engine"] == "raw-trivial"}
+    for row in rows:
+        base = baseline.get(row["mode"])
+        row["throughput_vs_raw_trivial"] = (
+            round(row["events_per_s"] / base["events_per_s"], 3) if base else None
+        )
+    return rows
+
+
+def print_table(rows: list[dict[str, object]]) -> None:
+    header = (
+        f"{'engine':<14} {'mode':<6} {'events':>7} {'events/s':>10} {'vs raw':>7} "
+        f"{'p50 ms':>8} {'p99 ms':>8} {'µs CPU/ev':>9} ok"
+    )
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        ratio = r["throughput_vs_raw_trivial"]
+        cpu = r["worker_cpu_us_per_event"]
+        print(
+            f"{r['engine']:<14} {r['mode']:<6} {r['events']:>7} {r['events_per_s']:>10,.0f} "
+            f"{ratio if ratio is not None else '-':>7} {r['p50_ms']:>8.1f} {r['p99_ms']:>8.1f} "
+            f"{cpu if cpu is not None else '-':>9} {'yes' if r['all_ok'] else 'NO'}"
+        )
+
+
+async def main(args: argparse.Namespace) -> int:
+    logs = RESULTS / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    runs: list[Run] = []
+    with EmbeddedBroker(log_path=logs / "broker.log") as broker:
+        print(f"broker on {broker.bootstrap_servers}", flush=True)
+        for engine in args.engines:
+            runs.extend(await run_engine(engine, broker, args, logs))
+    rows = summarize(runs)
+    print()
+    print_table(rows)
+    out = RESULTS / f"action_monitor-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    out.write_text(
+        json.dumps(
+            {"args": vars(args), "summary": rows, "runs": [asdict(r) for r in runs]}, indent=2
+        )
+    )
+    print(f"\nwrote {out}")
+    return 0 if all(r["all_ok"] for r in rows) else 1
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--events", type=int, default=100_000, help="events per sat rep")
+    parser.add_argument("--paced-events", type=int, default=5_000, help="events per paced rep")
+    parser.add_argument("--rate", type=float, default=500.0, help="paced events/s")
+    parser.add_argument("--loops", type=int, default=1000)
+    parser.add_argument("--partitions", type=int, default=8)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--timeout", type=float, default=300.0)
+    parser.add_argument(
+        "--engines",
+        nargs="+",
+        default=["raw-trivial", "raw-processor", "loopwarden"],
+        choices=["raw-trivial", "raw-processor", "loopwarden"],
+    )
+    parser.add_argument("--serve", help=argparse.SUPPRESS)
+    return parser.parse_args()
+
+
+if __name__ == "__main__":
+    arguments = parse_args()
+    if arguments.serve:
+        asyncio.run(serve_raw(arguments.serve))
+    else:
+        sys.exit(asyncio.run(main(arguments)))

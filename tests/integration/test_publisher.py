@@ -1,0 +1,70 @@
+"""The publisher delivers every event once, in order per loop, on the loop's partition."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import orjson
+import pytest
+from aiokafka import AIOKafkaConsumer, TopicPartition
+
+from loopwarden.streams.publisher import AsyncPublisher, default_partition, make_action_event
+
+from .conftest import create_topics, isolated_settings
+
+pytestmark = pytest.mark.integration
+
+
+async def read_all(settings, expected: int) -> list[tuple[int, dict]]:
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=settings.kafka.bootstrap_servers,
+        enable_auto_commit=False,
+        fetch_max_wait_ms=5,
+    )
+    await consumer.start()
+    try:
+        tps = [
+            TopicPartition(settings.topics.actions, p) for p in range(settings.topics.partitions)
+        ]
+        consumer.assign(tps)
+        await consumer.seek_to_beginning(*tps)
+        events: list[tuple[int, dict]] = []
+        idle = 0
+        while len(events) < expected and idle < 20:
+            batches = await consumer.getmany(timeout_ms=200, max_records=10000)
+            idle = 0 if batches else idle + 1
+            for tp, records in sorted(batches.items(), key=lambda kv: kv[0].partition):
+                for record in records:
+                    value = orjson.loads(record.value)
+                    for event in value if isinstance(value, list) else [value]:
+                        events.append((tp.partition, event))
+        return events
+    finally:
+        await consumer.stop()
+
+
+@pytest.mark.parametrize("batching", [True, False])
+async def test_every_event_arrives_once_in_order_on_its_partition(broker, batching):
+    settings = isolated_settings(broker, f"publisher-{batching}")
+    create_topics(settings)
+    rng = random.Random(7)
+    loops = [f"loop-{i}" for i in range(1000)]
+    sent: dict[str, list[str]] = {loop: [] for loop in loops}
+    events = []
+    for _ in range(30000 if batching else 3000):
+        loop_id = rng.choice(loops)
+        events.append(make_action_event(loop_id, rng.choice("abc")))
+        sent[loop_id].append(events[-1].event_id)
+    async with AsyncPublisher(settings, batching=batching) as publisher:
+        for i, event in enumerate(events):  # a burst: aiokafka's batches fill up and wait
+            publisher.publish_event(event)
+            if i % 5000 == 4999:
+                await asyncio.sleep(0)  # let the linger timers and sends run mid-burst
+    total = sum(len(ids) for ids in sent.values())
+    received = await read_all(settings, total)
+    got: dict[str, list[str]] = {loop: [] for loop in loops}
+    for partition, event in received:
+        assert partition == default_partition(event["loop_id"].encode(), 4)
+        got[event["loop_id"]].append(event["event_id"])
+    assert got == sent
