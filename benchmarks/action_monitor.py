@@ -153,15 +153,13 @@ async def serve_raw(engine: str) -> None:
                         states.update(outcome.states)
                         for w in outcome.warnings:
                             await producer.send(
-                                topics.warnings,
-                                orjson.dumps(w.to_json_dict()),
-                                key=w.loop_id.encode(),
+                                topics.warnings, orjson.dumps(w), key=w["loop_id"].encode()
                             )
                         for r in outcome.requests:
                             await producer.send(
                                 topics.reflection_requests,
-                                orjson.dumps(r.to_json_dict()),
-                                key=r.loop_id.encode(),
+                                orjson.dumps(r),
+                                key=r["loop_id"].encode(),
                             )
                         continue
                     events = orjson.loads(record.value)

@@ -108,11 +108,11 @@ def build_events(run_id: str, start_time: float) -> list[ActionEvent]:
     return events
 
 
-def expected_warnings(events: list[ActionEvent], settings: Settings) -> list[LoopWarning]:
+def expected_warnings(events: list[ActionEvent], settings: Settings) -> list[dict[str, Any]]:
     """The warnings the same detectors produce offline for ``events``."""
     monitor = LoopMonitor(settings.detection)
     states: dict[str, LoopState] = {}
-    warnings: list[LoopWarning] = []
+    warnings: list[dict[str, Any]] = []
     for event in events:
         state = states.setdefault(event.loop_id, LoopState(event.loop_id))
         findings = monitor.observe(state, event)
@@ -146,7 +146,7 @@ async def run_demo(
     run_id = format(int(time.time() * 1000) % 10**8, "x")
     events = build_events(run_id, time.time())
     expected = expected_warnings(events, settings)
-    expected_ids = {w.warning_id for w in expected}
+    expected_ids = {w["warning_id"] for w in expected}
     received: list[LoopWarning] = []
     async with WarningSubscriber(settings) as warnings, DeadLetterSubscriber(settings) as letters:
         publisher_task = asyncio.create_task(_publish(settings, events, step_delay_s, echo))
@@ -169,7 +169,7 @@ async def run_demo(
             bounded_warnings(), _collect_dead_letters(letters, echo, timeout_s), publisher_task
         )
     got = {w.warning_id for w in received}
-    missing = [f"{w.loop_id}:{w.kind}" for w in expected if w.warning_id not in got]
+    missing = [f"{w['loop_id']}:{w['kind']}" for w in expected if w["warning_id"] not in got]
     return DemoResult(len(expected_ids), received, bad, missing)
 
 

@@ -116,6 +116,9 @@ class LimitSettings(BaseModel):
         3600.0, gt=0, description="Loop state idle this long (event time) is expired."
     )
     expiry_sweep_interval_s: float = Field(30.0, gt=0)
+    state_cache_loops: int = Field(
+        100_000, ge=0, description="Loop states a worker keeps decoded in memory (0: none)."
+    )
 
 
 class PublisherSettings(BaseModel):

@@ -13,12 +13,7 @@ import uuid
 
 def derived_id(kind: str, *parts: str) -> str:
     """A 32-hex-digit id that depends only on ``kind`` and ``parts``."""
-    digest = hashlib.blake2b(digest_size=16)
-    digest.update(kind.encode())
-    for part in parts:
-        digest.update(b"\x1f")
-        digest.update(part.encode())
-    return digest.hexdigest()
+    return hashlib.blake2b("\x1f".join((kind, *parts)).encode(), digest_size=16).hexdigest()
 
 
 def new_event_id() -> str:

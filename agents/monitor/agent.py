@@ -46,7 +46,9 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
         value_type=bytes,
         help="Per-loop monitor state (window, counters, reflections).",
     )
-    processor = RecordProcessor(settings.detection, settings.limits.max_event_bytes)
+    processor = RecordProcessor(
+        settings.detection, settings.limits.max_event_bytes, settings.limits.state_cache_loops
+    )
     sweeper = IdleLoopSweeper(
         settings.limits.idle_loop_ttl_s, settings.limits.expiry_sweep_interval_s
     )
@@ -61,6 +63,12 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
 
     async def send_dead_letter(letter: DeadLetter) -> None:
         await dead_letters.send(key=letter.key, value=letter.value, headers=letter.headers())
+
+    async def forget_cached_states(*args: Any, **kwargs: Any) -> None:
+        processor.forget()  # the table may be recovered or handed over: re-read it
+
+    app.on_partitions_revoked.connect(forget_cached_states)
+    app.on_partitions_assigned.connect(forget_cached_states)
 
     @app.agent(actions, name="monitor_actions")
     async def monitor_actions(stream: Any) -> None:
@@ -105,15 +113,12 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
                 )
                 await send_dead_letter(letter)
             for warning in outcome.warnings:
-                await warnings.send(
-                    key=warning.loop_id.encode(), value=codec.dumps(warning.to_json_dict())
-                )
+                await warnings.send(key=warning["loop_id"].encode(), value=codec.dumps(warning))
             for request in outcome.requests:
-                await requests.send(
-                    key=request.loop_id.encode(), value=codec.dumps(request.to_json_dict())
-                )
+                await requests.send(key=request["loop_id"].encode(), value=codec.dumps(request))
             if sweeper.due(source.partition, time.monotonic()):
                 for key in sweeper.expired(source.partition, list(states.keys()), peek):
                     del states[key]
+                    processor.evict(key.decode())
 
     return monitor_actions

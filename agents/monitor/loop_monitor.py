@@ -4,6 +4,11 @@
 :class:`LoopState` and returns the warnings and reflection requests it causes.
 It reads no clock and does no I/O, so the Faust agent, the offline ``detect``
 command and audits run the very same decisions.
+
+Findings are JSON-ready dicts shaped exactly as :class:`LoopWarning` and
+:class:`ReflectionRequest` (a test holds them to it): the hot path builds and
+encodes them without a validation round trip. ``LoopWarning.model_validate``
+turns one into the typed model.
 """
 
 from __future__ import annotations
@@ -23,24 +28,22 @@ from loopwarden.schemas import codec
 from loopwarden.schemas.events import ActionEvent
 from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.levels import ReflectionLevel
-from loopwarden.schemas.reflection import (
-    ActionRecord,
-    ActionReflection,
-    EnvironmentalImpact,
-    ReflectionRequest,
-    ReflectionRequestKind,
-)
-from loopwarden.schemas.warnings import LoopWarning, WarningKind
+from loopwarden.schemas.events import SCHEMA_VERSION
+from loopwarden.schemas.reflection import ReflectionRequestKind
+from loopwarden.schemas.warnings import WarningKind
 from loopwarden.settings import DetectionSettings
+
+
+Output = dict[str, Any]
 
 
 @dataclass(slots=True)
 class Findings:
-    """What one event caused."""
+    """What one event caused: warnings and reflection requests as JSON-ready dicts."""
 
     level: ReflectionLevel
-    warnings: list[LoopWarning] = field(default_factory=list)
-    requests: list[ReflectionRequest] = field(default_factory=list)
+    warnings: list[Output] = field(default_factory=list)
+    requests: list[Output] = field(default_factory=list)
 
 
 class LoopMonitor:
@@ -110,7 +113,7 @@ class LoopMonitor:
             findings.requests.append(self._semantic_request(state, event, level))
         if edit_spin is not None:
             warning = self._edit_warning(state, event, level, edit_spin)
-            spin_reason = spin_reason or warning.reason
+            spin_reason = spin_reason or warning["reason"]
             findings.warnings.append(warning)
         if not payload.success and level is not ReflectionLevel.NONE:
             findings.warnings.append(self._failure_warning(state, event, level))
@@ -140,98 +143,133 @@ class LoopMonitor:
             "success": payload.success,
             "error_message": payload.error_message,
             "occurred_at": event.occurred_at,
-            "edit": payload.edit.model_dump() if payload.edit is not None else None,
+            "edit": _edit(event),
+        }
+
+    def _warning(
+        self,
+        kind: WarningKind,
+        state: LoopState,
+        event: ActionEvent,
+        level: ReflectionLevel,
+        **fields: Any,
+    ) -> Output:
+        return {
+            "warning_id": derived_id(kind, state.loop_id, event.event_id),
+            "schema_version": SCHEMA_VERSION,
+            "type": "warning",
+            "kind": kind.value,
+            "loop_id": state.loop_id,
+            "level": level.value,
+            "next_actions": [],
+            "trigger_event_id": event.event_id,
+            "action_type": event.payload.action_type,
+            "iteration": state.iteration,
+            "consecutive_count": None,
+            "edit": None,
+            "occurred_at": event.occurred_at,
+            **fields,
         }
 
     def _spin_warning(
         self, state: LoopState, event: ActionEvent, level: ReflectionLevel, count: int, reason: str
-    ) -> LoopWarning:
+    ) -> Output:
         lang = self.settings.language
-        action_type = event.payload.action_type
         threshold = state.spin_threshold or self.settings.spin_threshold
         suggestions = list(texts.LAYER1_SUGGESTIONS[lang])
-        return LoopWarning(
-            warning_id=derived_id(WarningKind.ACTION_TYPE_SPIN, state.loop_id, event.event_id),
-            kind=WarningKind.ACTION_TYPE_SPIN,
-            loop_id=state.loop_id,
-            level=level,
+        action_type = event.payload.action_type
+        return self._warning(
+            WarningKind.ACTION_TYPE_SPIN,
+            state,
+            event,
+            level,
             reason=reason,
             suggestions=suggestions,
             event_ids=[r["event_id"] for r in state.window[-threshold:]],
-            trigger_event_id=event.event_id,
-            action_type=action_type,
-            iteration=state.iteration,
             consecutive_count=count,
             timeline_message=texts.spin_timeline(lang, action_type, reason, suggestions),
-            occurred_at=event.occurred_at,
         )
 
     def _edit_warning(
         self, state: LoopState, event: ActionEvent, level: ReflectionLevel, spin: EditSpin
-    ) -> LoopWarning:
+    ) -> Output:
         lang = self.settings.language
         reason = texts.edit_spin_reason(lang, spin.start_line, spin.end_line, spin.count)
-        return LoopWarning(
-            warning_id=derived_id(WarningKind.CODE_EDIT_SPIN, state.loop_id, event.event_id),
-            kind=WarningKind.CODE_EDIT_SPIN,
-            loop_id=state.loop_id,
-            level=level,
+        return self._warning(
+            WarningKind.CODE_EDIT_SPIN,
+            state,
+            event,
+            level,
             reason=reason,
             suggestions=list(texts.EDIT_SPIN_SUGGESTIONS[lang]),
             event_ids=list(spin.event_ids),
-            trigger_event_id=event.event_id,
-            action_type=event.payload.action_type,
-            iteration=state.iteration,
             consecutive_count=spin.count,
-            edit=event.payload.edit,
+            edit=_edit(event),
             timeline_message=texts.edit_spin_prompt(lang, spin.start_line, spin.end_line, reason),
-            occurred_at=event.occurred_at,
         )
 
     def _failure_warning(
         self, state: LoopState, event: ActionEvent, level: ReflectionLevel
-    ) -> LoopWarning:
+    ) -> Output:
         payload = event.payload
         suggestions = list(
             texts.failure_suggestions(
                 self.settings.language, payload.action_type, payload.error_message
             )
         )
-        return LoopWarning(
-            warning_id=derived_id(WarningKind.ACTION_FAILED, state.loop_id, event.event_id),
-            kind=WarningKind.ACTION_FAILED,
-            loop_id=state.loop_id,
-            level=level,
+        return self._warning(
+            WarningKind.ACTION_FAILED,
+            state,
+            event,
+            level,
             reason=payload.error_message or f"action '{payload.action_type}' failed",
             suggestions=suggestions,
             event_ids=[event.event_id],
-            trigger_event_id=event.event_id,
-            action_type=payload.action_type,
-            iteration=state.iteration,
             timeline_message=texts.critical_timeline(
                 payload.action_type, payload.error_message, suggestions
             ),
-            occurred_at=event.occurred_at,
         )
+
+    def _request(
+        self,
+        kind: ReflectionRequestKind,
+        state: LoopState,
+        event: ActionEvent,
+        level: ReflectionLevel,
+        **fields: Any,
+    ) -> Output:
+        return {
+            "request_id": derived_id(kind, state.loop_id, event.event_id),
+            "schema_version": SCHEMA_VERSION,
+            "type": "reflection_request",
+            "kind": kind.value,
+            "loop_id": state.loop_id,
+            "level": level.value,
+            "trigger_event_id": event.event_id,
+            "reflection": None,
+            "recent_actions": [],
+            "recent_reflections": [],
+            "prompt": None,
+            "memory_query": None,
+            "memory_budget_bytes": 0,
+            "occurred_at": event.occurred_at,
+            **fields,
+        }
 
     def _semantic_request(
         self, state: LoopState, event: ActionEvent, level: ReflectionLevel
-    ) -> ReflectionRequest:
+    ) -> Output:
         recent = state.window[-self.settings.logic_spin_threshold :]
         request_level = (
             level if level.at_least(ReflectionLevel.STANDARD) else ReflectionLevel.STANDARD
         )
-        return ReflectionRequest(
-            request_id=derived_id(
-                ReflectionRequestKind.SEMANTIC_SPIN_CHECK, state.loop_id, event.event_id
-            ),
-            kind=ReflectionRequestKind.SEMANTIC_SPIN_CHECK,
-            loop_id=state.loop_id,
-            level=request_level,
-            trigger_event_id=event.event_id,
-            recent_actions=[ActionRecord.model_validate(r) for r in recent],
+        return self._request(
+            ReflectionRequestKind.SEMANTIC_SPIN_CHECK,
+            state,
+            event,
+            request_level,
+            recent_actions=list(recent),
             prompt=texts.semantic_spin_prompt(recent),
-            occurred_at=event.occurred_at,
         )
 
     def _reflection_request(
@@ -240,38 +278,35 @@ class LoopMonitor:
         event: ActionEvent,
         level: ReflectionLevel,
         spin_reason: str | None,
-    ) -> ReflectionRequest:
+    ) -> Output:
         cfg = self.settings
         payload = event.payload
-        reflection = ActionReflection(
-            event_id=event.event_id,
-            action_type=payload.action_type,
-            action_params=payload.params,
-            execution_time_ms=payload.duration_ms,
-            iteration_num=state.iteration,
-            success=payload.success,
-            error_message=payload.error_message,
-            environmental_impact=self._impact(event, spin_reason),
-            suggestions=self._suggestions(event, spin_reason),
-            reflection_level=level,
-            reflection_timestamp=event.occurred_at,
-            is_spinning=spin_reason is not None,
-            spin_reason=spin_reason,
-        )
-        cached = [ActionReflection.model_validate(r) for r in state.reflections]
+        reflection = {
+            "event_id": event.event_id,
+            "action_type": payload.action_type,
+            "action_params": payload.params,
+            "execution_time_ms": payload.duration_ms,
+            "iteration_num": state.iteration,
+            "success": payload.success,
+            "error_message": payload.error_message,
+            "environmental_impact": self._impact(event, spin_reason),
+            "suggestions": self._suggestions(event, spin_reason),
+            "reflection_level": level.value,
+            "reflection_timestamp": event.occurred_at,
+            "is_spinning": spin_reason is not None,
+            "spin_reason": spin_reason,
+        }
+        cached = list(state.reflections)
         if cfg.reflection_cache_size:
-            state.reflections.append(reflection.model_dump(mode="json"))
+            state.reflections.append(reflection)
             del state.reflections[: -cfg.reflection_cache_size]
-        return ReflectionRequest(
-            request_id=derived_id(
-                ReflectionRequestKind.ACTION_REFLECTION, state.loop_id, event.event_id
-            ),
-            kind=ReflectionRequestKind.ACTION_REFLECTION,
-            loop_id=state.loop_id,
-            level=level,
-            trigger_event_id=event.event_id,
+        return self._request(
+            ReflectionRequestKind.ACTION_REFLECTION,
+            state,
+            event,
+            level,
             reflection=reflection,
-            recent_actions=[ActionRecord.model_validate(r) for r in state.window],
+            recent_actions=list(state.window),
             recent_reflections=cached,
             memory_query=memory_query(payload.action_type, payload.success, payload.error_message),
             memory_budget_bytes=memory_budget_bytes(
@@ -280,25 +315,23 @@ class LoopMonitor:
                 deep=cfg.memory_budget_deep,
                 critical=cfg.memory_budget_critical,
             ),
-            occurred_at=event.occurred_at,
         )
 
-    def _impact(self, event: ActionEvent, spin_reason: str | None) -> EnvironmentalImpact:
+    def _impact(self, event: ActionEvent, spin_reason: str | None) -> dict[str, Any]:
         payload = event.payload
         usage = dict(payload.resource_usage)
         if payload.duration_ms is not None:
             usage.setdefault("duration_ms", payload.duration_ms)
-        positive = ["action succeeded"] if payload.success else []
         negative = [] if payload.success else [f"action failed: {payload.error_message or ''}"]
         if spin_reason:
             negative.append(spin_reason)
-        return EnvironmentalImpact(
-            state_changes=["loop terminated" if payload.terminated else "loop continued"],
-            resource_usage=usage,
-            side_effects=list(payload.side_effects),
-            positive_effects=positive,
-            negative_effects=negative,
-        )
+        return {
+            "state_changes": ["loop terminated" if payload.terminated else "loop continued"],
+            "resource_usage": usage,
+            "side_effects": list(payload.side_effects),
+            "positive_effects": ["action succeeded"] if payload.success else [],
+            "negative_effects": negative,
+        }
 
     def _suggestions(self, event: ActionEvent, spin_reason: str | None) -> list[str]:
         lang = self.settings.language
@@ -308,3 +341,10 @@ class LoopMonitor:
         if spin_reason:
             return list(texts.LAYER1_SUGGESTIONS[lang])
         return []
+
+
+def _edit(event: ActionEvent) -> dict[str, Any] | None:
+    edit = event.payload.edit
+    if edit is None:
+        return None
+    return {"start_line": edit.start_line, "end_line": edit.end_line, "content": edit.content}

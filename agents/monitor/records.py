@@ -10,18 +10,17 @@ all go through here.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from loopwarden.agents.monitor.loop_monitor import LoopMonitor
+from loopwarden.agents.monitor.loop_monitor import LoopMonitor, Output
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.errors import EventDecodeError, EventError, EventTooLargeError, FieldError
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
 from loopwarden.schemas.events import ActionEvent, validate_action
-from loopwarden.schemas.reflection import ReflectionRequest
-from loopwarden.schemas.warnings import LoopWarning
 from loopwarden.settings import DetectionSettings
 
 StateLoader = Callable[[str], LoopState | None]
@@ -32,8 +31,8 @@ class RecordOutcome:
     """Everything one record produced; ``states`` are the loops to write back."""
 
     states: dict[str, LoopState] = field(default_factory=dict)
-    warnings: list[LoopWarning] = field(default_factory=list)
-    requests: list[ReflectionRequest] = field(default_factory=list)
+    warnings: list[Output] = field(default_factory=list)
+    requests: list[Output] = field(default_factory=list)
     dead_letters: list[DeadLetter] = field(default_factory=list)
     events: int = 0
     skipped: int = 0
@@ -105,13 +104,33 @@ def _validate_into(
 
 
 class RecordProcessor:
-    """Decode a record and apply its events to per-loop state."""
+    """Decode a record and apply its events to per-loop state.
+
+    With ``cache_loops`` > 0 the processor keeps that many recently used loop
+    states in memory, so a loop's stored snapshot is decoded only when it is
+    not cached. The owner must call :meth:`forget` whenever the stored states
+    may have changed behind its back (a rebalance) and :meth:`evict` when it
+    deletes a loop.
+    """
 
     def __init__(
-        self, detection: DetectionSettings | None = None, max_event_bytes: int = 256 * 1024
+        self,
+        detection: DetectionSettings | None = None,
+        max_event_bytes: int = 256 * 1024,
+        cache_loops: int = 0,
     ) -> None:
         self.monitor = LoopMonitor(detection)
         self.max_event_bytes = max_event_bytes
+        self.cache_loops = cache_loops
+        self._cache: OrderedDict[str, LoopState] = OrderedDict()
+
+    def forget(self) -> None:
+        """Drop every cached state (after a rebalance)."""
+        self._cache.clear()
+
+    def evict(self, loop_id: str) -> None:
+        """Drop one loop's cached state (it was deleted)."""
+        self._cache.pop(loop_id, None)
 
     def process(
         self,
@@ -125,10 +144,7 @@ class RecordProcessor:
         outcome = RecordOutcome(dead_letters=decoded.dead_letters)
         states = outcome.states
         for index, event in decoded.events:
-            state = states.get(event.loop_id)
-            if state is None:
-                state = load_state(event.loop_id) or LoopState(event.loop_id)
-                state.partition = source.partition
+            state = states.get(event.loop_id) or self._state(event.loop_id, source, load_state)
             findings = self.monitor.observe(state, event, (source.offset, index))
             if findings is None:
                 outcome.skipped += 1
@@ -138,3 +154,17 @@ class RecordProcessor:
             outcome.warnings.extend(findings.warnings)
             outcome.requests.extend(findings.requests)
         return outcome
+
+    def _state(self, loop_id: str, source: SourcePosition, load_state: StateLoader) -> LoopState:
+        cache = self._cache
+        state = cache.get(loop_id)
+        if state is not None:
+            cache.move_to_end(loop_id)
+            return state
+        state = load_state(loop_id) or LoopState(loop_id)
+        state.partition = source.partition
+        if self.cache_loops:
+            cache[loop_id] = state
+            if len(cache) > self.cache_loops:
+                cache.popitem(last=False)
+        return state

@@ -47,7 +47,7 @@ class LoopState:
 
     def has_event(self, event_id: str) -> bool:
         """True when ``event_id`` is among the actions in the window (a re-publish)."""
-        return any(record["event_id"] == event_id for record in self.window)
+        return event_id in [record["event_id"] for record in self.window]
 
     def snapshot(self) -> bytes:
         """Encode the state for the table (orjson)."""

@@ -216,10 +216,10 @@ def _detect_line(
     counts["events"] += outcome.events
     counts["warnings"] += len(outcome.warnings)
     for warning in outcome.warnings:
-        out.write(codec.dumps_line(warning.to_json_dict()))
+        out.write(codec.dumps_line(warning))
     if requests:
         for request in outcome.requests:
-            out.write(codec.dumps_line(request.to_json_dict()))
+            out.write(codec.dumps_line(request))
     return outcome.dead_letters[0] if outcome.dead_letters else None
 
 

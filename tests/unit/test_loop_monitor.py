@@ -4,16 +4,26 @@ from loopwarden.agents.monitor.loop_monitor import LoopMonitor
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.agents.spin import texts
 from loopwarden.schemas.levels import ReflectionLevel
-from loopwarden.schemas.reflection import ReflectionRequestKind
-from loopwarden.schemas.warnings import WarningKind
+from loopwarden.schemas.reflection import ReflectionRequest, ReflectionRequestKind
+from loopwarden.schemas.warnings import LoopWarning, WarningKind
 from loopwarden.settings import DetectionSettings
+
+
+class Typed:
+    """Findings with their dicts parsed into the public models (which also checks the shape)."""
+
+    def __init__(self, findings):
+        self.level = findings.level
+        self.raw = findings
+        self.warnings = [LoopWarning.model_validate(w) for w in findings.warnings]
+        self.requests = [ReflectionRequest.model_validate(r) for r in findings.requests]
 
 
 def run(events, settings=None, state=None):
     monitor = LoopMonitor(settings or DetectionSettings())
     state = state or LoopState(events[0].loop_id)
     findings = [monitor.observe(state, e, (i, 0)) for i, e in enumerate(events)]
-    return state, findings
+    return state, [Typed(f) if f is not None else None for f in findings]
 
 
 def test_three_same_actions_warn_with_the_causing_event_ids(make_action):
@@ -124,7 +134,7 @@ def test_a_reprocessed_position_is_skipped(make_action):
     assert monitor.observe(state, events[1], (1, 0)) is None  # replay after a restart
     assert state.seq == 2
     findings = monitor.observe(state, events[2], (2, 0))
-    assert findings.warnings[0].consecutive_count == 3
+    assert findings.warnings[0]["consecutive_count"] == 3
 
 
 def test_a_republished_event_id_is_skipped(make_action):
@@ -163,4 +173,15 @@ def test_state_snapshot_round_trip_continues_detection(make_action):
     restored = LoopState.restore(state.loop_id, state.snapshot())
     assert restored == state
     findings = LoopMonitor().observe(restored, events[2], (2, 0))
-    assert findings.warnings[0].event_ids == [e.event_id for e in events]
+    assert findings.warnings[0]["event_ids"] == [e.event_id for e in events]
+
+
+def test_outputs_are_exactly_the_public_models_json(make_action):
+    events = [make_action(action_type="a", success=False, error_message="e") for _ in range(7)]
+    events.append(make_action(action_type="edit", edit={"start_line": 1, "end_line": 2}))
+    _, findings = run(events)
+    for typed in findings:
+        for raw, model in zip(typed.raw.warnings, typed.warnings, strict=True):
+            assert model.model_dump(mode="json") == raw
+        for raw, model in zip(typed.raw.requests, typed.requests, strict=True):
+            assert model.model_dump(mode="json") == raw

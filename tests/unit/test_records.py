@@ -69,7 +69,7 @@ def test_processor_groups_by_loop_and_keeps_order():
     out = RecordProcessor().process(codec.dumps(batch), None, SRC, states.get)
     assert set(out.states) == {"A", "B"}
     assert out.events == 6
-    assert [w.loop_id for w in out.warnings] == ["B", "A"]
+    assert [w["loop_id"] for w in out.warnings] == ["B", "A"]
     assert out.states["A"].partition == 3
 
 
@@ -80,3 +80,27 @@ def test_processor_skips_a_replayed_record():
     states.update(first.states)
     again = processor.process(codec.dumps([ev(i) for i in range(3)]), None, SRC, states.get)
     assert again.events == 0 and again.skipped == 3 and again.warnings == []
+
+
+def test_cached_states_are_used_until_forgotten():
+    stored = {}
+    loads = []
+
+    def load(loop_id):
+        loads.append(loop_id)
+        return stored.get(loop_id)
+
+    processor = RecordProcessor(cache_loops=10)
+    processor.process(codec.dumps([ev(0), ev(1)]), None, SRC, load)
+    processor.process(codec.dumps(ev(2)), None, SourcePosition("actions", 3, 43), load)
+    assert loads == ["L"]  # read once, then served from the cache
+    processor.forget()
+    processor.process(codec.dumps(ev(3)), None, SourcePosition("actions", 3, 44), load)
+    assert loads == ["L", "L"]
+
+
+def test_cache_is_bounded():
+    processor = RecordProcessor(cache_loops=2)
+    for i, loop in enumerate("ABC"):
+        processor.process(codec.dumps(ev(i, loop=loop)), None, SourcePosition("a", 0, i), {}.get)
+    assert list(processor._cache) == ["B", "C"]
