@@ -25,14 +25,12 @@ from loopwarden.agents.reflection.levels import (
 from loopwarden.agents.spin import texts
 from loopwarden.agents.spin.code_edit import EditSpin
 from loopwarden.schemas import codec
-from loopwarden.schemas.events import ActionEvent
+from loopwarden.schemas.events import SCHEMA_VERSION, ActionEvent
 from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.levels import ReflectionLevel
-from loopwarden.schemas.events import SCHEMA_VERSION
 from loopwarden.schemas.reflection import ReflectionRequestKind
 from loopwarden.schemas.warnings import WarningKind
 from loopwarden.settings import DetectionSettings
-
 
 Output = dict[str, Any]
 
