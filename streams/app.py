@@ -7,6 +7,8 @@ Two things faust-streaming does not expose are set here:
   cost up to 1.5 s; ``kafka.fetch_max_wait_ms`` (10 ms) bounds it.
 - the built-in Monitor sensor, which costs about 40 % of throughput and is
   replaced by loopwarden's own telemetry.
+- the producer's ``flush`` (called before every offset commit) first flushes the
+  :class:`RecordSink` that batches the worker's output (see :mod:`.sink`).
 
 Table recovery reads the changelog up to each partition's end offset, which
 Tansu under-reports (see :mod:`loopwarden.streams.offsets`); with
@@ -28,6 +30,7 @@ from mode import ServiceT
 
 from loopwarden.settings import Settings
 from loopwarden.streams.offsets import probe_end_offsets
+from loopwarden.streams.sink import RecordSink
 
 
 class _TunedConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
@@ -55,17 +58,38 @@ class _TunedConsumer(faust_aiokafka.Consumer):
         return _TunedConsumerThread(self, loop=self.loop, beacon=self.beacon)
 
 
+class _SinkFlushingProducer(faust_aiokafka.Producer):
+    """Faust flushes its producer before every commit: flush the sink first."""
+
+    async def flush(self) -> None:
+        app = self.app
+        if isinstance(app, LoopwardenApp):
+            await app.sink.flush()
+        await super().flush()
+
+    async def on_stop(self) -> None:
+        app = self.app
+        if isinstance(app, LoopwardenApp) and self._producer is not None:
+            await app.sink.flush()
+        await super().on_stop()
+
+
 class _TunedTransport(faust_aiokafka.Transport):
     Consumer = _TunedConsumer
+    Producer = _SinkFlushingProducer
 
 
 class LoopwardenApp(faust.App):
-    """A ``faust.App`` that carries loopwarden's settings and tuned consumer."""
+    """A ``faust.App`` with loopwarden's settings, tuned consumer and batched output sink."""
 
     loopwarden: Settings
+    sink: RecordSink
 
     def _new_transport(self) -> Any:
         return _TunedTransport(self.conf.broker_consumer, self)
+
+    def _new_producer_transport(self) -> Any:
+        return _TunedTransport(self.conf.broker_producer, self)
 
     def on_init_dependencies(self) -> Iterable[ServiceT]:
         services = super().on_init_dependencies()
@@ -103,4 +127,8 @@ def create_app(settings: Settings) -> LoopwardenApp:
         autodiscover=False,
     )
     app.loopwarden = settings
+    app.sink = RecordSink(
+        lambda: app.producer._ensure_producer(),  # the aiokafka producer Faust flushes
+        linger_s=kafka.producer_linger_ms / 1000.0,
+    )
     return app

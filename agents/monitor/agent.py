@@ -1,9 +1,11 @@
 """The Faust side of the action monitor: decode → monitor → send → store.
 
 The agent reads raw bytes (a typed topic would stop the agent on the first
-undecodable value), hands each record to :class:`RecordProcessor`, writes the
-touched loop states to the ``loop-state`` table once per record, and sends
-warnings, reflection requests and dead letters. Nothing else happens here.
+undecodable value), hands each record to :class:`RecordProcessor`, stores the
+touched loop states in the ``loop-state`` table once per record, and queues the
+changelog records, warnings, reflection requests and dead letters on the app's
+:class:`~loopwarden.streams.sink.RecordSink`, which sends them in batches and is
+flushed before every offset commit. Nothing else happens here.
 """
 
 from __future__ import annotations
@@ -36,9 +38,8 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
         )
 
     actions = raw_topic(names.actions)
-    warnings = raw_topic(names.warnings)
-    requests = raw_topic(names.reflection_requests)
-    dead_letters = raw_topic(names.dead_letter)
+    for output in (names.warnings, names.reflection_requests, names.dead_letter):
+        raw_topic(output)  # declared so that Faust creates them; written through the sink
     states = app.Table(
         STATE_TABLE,
         partitions=names.partitions,
@@ -53,6 +54,9 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
         settings.limits.idle_loop_ttl_s, settings.limits.expiry_sweep_interval_s
     )
 
+    sink = app.sink
+    changelog = states.changelog_topic.get_topic_name()
+
     def load_state(loop_id: str) -> LoopState | None:
         data = states.get(loop_id.encode())
         return LoopState.restore(loop_id, data) if data else None
@@ -61,8 +65,25 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
         data = states.get(key)
         return LoopState.peek_expiry(data) if data else None
 
-    async def send_dead_letter(letter: DeadLetter) -> None:
-        await dead_letters.send(key=letter.key, value=letter.value, headers=letter.headers())
+    def store(key: bytes, snapshot: bytes | None, partition: int) -> None:
+        # The table's store plus our own changelog record, batched by the sink; the
+        # changelog partition is the source partition, as Faust's own writes would be.
+        if snapshot is None:
+            states.data.pop(key, None)
+        else:
+            states.data[key] = snapshot
+        sink.add(changelog, key, snapshot, partition=partition)
+
+    def dead_letter(letter: DeadLetter) -> None:
+        log.warning(
+            "dead letter (%s) at %s[%d]@%d: %s",
+            letter.reason,
+            letter.source.topic,
+            letter.source.partition,
+            letter.source.offset,
+            letter.message,
+        )
+        sink.add(names.dead_letter, letter.key, letter.value, headers=letter.headers())
 
     async def forget_cached_states(*args: Any, **kwargs: Any) -> None:
         processor.forget()  # the table may be recovered or handed over: re-read it
@@ -86,8 +107,9 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
                 log.exception(
                     "processing failed at %s[%d]@%d", source.topic, source.partition, source.offset
                 )
+                processor.forget()  # cached states may be half-updated
                 error = FieldError("", f"{type(exc).__name__}: {exc}")
-                await send_dead_letter(
+                dead_letter(
                     DeadLetter(
                         "processing_error",
                         str(error),
@@ -100,25 +122,21 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
                 continue
             for loop_id, state in outcome.states.items():
                 key = loop_id.encode()
-                states[key] = state.snapshot()
+                store(key, state.snapshot(), source.partition)
                 sweeper.touch(key, state.partition, state.last_seen)
             for letter in outcome.dead_letters:
-                log.warning(
-                    "dead letter (%s) at %s[%d]@%d: %s",
-                    letter.reason,
-                    source.topic,
-                    source.partition,
-                    source.offset,
-                    letter.message,
-                )
-                await send_dead_letter(letter)
+                dead_letter(letter)
             for warning in outcome.warnings:
-                await warnings.send(key=warning["loop_id"].encode(), value=codec.dumps(warning))
+                sink.add(names.warnings, warning["loop_id"].encode(), codec.dumps(warning))
             for request in outcome.requests:
-                await requests.send(key=request["loop_id"].encode(), value=codec.dumps(request))
+                sink.add(
+                    names.reflection_requests, request["loop_id"].encode(), codec.dumps(request)
+                )
             if sweeper.due(source.partition, time.monotonic()):
                 for key in sweeper.expired(source.partition, list(states.keys()), peek):
-                    del states[key]
+                    store(key, None, source.partition)
                     processor.evict(key.decode())
+            if sink.full:
+                await sink.flush()
 
     return monitor_actions
