@@ -1,0 +1,81 @@
+"""The CLI against a real broker and worker: publish JSON lines, tail warnings."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+
+import orjson
+import pytest
+
+from .conftest import settings_env
+
+pytestmark = pytest.mark.integration
+
+
+def cli(settings, *args: str, stdin: bytes | None = None, timeout: float = 60):
+    env = {
+        **os.environ,
+        **settings_env(settings),
+        "LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS": settings.kafka.bootstrap_servers,
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "loopwarden", *args],
+        input=stdin,
+        env=env,
+        capture_output=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def test_publish_then_tail_a_loop(shared_settings, shared_worker):
+    loop_id = f"cli-{uuid.uuid4().hex[:6]}"
+    lines = (
+        b"".join(
+            orjson.dumps({"loop_id": loop_id, "action_type": "grep", "params": {"n": i}}) + b"\n"
+            for i in range(3)
+        )
+        + b'{"loop_id": "'
+        + loop_id.encode()
+        + b'"}\n'
+    )
+    published = cli(shared_settings, "publish", "-", stdin=lines)
+    assert published.returncode == 1  # one bad line
+    assert b"line 4: payload.action_type: Field required" in published.stderr
+    assert b"published 3 event(s), 1 bad line(s)" in published.stderr
+
+    tailed = cli(
+        shared_settings,
+        "tail",
+        "--loop",
+        loop_id,
+        "--from-beginning",
+        "--format",
+        "json",
+        "--limit",
+        "1",
+        "--timeout",
+        "60",
+    )
+    assert tailed.returncode == 0, tailed.stderr
+    (warning,) = [orjson.loads(line) for line in tailed.stdout.splitlines()]
+    assert warning["loop_id"] == loop_id
+    assert warning["kind"] == "action_type_spin"
+    assert len(warning["event_ids"]) == 3
+
+    text = cli(
+        shared_settings,
+        "tail",
+        "--loop",
+        loop_id,
+        "--from-beginning",
+        "--limit",
+        "1",
+        "--timeout",
+        "60",
+    )
+    assert f"[{loop_id}] action_type_spin".encode() in text.stdout
+    assert "⚠️ [SPIN DETECTED]".encode() in text.stdout
