@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import faust
 
 from loopwarden.agents.monitor.agent import register_action_monitor
@@ -16,9 +18,17 @@ def build_worker_app(settings: Settings | None = None) -> LoopwardenApp:
     return app
 
 
+class _DropRemovedSensorNoise(logging.Filter):
+    """Faust warns on every rebalance that the (removed) Monitor sensor kept no state."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Missing sensor state" not in record.getMessage()
+
+
 def run_worker(settings: Settings | None = None) -> None:
     """Run a worker in this process until it is stopped (SIGINT/SIGTERM)."""
     settings = settings or Settings()
+    logging.getLogger("faust.app.base").addFilter(_DropRemovedSensorNoise())
     app = build_worker_app(settings)
     worker = faust.Worker(app, loglevel=settings.log_level.upper(), quiet=True)
     worker.execute_from_commandline()

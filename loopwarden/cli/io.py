@@ -104,7 +104,7 @@ def tail(
             settings, loop_id=loop_id, from_beginning=from_beginning
         )
     else:
-        subscriber = DeadLetterSubscriber(settings, from_beginning=from_beginning)
+        subscriber = DeadLetterSubscriber(settings, loop_id=loop_id, from_beginning=from_beginning)
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_tail(subscriber, fmt, limit, timeout))
 

@@ -63,6 +63,8 @@ def settings_env(settings: Settings) -> dict[str, str]:
         "LOOPWARDEN_TOPICS__DEAD_LETTER": t.dead_letter,
         "LOOPWARDEN_TOPICS__PARTITIONS": str(t.partitions),
         "LOOPWARDEN_LIMITS__MAX_EVENT_BYTES": str(settings.limits.max_event_bytes),
+        "LOOPWARDEN_LIMITS__IDLE_LOOP_TTL_S": str(settings.limits.idle_loop_ttl_s),
+        "LOOPWARDEN_LIMITS__EXPIRY_SWEEP_INTERVAL_S": str(settings.limits.expiry_sweep_interval_s),
         "LOOPWARDEN_LOG_LEVEL": "info",
     }
 

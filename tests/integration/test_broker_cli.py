@@ -1,0 +1,39 @@
+"""`loopwarden broker`: starts Tansu on loopback, prints where, stops on SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+from aiokafka.admin import AIOKafkaAdminClient
+
+from loopwarden.streams.broker import free_port
+
+pytestmark = pytest.mark.integration
+
+
+async def test_broker_command_serves_kafka_and_stops_cleanly():
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "loopwarden", "broker", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=os.environ.copy(),
+    )
+    try:
+        first_line = await asyncio.wait_for(asyncio.to_thread(process.stdout.readline), 20)
+        assert first_line.decode().strip() == f"broker listening on 127.0.0.1:{port}"
+        admin = AIOKafkaAdminClient(bootstrap_servers=f"127.0.0.1:{port}")
+        await admin.start()
+        try:
+            assert isinstance(await admin.list_topics(), list)
+        finally:
+            await admin.close()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        code = process.wait(15)
+    assert code == 0

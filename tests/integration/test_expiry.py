@@ -1,0 +1,53 @@
+"""Idle loops expire: their state is dropped and a later event starts afresh."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+import pytest
+
+from loopwarden.streams.publisher import AsyncPublisher, default_partition
+from loopwarden.streams.subscriber import WarningSubscriber
+
+from .conftest import isolated_settings
+
+pytestmark = pytest.mark.integration
+
+
+def two_loops_on_one_partition(partitions: int) -> tuple[str, str]:
+    by_partition: dict[int, str] = {}
+    for i in itertools.count():
+        loop_id = f"idle-{i}"
+        partition = default_partition(loop_id.encode(), partitions)
+        if partition in by_partition:
+            return by_partition[partition], loop_id
+        by_partition[partition] = loop_id
+    raise AssertionError("unreachable")
+
+
+async def test_an_idle_loop_forgets_its_streak(broker, worker_factory):
+    settings = isolated_settings(broker, "expiry", idle_loop_ttl_s=60, expiry_sweep_interval_s=0.05)
+    worker_factory(settings)
+    idle, busy = two_loops_on_one_partition(settings.topics.partitions)
+    t0 = 1_800_000_000.0
+    async with WarningSubscriber(settings) as warnings:
+        async with AsyncPublisher(settings, batching=False) as publisher:
+            await publisher.publish(idle, "search", occurred_at=t0)
+            await publisher.publish(idle, "search", occurred_at=t0 + 1)
+            # event time on the partition moves 10 minutes on; the busy loop's warning
+            # tells us the worker got this far
+            for i in range(3):
+                await publisher.publish(busy, "think", occurred_at=t0 + 600 + i)
+            await publisher.flush()
+            (barrier,) = await warnings.collect(1, 60)
+            assert barrier.loop_id == busy
+            await asyncio.sleep(0.2)  # the next record on the partition runs the sweep
+            await publisher.publish(busy, "write", occurred_at=t0 + 603)
+            fresh = [
+                await publisher.publish(idle, "search", occurred_at=t0 + 604 + i) for i in range(3)
+            ]
+        received = await warnings.collect(1, 30)
+        received += await warnings.collect(1, 2)
+    # without expiry the first new "search" would have been the third in a row
+    assert [(w.loop_id, w.event_ids) for w in received] == [(idle, fresh)]
