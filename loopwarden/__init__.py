@@ -1,3 +1,40 @@
-"""loopwarden: keeps LLM agents from spinning, over Kafka."""
+"""loopwarden: keeps LLM agents from spinning, over Kafka.
+
+The few names an agent needs::
+
+    from loopwarden import AsyncPublisher, Publisher, Settings, WarningSubscriber
+"""
+
+from loopwarden.errors import (
+    EventValidationError,
+    LoopwardenError,
+    PublishError,
+)
+from loopwarden.schemas import ActionEvent, LoopWarning, ReflectionLevel, ReflectionRequest
+from loopwarden.settings import Settings
+from loopwarden.streams.publisher import AsyncPublisher, Publisher, make_action_event
+from loopwarden.streams.subscriber import (
+    DeadLetterSubscriber,
+    ReflectionRequestSubscriber,
+    WarningSubscriber,
+)
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "ActionEvent",
+    "AsyncPublisher",
+    "DeadLetterSubscriber",
+    "EventValidationError",
+    "LoopWarning",
+    "LoopwardenError",
+    "PublishError",
+    "Publisher",
+    "ReflectionLevel",
+    "ReflectionRequest",
+    "ReflectionRequestSubscriber",
+    "Settings",
+    "WarningSubscriber",
+    "__version__",
+    "make_action_event",
+]

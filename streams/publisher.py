@@ -103,7 +103,12 @@ class AsyncPublisher:
         self.published = 0
 
     async def start(self) -> None:
-        """Connect and read the topic's partition count."""
+        """Connect and read the topic's partition count.
+
+        The topic must exist (a worker or ``loopwarden topics`` creates it); it is
+        looked up without asking the broker to auto-create it, since an
+        auto-created topic would get the broker's default partition count.
+        """
         self._producer = AIOKafkaProducer(
             bootstrap_servers=self.bootstrap_servers,
             linger_ms=1,
@@ -112,13 +117,18 @@ class AsyncPublisher:
             acks=1,
         )
         await self._producer.start()
-        partitions = await self._producer.partitions_for(self.topic)
-        if not partitions:
+        try:
+            cluster = await self._producer.client.fetch_all_metadata()
+            partitions = cluster.partitions_for_topic(self.topic)
+            if not partitions:
+                raise PublishError(
+                    f"topic {self.topic!r} does not exist on {self.bootstrap_servers}; start a "
+                    "worker or run `loopwarden topics` to create loopwarden's topics"
+                )
+        except BaseException:
             await self._producer.stop()
-            raise PublishError(
-                f"topic {self.topic!r} does not exist; start a worker or run "
-                "`loopwarden topics` to create it"
-            )
+            self._producer = None
+            raise
         self._partition_count = len(partitions)
 
     async def stop(self) -> None:

@@ -1,0 +1,41 @@
+"""`loopwarden demo` (what `make demo` runs) shows real warnings and exits by itself."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+
+def test_demo_runs_start_to_finish():
+    result = subprocess.run(
+        [sys.executable, "-m", "loopwarden", "demo", "--timeout", "60"],
+        capture_output=True,
+        text=True,
+        timeout=150,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    out = result.stdout
+    assert "9/9 expected warnings received, 2 dead letters" in out
+    assert "⚠️ [SPIN DETECTED]" in out
+    assert "✗ [CRITICAL REFLECTION] Action 'shell' FAILED" in out
+    assert "[CODE EDIT SPIN WARNING]" in out
+    assert "dead letter (validation)" in out and "dead letter (too_large)" in out
+
+
+async def test_publishing_to_a_missing_topic_is_a_clear_error(broker):
+    from loopwarden import AsyncPublisher, PublishError, Settings
+
+    base = Settings()
+    settings = base.model_copy(
+        update={
+            "kafka": base.kafka.model_copy(update={"bootstrap_servers": broker.bootstrap_servers})
+        }
+    )
+    publisher = AsyncPublisher(settings, topic="no-such-topic-here")
+    with pytest.raises(PublishError, match="does not exist"):
+        await publisher.start()
