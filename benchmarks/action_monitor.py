@@ -44,7 +44,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from loopwarden.agents.monitor.loop_monitor import LoopMonitor
 from loopwarden.agents.monitor.state import LoopState
-from loopwarden.settings import Settings, TopicSettings
+from loopwarden.settings import Settings, settings_env
 from loopwarden.streams.broker import EmbeddedBroker
 from loopwarden.streams.publisher import AsyncPublisher, make_action_event
 from loopwarden.streams.topics import ensure_topics
@@ -86,20 +86,6 @@ def expected_warning_count(pairs: list[tuple[str, str]]) -> int:
 # -- engines ----------------------------------------------------------------------------------
 
 
-def engine_env(settings: Settings) -> dict[str, str]:
-    t = settings.topics
-    return {
-        **os.environ,
-        "LOOPWARDEN_APP_ID": settings.app_id,
-        "LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS": settings.kafka.bootstrap_servers,
-        "LOOPWARDEN_TOPICS__ACTIONS": t.actions,
-        "LOOPWARDEN_TOPICS__WARNINGS": t.warnings,
-        "LOOPWARDEN_TOPICS__REFLECTION_REQUESTS": t.reflection_requests,
-        "LOOPWARDEN_TOPICS__DEAD_LETTER": t.dead_letter,
-        "LOOPWARDEN_TOPICS__PARTITIONS": str(t.partitions),
-    }
-
-
 def start_engine(engine: str, settings: Settings, log: Path) -> subprocess.Popen[bytes]:
     if engine == "loopwarden":
         command = [sys.executable, "-m", "loopwarden", "worker"]
@@ -108,7 +94,7 @@ def start_engine(engine: str, settings: Settings, log: Path) -> subprocess.Popen
     with open(log, "ab") as out:
         return subprocess.Popen(
             command,
-            env=engine_env(settings),
+            env={**os.environ, **settings_env(settings)},
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -303,20 +289,10 @@ async def publish_pairs(
 async def run_engine(
     engine: str, broker: EmbeddedBroker, args: argparse.Namespace, logs: Path
 ) -> list[Run]:
-    tag = f"{engine}-{uuid.uuid4().hex[:6]}"
-    base = Settings()
-    settings = base.model_copy(
-        update={
-            "app_id": f"bench-{tag}",
-            "kafka": base.kafka.model_copy(update={"bootstrap_servers": broker.bootstrap_servers}),
-            "topics": TopicSettings(
-                actions=f"{tag}.actions",
-                warnings=f"{tag}.warnings",
-                reflection_requests=f"{tag}.requests",
-                dead_letter=f"{tag}.dead-letter",
-                partitions=args.partitions,
-            ),
-        }
+    settings = Settings().namespaced(
+        f"bench-{engine}-{uuid.uuid4().hex[:6]}",
+        bootstrap_servers=broker.bootstrap_servers,
+        partitions=args.partitions,
     )
     await ensure_topics(settings)
     process = start_engine(engine, settings, logs / f"{engine}.log")

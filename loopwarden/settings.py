@@ -7,7 +7,8 @@ default. Nested groups use ``__`` in the variable name, e.g.
 
 from __future__ import annotations
 
-from typing import Literal
+import json
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -145,3 +146,45 @@ class Settings(BaseSettings):
     kafka: KafkaSettings = KafkaSettings()
     limits: LimitSettings = LimitSettings()
     publisher: PublisherSettings = PublisherSettings()
+
+    def namespaced(
+        self, tag: str, *, bootstrap_servers: str | None = None, partitions: int | None = None
+    ) -> Settings:
+        """A copy whose app id and topic names carry ``tag``: isolated runs on one broker."""
+        topics = self.topics.model_copy(
+            update={
+                "actions": f"{tag}.actions",
+                "warnings": f"{tag}.warnings",
+                "reflection_requests": f"{tag}.reflection-requests",
+                "dead_letter": f"{tag}.dead-letter",
+                "partitions": partitions or self.topics.partitions,
+            }
+        )
+        kafka = self.kafka.model_copy(
+            update={"bootstrap_servers": bootstrap_servers or self.kafka.bootstrap_servers}
+        )
+        return self.model_copy(
+            update={"app_id": f"{self.app_id}-{tag}", "topics": topics, "kafka": kafka}
+        )
+
+
+def settings_env(settings: Settings) -> dict[str, str]:
+    """The ``LOOPWARDEN_*`` variables that give a child process exactly these settings."""
+    env: dict[str, str] = {}
+
+    def put(name: str, value: Any) -> None:
+        if isinstance(value, BaseModel):
+            for field_name in type(value).model_fields:
+                put(f"{name}__{field_name.upper()}", getattr(value, field_name))
+        elif value is None:
+            return
+        elif isinstance(value, bool):
+            env[name] = "true" if value else "false"
+        elif isinstance(value, frozenset | set | list | tuple):
+            env[name] = json.dumps(sorted(value) if isinstance(value, frozenset | set) else value)
+        else:
+            env[name] = str(value)
+
+    for field_name in type(settings).model_fields:
+        put(f"LOOPWARDEN_{field_name.upper()}", getattr(settings, field_name))
+    return env

@@ -40,11 +40,7 @@ def demo(timeout: float, keep_logs: bool) -> None:
         settings = settings_with(broker.bootstrap_servers, app_id="loopwarden-demo")
         click.echo(f"embedded broker (Tansu) on {broker.bootstrap_servers}")
         asyncio.run(ensure_topics(settings))
-        worker = start_worker_process(
-            broker.bootstrap_servers,
-            env={"LOOPWARDEN_APP_ID": settings.app_id},
-            log_path=str(logs / "worker.log"),
-        )
+        worker = start_worker_process(settings, log_path=str(logs / "worker.log"))
         click.echo(f"worker started (pid {worker.pid}); it joins its group in a few seconds")
         try:
             result = asyncio.run(run_demo(settings, click.echo, timeout_s=timeout))

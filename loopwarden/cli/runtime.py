@@ -12,7 +12,7 @@ import time
 import click
 
 from loopwarden.cli.options import bootstrap_option, settings_with
-from loopwarden.settings import Settings
+from loopwarden.settings import Settings, settings_env
 from loopwarden.streams.broker import EmbeddedBroker
 from loopwarden.streams.topics import ensure_topics
 
@@ -59,7 +59,7 @@ def dev(port: int) -> None:
     with EmbeddedBroker(port or None) as running:
         click.echo(f"broker on {running.bootstrap_servers}; starting a worker…")
         click.echo(f"export LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS={running.bootstrap_servers}")
-        process = start_worker_process(running.bootstrap_servers)
+        process = start_worker_process(settings_with(running.bootstrap_servers))
         try:
             _wait_for_signal(process)
         finally:
@@ -74,19 +74,15 @@ def _run_worker(settings: Settings) -> None:
 
 
 def start_worker_process(
-    bootstrap_servers: str, env: dict[str, str] | None = None, log_path: str | None = None
+    settings: Settings, log_path: str | None = None
 ) -> subprocess.Popen[bytes]:
-    """Start ``loopwarden worker`` as a child process against ``bootstrap_servers``."""
-    child_env = {
-        **os.environ,
-        **(env or {}),
-        "LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS": bootstrap_servers,
-    }
+    """Start ``loopwarden worker`` as a child process with exactly ``settings``."""
+    env = {**os.environ, **settings_env(settings)}
     output = open(log_path, "ab") if log_path else None  # noqa: SIM115
     try:
         return subprocess.Popen(
             [sys.executable, "-m", "loopwarden", "worker"],
-            env=child_env,
+            env=env,
             stdout=output or subprocess.DEVNULL,
             stderr=subprocess.STDOUT if output else None,
             stdin=subprocess.DEVNULL,

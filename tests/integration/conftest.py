@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from loopwarden.cli.runtime import start_worker_process, stop_process
-from loopwarden.settings import LimitSettings, Settings, TopicSettings
+from loopwarden.settings import LimitSettings, Settings
 from loopwarden.streams.broker import EmbeddedBroker
 from loopwarden.streams.topics import ensure_topics
 
@@ -34,39 +34,12 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedBroker]
 
 def isolated_settings(broker: EmbeddedBroker, name: str, **limits: float) -> Settings:
     """Settings with a unique app id and topic names on the test broker."""
-    tag = f"{name}-{uuid.uuid4().hex[:8]}"
-    base = Settings()
-    return base.model_copy(
-        update={
-            "app_id": f"lw-{tag}",
-            "kafka": base.kafka.model_copy(update={"bootstrap_servers": broker.bootstrap_servers}),
-            "topics": TopicSettings(
-                actions=f"{tag}.actions",
-                warnings=f"{tag}.warnings",
-                reflection_requests=f"{tag}.requests",
-                dead_letter=f"{tag}.dead-letter",
-                partitions=4,
-            ),
-            "limits": LimitSettings(**limits) if limits else base.limits,
-        }
+    settings = Settings().namespaced(
+        f"{name}-{uuid.uuid4().hex[:8]}", bootstrap_servers=broker.bootstrap_servers, partitions=4
     )
-
-
-def settings_env(settings: Settings) -> dict[str, str]:
-    """The environment that gives a worker process these settings."""
-    t = settings.topics
-    return {
-        "LOOPWARDEN_APP_ID": settings.app_id,
-        "LOOPWARDEN_TOPICS__ACTIONS": t.actions,
-        "LOOPWARDEN_TOPICS__WARNINGS": t.warnings,
-        "LOOPWARDEN_TOPICS__REFLECTION_REQUESTS": t.reflection_requests,
-        "LOOPWARDEN_TOPICS__DEAD_LETTER": t.dead_letter,
-        "LOOPWARDEN_TOPICS__PARTITIONS": str(t.partitions),
-        "LOOPWARDEN_LIMITS__MAX_EVENT_BYTES": str(settings.limits.max_event_bytes),
-        "LOOPWARDEN_LIMITS__IDLE_LOOP_TTL_S": str(settings.limits.idle_loop_ttl_s),
-        "LOOPWARDEN_LIMITS__EXPIRY_SWEEP_INTERVAL_S": str(settings.limits.expiry_sweep_interval_s),
-        "LOOPWARDEN_LOG_LEVEL": "info",
-    }
+    if limits:
+        settings = settings.model_copy(update={"limits": LimitSettings(**limits)})
+    return settings.model_copy(update={"log_level": "info"})
 
 
 class WorkerProcess:
@@ -78,9 +51,7 @@ class WorkerProcess:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> WorkerProcess:
-        self.process = start_worker_process(
-            self.settings.kafka.bootstrap_servers, settings_env(self.settings), str(self.log_path)
-        )
+        self.process = start_worker_process(self.settings, str(self.log_path))
         return self
 
     def stop(self) -> int | None:

@@ -10,17 +10,13 @@ import uuid
 import orjson
 import pytest
 
-from .conftest import settings_env
+from loopwarden.settings import settings_env
 
 pytestmark = pytest.mark.integration
 
 
 def cli(settings, *args: str, stdin: bytes | None = None, timeout: float = 60):
-    env = {
-        **os.environ,
-        **settings_env(settings),
-        "LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS": settings.kafka.bootstrap_servers,
-    }
+    env = {**os.environ, **settings_env(settings)}
     return subprocess.run(
         [sys.executable, "-m", "loopwarden", *args],
         input=stdin,
