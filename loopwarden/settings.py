@@ -68,6 +68,40 @@ class DetectionSettings(BaseModel):
         return self
 
 
+class GuardrailSettings(BaseModel):
+    """Reflection guardrails (seed 003: RERUN_CONFIG and FATIGUE_CONFIG)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    alignment_threshold: float = Field(
+        0.75, ge=0, le=1, description="Minimum alignment score to finalize instead of rerun."
+    )
+    drift_threshold: float = Field(
+        0.25, ge=0, le=1, description="Maximum drift score to finalize instead of rerun."
+    )
+    max_reruns: int = Field(3, ge=0, description="Reruns of one loop family (per-trace override).")
+    max_reruns_ceiling: int = Field(
+        50, ge=1, description="Largest per-trace max_reruns an event may ask for (bounds state)."
+    )
+    fatigue_threshold: float = Field(
+        0.5, ge=0, le=1, description="RERUN_CONFIG's fatigue threshold (the decision uses it)."
+    )
+    bias_repetition_threshold: int = Field(
+        3, ge=1, description="A bias tag flagged this many times is a bias echo: halt."
+    )
+    fatigue_base_increment: float = Field(
+        0.15, ge=0, description="Fatigue added without improvement."
+    )
+    fatigue_improvement_threshold: float = Field(
+        0.05, ge=0, description="Improvement in alignment or drift that counts as progress."
+    )
+    fatigue_decay_rate: float = Field(0.05, ge=0, description="Fatigue removed on improvement.")
+    fatigue_critical_threshold: float = Field(
+        0.5, ge=0, description="Fatigue at which finalization is forced."
+    )
+    max_fatigue: float = Field(1.0, gt=0, description="Upper clamp of the fatigue score.")
+
+
 class TopicSettings(BaseModel):
     """Kafka topic names and layout."""
 
@@ -76,6 +110,8 @@ class TopicSettings(BaseModel):
     actions: str = "loopwarden.actions"
     warnings: str = "loopwarden.warnings"
     reflection_requests: str = "loopwarden.reflection-requests"
+    loop_completions: str = "loopwarden.loop-completions"
+    decisions: str = "loopwarden.decisions"
     dead_letter: str = "loopwarden.dead-letter"
     partitions: int = Field(8, ge=1)
     replication_factor: int = Field(1, ge=1)
@@ -142,6 +178,7 @@ class Settings(BaseSettings):
     web_port: int = Field(0, ge=0, description="Faust web server port; 0 disables it.")
     log_level: str = "warning"
     detection: DetectionSettings = DetectionSettings()
+    guardrails: GuardrailSettings = GuardrailSettings()
     topics: TopicSettings = TopicSettings()
     kafka: KafkaSettings = KafkaSettings()
     limits: LimitSettings = LimitSettings()
@@ -156,6 +193,8 @@ class Settings(BaseSettings):
                 "actions": f"{tag}.actions",
                 "warnings": f"{tag}.warnings",
                 "reflection_requests": f"{tag}.reflection-requests",
+                "loop_completions": f"{tag}.loop-completions",
+                "decisions": f"{tag}.decisions",
                 "dead_letter": f"{tag}.dead-letter",
                 "partitions": partitions or self.topics.partitions,
             }

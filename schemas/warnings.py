@@ -20,6 +20,12 @@ class WarningKind(StrEnum):
     """Layer 3: small edits keep landing on the same few lines."""
     ACTION_FAILED = "action_failed"
     """An action failed: Critical reflection, no silent failures."""
+    BIAS_ECHO = "bias_echo"
+    """Guardrail: the same bias was flagged again and again; the loop halts."""
+    RERUN_LIMIT_REACHED = "rerun_limit_reached"
+    """Guardrail: the family used its reruns; the loop is finalized."""
+    REFLECTION_FATIGUE = "reflection_fatigue"
+    """Guardrail: reruns stopped improving; the loop is finalized."""
 
 
 class LoopWarning(BaseModel):

@@ -15,7 +15,14 @@ log = logging.getLogger(__name__)
 def topic_names(settings: Settings) -> list[str]:
     """The topics a worker reads and writes (not Faust's internal ones)."""
     t = settings.topics
-    return [t.actions, t.warnings, t.reflection_requests, t.dead_letter]
+    return [
+        t.actions,
+        t.warnings,
+        t.reflection_requests,
+        t.loop_completions,
+        t.decisions,
+        t.dead_letter,
+    ]
 
 
 async def ensure_topics(settings: Settings) -> list[str]:

@@ -1,0 +1,383 @@
+"""The guardrail engine (seed 003 section 6): a completion in, a rerun decision out.
+
+Pure and deterministic like the loop monitor: state in, state out, no clock.
+Order of the decision (seed 003, "Rerun Decision Engine"):
+
+1. alignment >= 0.75 and drift <= 0.25      -> finalize (thresholds met)
+2. a bias tag flagged >= 3 times            -> finalize, action ``halt_loop``
+3. reruns >= max_reruns, not overridden     -> finalize (rerun limit)
+4. fatigue >= 0.5, not overridden           -> finalize (reflection fatigue)
+5. otherwise                                -> rerun as ``<family>_r<n+1>``
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from loopwarden.agents.guardrails.bias import detect_bias_repetition
+from loopwarden.agents.guardrails.family import family_of, rerun_index, rerun_loop_id
+from loopwarden.agents.guardrails.fatigue import calculate_fatigue
+from loopwarden.agents.guardrails.limits import enforce_rerun_limit
+from loopwarden.agents.guardrails.state import FamilyState
+from loopwarden.schemas.completions import GuardrailOverride, LoopCompletion
+from loopwarden.schemas.events import SCHEMA_VERSION
+from loopwarden.schemas.ids import derived_id
+from loopwarden.settings import GuardrailSettings
+
+Output = dict[str, Any]
+
+
+def iso(ts: float) -> str:
+    """Epoch seconds as the seed's ISO-8601 UTC timestamp."""
+    return datetime.fromtimestamp(ts, UTC).isoformat().replace("+00:00", "Z")
+
+
+@dataclass(slots=True)
+class GuardrailOutcome:
+    """What one completion produced: the seed's response, a decision event, warnings."""
+
+    result: Output
+    decision: Output
+    warnings: list[Output] = field(default_factory=list)
+
+
+class GuardrailEngine:
+    """Applies loop completions and overrides to a family's state."""
+
+    def __init__(self, settings: GuardrailSettings | None = None) -> None:
+        self.settings = settings or GuardrailSettings()
+
+    def complete(self, state: FamilyState, event: LoopCompletion) -> GuardrailOutcome:
+        """Process a completion: fatigue, limits, bias echo, reasoning, decision."""
+        cfg = self.settings
+        p = event.payload
+        loop_id, family = event.loop_id, state.family
+        index = rerun_index(loop_id)
+        if p.max_reruns is not None:
+            state.max_reruns = min(p.max_reruns, cfg.max_reruns_ceiling)
+        max_reruns = state.max_reruns if state.max_reruns is not None else cfg.max_reruns
+        override_fatigue = p.override_fatigue or state.override_fatigue
+        override_max = p.override_max_reruns or state.override_max_reruns
+        override_by = p.override_by or state.overridden_by
+        total_reruns = max(index, state.max_index)
+
+        fatigue = calculate_fatigue(
+            p.alignment_score,
+            p.drift_score,
+            self._previous_scores(state, loop_id, index),
+            state.fatigue,
+            cfg,
+        )
+        bias = detect_bias_repetition(
+            state.bias_history, [t.tag for t in p.bias_tags], cfg.bias_repetition_threshold
+        )
+        limit = enforce_rerun_limit(
+            total_reruns, max_reruns, override=override_max, override_by=override_by
+        )
+        fatigue_forced = (
+            fatigue.threshold_exceeded or fatigue.reflection_fatigue >= cfg.fatigue_threshold
+        ) and not override_fatigue
+
+        triggers = []
+        if p.alignment_score < cfg.alignment_threshold:
+            triggers.append("alignment")
+        if p.drift_score > cfg.drift_threshold:
+            triggers.append("drift")
+        decision: Output = {
+            "decision": "finalize",
+            "original_loop_id": loop_id,
+            "new_loop_id": None,
+            "rerun_reason": None,
+            "finalize_reason": None,
+            "rerun_number": None,
+            "rerun_count": total_reruns,
+            "max_reruns": max_reruns,
+            "rerun_trigger": triggers,
+            "force_finalize": False,
+            "action": None,
+            "overridden_by": None,
+        }
+        warnings: list[Output] = []
+        if not triggers:
+            decision["finalize_reason"] = "thresholds_met"
+        elif bias.bias_echo:
+            decision.update(finalize_reason="bias_echo", force_finalize=True, action="halt_loop")
+            warnings.append(
+                self._warning(
+                    event,
+                    "bias_echo",
+                    "critical",
+                    total_reruns,
+                    f"bias echo: {', '.join(bias.repeated_tags)} flagged "
+                    f">= {bias.threshold} times; halting the loop",
+                )
+            )
+        elif limit.force_finalize:
+            decision.update(finalize_reason="rerun_limit_reached", force_finalize=True)
+            warnings.append(
+                self._warning(
+                    event,
+                    "rerun_limit_reached",
+                    "standard",
+                    total_reruns,
+                    f"rerun limit reached: {total_reruns} of {max_reruns} reruns used; finalizing",
+                )
+            )
+        elif fatigue_forced:
+            decision.update(finalize_reason="reflection_fatigue", force_finalize=True)
+            warnings.append(
+                self._warning(
+                    event,
+                    "reflection_fatigue",
+                    "standard",
+                    total_reruns,
+                    f"reflection fatigue {fatigue.reflection_fatigue:.2f} >= "
+                    f"{fatigue.critical_threshold:.2f} after reruns without "
+                    "improvement; finalizing",
+                )
+            )
+        else:
+            number = total_reruns + 1
+            decision.update(
+                decision="rerun",
+                new_loop_id=rerun_loop_id(family, number),
+                rerun_reason="alignment_threshold_not_met"
+                if "alignment" in triggers
+                else "drift_threshold_exceeded",
+                rerun_number=number,
+                rerun_count=number,
+            )
+            overridden = [
+                name
+                for name, passed in (
+                    ("max_reruns", limit.overridden),
+                    (
+                        "fatigue",
+                        override_fatigue
+                        and (
+                            fatigue.threshold_exceeded
+                            or fatigue.reflection_fatigue >= cfg.fatigue_threshold
+                        ),
+                    ),
+                )
+                if passed
+            ]
+            if overridden:
+                decision["overridden_by"] = override_by
+            state.max_index = number
+            state.reasoning = {
+                "rerun_trigger": triggers,
+                "rerun_reason": decision["rerun_reason"],
+                "rerun_reason_detail": self._detail(p.alignment_score, p.drift_score),
+                "timestamp": iso(event.occurred_at),
+                "reflection_persona": p.reflection_persona,
+                **({"overridden_by": override_by} if overridden else {}),
+            }
+
+        state.fatigue = fatigue.reflection_fatigue
+        state.max_index = max(state.max_index, total_reruns)
+        state.last_scores = [p.alignment_score, p.drift_score]
+        reflection_result = {
+            "alignment_score": p.alignment_score,
+            "drift_score": p.drift_score,
+            "summary_valid": p.summary_valid,
+            "reflection_persona": p.reflection_persona,
+            "bias_echo": bias.bias_echo,
+            "repeated_tags": bias.repeated_tags,
+            "repetition_counts": bias.repetition_counts,
+            "reflection_fatigue": fatigue.reflection_fatigue,
+            "fatigue_increased": fatigue.fatigue_increased,
+            "improvement_detected": fatigue.improvement_detected,
+        }
+        result = {
+            "status": "success",
+            "loop_id": loop_id,
+            "family_id": family,
+            "reflection_result": reflection_result,
+            "decision_result": decision,
+            "orchestrator_persona": p.orchestrator_persona or p.reflection_persona,
+            "timestamp": iso(event.occurred_at),
+        }
+        state.put_trace(
+            loop_id,
+            self._trace(
+                event,
+                index,
+                decision,
+                fatigue.fatigue_increased,
+                bias.bias_echo,
+                bias.repeated_tags,
+                override_by,
+                fatigue.reflection_fatigue,
+            ),
+        )
+        state.remember(event.event_id, result)
+        decision_event = {
+            "decision_id": derived_id("rerun_decision", family, event.event_id),
+            "schema_version": SCHEMA_VERSION,
+            "type": "rerun_decision",
+            "trigger_event_id": event.event_id,
+            "occurred_at": event.occurred_at,
+            **result,
+        }
+        return GuardrailOutcome(result, decision_event, warnings)
+
+    def override(self, state: FamilyState, event: GuardrailOverride) -> Output:
+        """Make a family's overrides sticky; the seed's override response."""
+        p = event.payload
+        state.override_fatigue = p.override_fatigue
+        state.override_max_reruns = p.override_max_reruns
+        state.overridden_by = p.override_by
+        state.override_reason = p.override_reason
+        trace = state.traces.get(event.loop_id)
+        if trace is not None:
+            trace["overridden_by"] = p.override_by
+        response = {
+            "status": "success",
+            "loop_id": event.loop_id,
+            "override_fatigue": p.override_fatigue,
+            "override_max_reruns": p.override_max_reruns,
+            "overridden_by": p.override_by,
+            "override_reason": p.override_reason,
+        }
+        state.remember(event.event_id, response)
+        return response
+
+    def status(self, state: FamilyState, loop_id: str) -> Output | None:
+        """The seed's guardrails status for ``loop_id``; None when the loop is unknown."""
+        cfg = self.settings
+        trace = state.traces.get(loop_id)
+        if trace is None:
+            return None
+        max_reruns = state.max_reruns if state.max_reruns is not None else cfg.max_reruns
+        return {
+            "status": "success",
+            "guardrails_status": {
+                "loop_id": loop_id,
+                "family_id": state.family,
+                "rerun_count": state.max_index,
+                "max_reruns": max_reruns,
+                "rerun_limit_reached": state.max_index >= max_reruns,
+                "bias_echo": trace["bias_echo"],
+                "reflection_fatigue": state.fatigue,
+                "fatigue_threshold_exceeded": state.fatigue >= cfg.fatigue_critical_threshold,
+                "force_finalize": trace["force_finalize"],
+                "rerun_reason": trace["rerun_reason"],
+                "rerun_trigger": trace["rerun_trigger"],
+                "alignment_score": trace["alignment_score"],
+                "drift_score": trace["drift_score"],
+                "summary_valid": trace["summary_valid"],
+                "reflection_persona": trace["reflection_persona"],
+                "overrides": {
+                    "override_fatigue": state.override_fatigue,
+                    "override_max_reruns": state.override_max_reruns,
+                    "overridden_by": state.overridden_by,
+                    "override_reason": state.override_reason,
+                },
+                "rerun_reasoning": state.reasoning,
+                "trace": trace,
+                "family_traces": list(state.traces.values()),
+            },
+        }
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _previous_scores(
+        self, state: FamilyState, loop_id: str, index: int
+    ) -> tuple[float, float] | None:
+        if index == 0:
+            return None
+        previous = state.traces.get(
+            rerun_loop_id(state.family, index - 1) if index > 1 else state.family
+        )
+        if previous is not None and previous.get("alignment_score") is not None:
+            return previous["alignment_score"], previous["drift_score"]
+        if state.last_scores is not None:
+            return state.last_scores[0], state.last_scores[1]
+        return None
+
+    def _detail(self, alignment: float, drift: float) -> str:
+        cfg = self.settings
+        parts = []
+        if alignment < cfg.alignment_threshold:
+            parts.append(f"alignment {alignment:.2f} < {cfg.alignment_threshold:.2f}")
+        if drift > cfg.drift_threshold:
+            parts.append(f"drift {drift:.2f} > {cfg.drift_threshold:.2f}")
+        return "Triggered by " + "; ".join(parts)
+
+    def _trace(
+        self,
+        event: LoopCompletion,
+        index: int,
+        decision: Output,
+        fatigue_increased: bool,
+        bias_echo: bool,
+        repeated: list[str],
+        override_by: str | None,
+        fatigue: float,
+    ) -> Output:
+        p = event.payload
+        family = family_of(event.loop_id)
+        rerun_of = None
+        if index == 1:
+            rerun_of = family
+        elif index > 1:
+            rerun_of = rerun_loop_id(family, index - 1)
+        reason = decision["rerun_reason"] or decision["finalize_reason"]
+        return {
+            "loop_id": event.loop_id,
+            "status": "rerun_scheduled" if decision["decision"] == "rerun" else "finalized",
+            "timestamp": event.occurred_at,
+            "rerun_of": rerun_of,
+            "rerun_depth": index,
+            "rerun_count": decision["rerun_count"],
+            "max_reruns": decision["max_reruns"],
+            "bias_echo": bias_echo,
+            "repeated_tags": repeated or None,
+            "reflection_fatigue": fatigue,
+            "fatigue_increased": fatigue_increased,
+            "rerun_reason": reason,
+            "rerun_reason_detail": self._detail(p.alignment_score, p.drift_score)
+            if decision["rerun_trigger"]
+            else None,
+            "rerun_trigger": decision["rerun_trigger"] or None,
+            "force_finalize": decision["force_finalize"],
+            "overridden_by": decision["overridden_by"] or (override_by if override_by else None),
+            "orchestrator_persona": p.orchestrator_persona,
+            "reflection_persona": p.reflection_persona,
+            "alignment_score": p.alignment_score,
+            "drift_score": p.drift_score,
+            "summary_valid": p.summary_valid,
+            "decision": decision["decision"],
+            "bias_tags": [t.model_dump() for t in p.bias_tags],
+            "new_loop_id": decision["new_loop_id"],
+        }
+
+    def _warning(
+        self, event: LoopCompletion, kind: str, level: str, reruns: int, reason: str
+    ) -> Output:
+        text = (
+            f"⛔ [GUARDRAIL] Loop '{event.loop_id}' is finalized: {reason}.\n"
+            "Stop rerunning; report the best result so far and what blocked progress.\n"
+        )
+        return {
+            "warning_id": derived_id(kind, event.loop_id, event.event_id),
+            "schema_version": SCHEMA_VERSION,
+            "type": "warning",
+            "kind": kind,
+            "loop_id": event.loop_id,
+            "level": level,
+            "reason": reason,
+            "suggestions": [],
+            "next_actions": ["finalize"],
+            "event_ids": [event.event_id],
+            "trigger_event_id": event.event_id,
+            "action_type": "loop_complete",
+            "iteration": reruns,
+            "consecutive_count": None,
+            "edit": None,
+            "timeline_message": text,
+            "occurred_at": event.occurred_at,
+        }

@@ -1,0 +1,24 @@
+"""Loop families: a loop and its reruns (``loop_001``, ``loop_001_r1``, ``loop_001_r2``)."""
+
+from __future__ import annotations
+
+import re
+
+_RERUN = re.compile(r"^(?P<family>.+?)_r(?P<n>[1-9][0-9]*)$")
+
+
+def family_of(loop_id: str) -> str:
+    """The family id: the loop id without its ``_rN`` rerun suffix."""
+    match = _RERUN.match(loop_id)
+    return match.group("family") if match else loop_id
+
+
+def rerun_index(loop_id: str) -> int:
+    """0 for an original loop, N for ``…_rN``."""
+    match = _RERUN.match(loop_id)
+    return int(match.group("n")) if match else 0
+
+
+def rerun_loop_id(family: str, number: int) -> str:
+    """The id of a family's ``number``-th rerun."""
+    return f"{family}_r{number}"

@@ -1,0 +1,127 @@
+"""Loop completions, guardrail overrides, rerun decisions and the loop trace (seed 003).
+
+Completions and overrides travel on the loop-completions topic, keyed by the
+loop's *family* (a loop and its reruns: ``loop_001``, ``loop_001_r1``, …), so a
+family's state lives on one partition. Decisions go to the decisions topic.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from loopwarden.errors import EventValidationError
+from loopwarden.schemas.events import SCHEMA_VERSION, Timestamp, field_errors
+
+Score = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+class BiasTag(BaseModel):
+    """One bias the reflection (the seed's PESSIMIST) flagged."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    tag: str = Field(min_length=1, max_length=200)
+    detail: str | None = None
+
+
+class CompletionPayload(BaseModel):
+    """What a loop's reflection concluded."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    reflection_status: Literal["done"] = Field(
+        description="Only completed reflections are processed (seed: must be 'done')."
+    )
+    alignment_score: Score
+    drift_score: Score
+    summary_valid: bool = True
+    bias_tags: list[BiasTag] = Field(default_factory=list)
+    orchestrator_persona: str | None = None
+    reflection_persona: str | None = None
+    override_fatigue: bool = False
+    override_max_reruns: bool = False
+    override_by: str | None = None
+    max_reruns: int | None = Field(None, ge=0, description="Per-trace rerun limit.")
+
+
+class LoopCompletion(BaseModel):
+    """The envelope of a loop completion."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    event_id: str = Field(min_length=1, max_length=200)
+    schema_version: int = Field(SCHEMA_VERSION, ge=1, le=SCHEMA_VERSION)
+    type: Literal["loop_complete"] = "loop_complete"
+    loop_id: str = Field(min_length=1, max_length=256)
+    occurred_at: Timestamp
+    payload: CompletionPayload
+
+
+class OverridePayload(BaseModel):
+    """An operator's override of a loop family's guardrails (sticky)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    override_fatigue: bool = False
+    override_max_reruns: bool = False
+    override_by: str = Field(min_length=1, max_length=200)
+    override_reason: str | None = None
+
+
+class GuardrailOverride(BaseModel):
+    """The envelope of an override."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    event_id: str = Field(min_length=1, max_length=200)
+    schema_version: int = Field(SCHEMA_VERSION, ge=1, le=SCHEMA_VERSION)
+    type: Literal["guardrail_override"] = "guardrail_override"
+    loop_id: str = Field(min_length=1, max_length=256)
+    occurred_at: Timestamp
+    payload: OverridePayload
+
+
+GuardrailEvent = Annotated[LoopCompletion | GuardrailOverride, Field(discriminator="type")]
+_GUARDRAIL_EVENT: TypeAdapter[LoopCompletion | GuardrailOverride] = TypeAdapter(GuardrailEvent)
+
+
+def validate_guardrail_event(obj: Any) -> LoopCompletion | GuardrailOverride:
+    """Validate a completion or an override; errors name every wrong field."""
+    if not isinstance(obj, dict):
+        raise EventValidationError(f"expected a JSON object, got {type(obj).__name__}")
+    try:
+        return _GUARDRAIL_EVENT.validate_python(obj)
+    except ValidationError as exc:
+        errors = field_errors(exc)
+        raise EventValidationError("; ".join(str(e) for e in errors), errors) from None
+
+
+class LoopTrace(BaseModel):
+    """The seed's LoopTraceItem: everything the guardrails know about one loop."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    loop_id: str
+    status: str
+    timestamp: float
+    rerun_of: str | None = None
+    rerun_depth: int | None = None
+    rerun_count: int = 0
+    max_reruns: int = 3
+    bias_echo: bool = False
+    repeated_tags: list[str] | None = None
+    reflection_fatigue: float = 0.0
+    fatigue_increased: bool = False
+    rerun_reason: str | None = None
+    rerun_reason_detail: str | None = None
+    rerun_trigger: list[str] | None = None
+    force_finalize: bool = False
+    overridden_by: str | None = None
+    orchestrator_persona: str | None = None
+    reflection_persona: str | None = None
+    alignment_score: float | None = None
+    drift_score: float | None = None
+    summary_valid: bool | None = None
+    decision: str | None = None
