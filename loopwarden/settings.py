@@ -175,7 +175,13 @@ class Settings(BaseSettings):
     )
 
     app_id: str = Field("loopwarden", description="Faust app id (the consumer group).")
-    web_port: int = Field(0, ge=0, description="Faust web server port; 0 disables it.")
+    web_port: int = Field(
+        0, ge=0, description="Port of the worker's HTTP API (Faust web); 0 disables it."
+    )
+    web_bind: str = Field("127.0.0.1", description="Interface the HTTP API listens on.")
+    web_host: str = Field(
+        "127.0.0.1", description="Host other workers use to reach this one (request routing)."
+    )
     log_level: str = "warning"
     detection: DetectionSettings = DetectionSettings()
     guardrails: GuardrailSettings = GuardrailSettings()

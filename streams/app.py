@@ -30,6 +30,7 @@ from mode import ServiceT
 
 from loopwarden.settings import Settings
 from loopwarden.streams.offsets import probe_end_offsets
+from loopwarden.streams.replies import Replies
 from loopwarden.streams.sink import RecordSink
 
 
@@ -84,6 +85,7 @@ class LoopwardenApp(faust.App):
 
     loopwarden: Settings
     sink: RecordSink
+    replies: Replies
 
     def _new_transport(self) -> Any:
         return _TunedTransport(self.conf.broker_consumer, self)
@@ -114,7 +116,8 @@ def create_app(settings: Settings) -> LoopwardenApp:
         topic_replication_factor=settings.topics.replication_factor,
         web_enabled=settings.web_port > 0,
         web_port=settings.web_port or 6066,
-        web_bind="127.0.0.1",
+        web_bind=settings.web_bind,
+        web_host=settings.web_host,
         consumer_auto_offset_reset="earliest",
         broker_session_timeout=kafka.session_timeout_s,
         broker_heartbeat_interval=kafka.heartbeat_interval_s,
@@ -127,6 +130,7 @@ def create_app(settings: Settings) -> LoopwardenApp:
         autodiscover=False,
     )
     app.loopwarden = settings
+    app.replies = Replies()
     app.sink = RecordSink(
         lambda: app.producer._ensure_producer(),  # the aiokafka producer Faust flushes
         linger_s=kafka.producer_linger_ms / 1000.0,

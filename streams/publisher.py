@@ -28,8 +28,10 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError
 from aiokafka.partitioner import murmur2
 
+from loopwarden.agents.guardrails.family import family_of
 from loopwarden.errors import PublishError
 from loopwarden.schemas import codec
+from loopwarden.schemas.completions import validate_guardrail_event
 from loopwarden.schemas.events import ActionEvent, validate_action
 from loopwarden.schemas.ids import new_event_id
 from loopwarden.settings import Settings
@@ -199,6 +201,54 @@ class AsyncPublisher:
             return metadata.partition, metadata.offset
         except (KafkaError, OSError) as exc:
             raise PublishError(f"sending a raw record failed: {exc}") from exc
+
+    async def complete_loop(
+        self, loop_id: str, alignment_score: float, drift_score: float, **fields: Any
+    ) -> str:
+        """Publish a loop completion (reflection done) and wait for the broker's ack.
+
+        ``fields`` as in :class:`~loopwarden.schemas.completions.CompletionPayload`
+        (``bias_tags``, personas, ``override_*``, ``max_reruns``). The record is
+        keyed by the loop's family, so the family's guardrail state stays together.
+        """
+        payload = {
+            "reflection_status": "done",
+            "alignment_score": alignment_score,
+            "drift_score": drift_score,
+            **fields,
+        }
+        return await self._send_guardrail_event("loop_complete", loop_id, payload)
+
+    async def override_guardrails(self, loop_id: str, override_by: str, **fields: Any) -> str:
+        """Publish a guardrail override for ``loop_id``'s family (``override_fatigue``,
+        ``override_max_reruns``, ``override_reason``)."""
+        payload = {"override_by": override_by, **fields}
+        return await self._send_guardrail_event("guardrail_override", loop_id, payload)
+
+    async def _send_guardrail_event(
+        self, kind: str, loop_id: str, payload: dict[str, Any], event_id: str | None = None
+    ) -> str:
+        if self._producer is None:
+            raise PublishError("publisher is not started")
+        event = validate_guardrail_event(
+            {
+                "event_id": event_id or new_event_id(),
+                "type": kind,
+                "loop_id": loop_id,
+                "occurred_at": time.time(),
+                "payload": payload,
+            }
+        )
+        data = event.model_dump(mode="json", exclude_none=True)
+        try:
+            await self._producer.send_and_wait(
+                self.settings.topics.loop_completions,
+                value=codec.dumps(data),
+                key=family_of(loop_id).encode(),
+            )
+        except (KafkaError, OSError) as exc:
+            raise PublishError(f"publishing {kind} for {loop_id} failed: {exc}") from exc
+        return event.event_id
 
     async def flush(self) -> None:
         """Send everything buffered and wait for the broker to acknowledge it."""

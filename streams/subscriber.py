@@ -28,6 +28,7 @@ from typing import Any, Generic, TypeVar
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from pydantic import ValidationError
 
+from loopwarden.agents.guardrails.family import family_of
 from loopwarden.errors import EventDecodeError, LoopwardenError
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import DeadLetter
@@ -271,4 +272,35 @@ class DeadLetterSubscriber(TopicSubscriber[DeadLetter]):
             settings,
             loop_id=loop_id,
             from_beginning=from_beginning,
+        )
+
+
+def _parse_json(record: ConsumerRecord[Any, Any]) -> dict[str, Any]:
+    value = codec.loads(record.value)
+    if not isinstance(value, dict):
+        raise ValueError("expected a JSON object")
+    return value
+
+
+class DecisionSubscriber(TopicSubscriber[dict[str, Any]]):
+    """Rerun decisions (seed 003 responses plus ``decision_id``), for one family or all.
+
+    ``loop_id`` may be any loop of the family (``loop_001`` or ``loop_001_r2``).
+    """
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        loop_id: str | None = None,
+        from_beginning: bool = False,
+    ) -> None:
+        settings = settings or Settings()
+        super().__init__(
+            settings.topics.decisions,
+            _parse_json,
+            settings,
+            loop_id=family_of(loop_id) if loop_id is not None else None,
+            from_beginning=from_beginning,
+            identity=lambda d: str(d.get("decision_id")),
         )

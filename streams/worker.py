@@ -6,15 +6,17 @@ import logging
 
 import faust
 
+from loopwarden.agents.guardrails.agent import register_guardrails
 from loopwarden.agents.monitor.agent import register_action_monitor
 from loopwarden.settings import Settings
 from loopwarden.streams.app import LoopwardenApp, create_app
 
 
 def build_worker_app(settings: Settings | None = None) -> LoopwardenApp:
-    """The Faust app with the action monitor agent and its table."""
+    """The Faust app with the action monitor and the guardrails, their tables and API."""
     app = create_app(settings or Settings())
     register_action_monitor(app)
+    register_guardrails(app)
     return app
 
 

@@ -31,7 +31,7 @@ class FamilyState:
     override_reason: str | None = None
     reasoning: dict[str, Any] | None = None
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
-    last_offset: int = -1
+    last_position: list[int] = field(default_factory=lambda: [-1, -1])
     updated_at: float = 0.0
 
     def put_trace(self, loop_id: str, trace: dict[str, Any]) -> None:
@@ -67,7 +67,7 @@ class FamilyState:
                 "orr": self.override_reason,
                 "rs": self.reasoning,
                 "res": self.results,
-                "off": self.last_offset,
+                "off": self.last_position,
                 "ts": self.updated_at,
             }
         )
@@ -93,6 +93,6 @@ class FamilyState:
             override_reason=raw["orr"],
             reasoning=raw["rs"],
             results=raw["res"],
-            last_offset=raw["off"],
+            last_position=raw["off"],
             updated_at=raw["ts"],
         )

@@ -21,6 +21,7 @@ from loopwarden.errors import FieldError
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
 from loopwarden.streams.app import LoopwardenApp
+from loopwarden.streams.table_store import TableStore
 
 log = logging.getLogger(__name__)
 
@@ -55,24 +56,15 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
     )
 
     sink = app.sink
-    changelog = states.changelog_topic.get_topic_name()
+    store = TableStore(states, sink)
 
     def load_state(loop_id: str) -> LoopState | None:
-        data = states.get(loop_id.encode())
+        data = store.get(loop_id.encode())
         return LoopState.restore(loop_id, data) if data else None
 
     def peek(key: bytes) -> tuple[int, float] | None:
-        data = states.get(key)
+        data = store.get(key)
         return LoopState.peek_expiry(data) if data else None
-
-    def store(key: bytes, snapshot: bytes | None, partition: int) -> None:
-        # The table's store plus our own changelog record, batched by the sink; the
-        # changelog partition is the source partition, as Faust's own writes would be.
-        if snapshot is None:
-            states.data.pop(key, None)
-        else:
-            states.data[key] = snapshot
-        sink.add(changelog, key, snapshot, partition=partition)
 
     def dead_letter(letter: DeadLetter) -> None:
         log.warning(
@@ -122,7 +114,7 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
                 continue
             for loop_id, state in outcome.states.items():
                 key = loop_id.encode()
-                store(key, state.snapshot(), source.partition)
+                store.put(key, state.snapshot(), source.partition)
                 sweeper.touch(key, state.partition, state.last_seen)
             for letter in outcome.dead_letters:
                 dead_letter(letter)
@@ -133,8 +125,8 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
                     names.reflection_requests, request["loop_id"].encode(), codec.dumps(request)
                 )
             if sweeper.due(source.partition, time.monotonic()):
-                for key in sweeper.expired(source.partition, list(states.keys()), peek):
-                    store(key, None, source.partition)
+                for key in sweeper.expired(source.partition, store.keys(), peek):
+                    store.delete(key, source.partition)
                     processor.evict(key.decode())
             if sink.full:
                 await sink.flush()

@@ -20,7 +20,7 @@ from loopwarden.agents.monitor.state import LoopState
 from loopwarden.errors import EventDecodeError, EventError, EventTooLargeError, FieldError
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
-from loopwarden.schemas.events import ActionEvent, validate_action
+from loopwarden.schemas.events import validate_action
 from loopwarden.settings import DetectionSettings
 
 StateLoader = Callable[[str], LoopState | None]
@@ -42,7 +42,7 @@ class RecordOutcome:
 class DecodedRecord:
     """Valid events of a record with their index in it, plus its dead letters."""
 
-    events: list[tuple[int, ActionEvent]] = field(default_factory=list)
+    events: list[tuple[int, Any]] = field(default_factory=list)
     dead_letters: list[DeadLetter] = field(default_factory=list)
 
 
@@ -52,9 +52,13 @@ def _too_large(size: int, limit: int) -> EventTooLargeError:
 
 
 def decode_record(
-    value: bytes | None, key: bytes | None, source: SourcePosition, max_event_bytes: int
+    value: bytes | None,
+    key: bytes | None,
+    source: SourcePosition,
+    max_event_bytes: int,
+    validate: Callable[[Any], Any] = validate_action,
 ) -> DecodedRecord:
-    """Decode and validate one record; never raises for bad input."""
+    """Decode and validate one record (with ``validate``); never raises for bad input."""
     out = DecodedRecord()
     if not value:
         error = EventDecodeError("empty record value", (FieldError("", "empty record value"),))
@@ -72,7 +76,7 @@ def decode_record(
         out.dead_letters.append(DeadLetter.from_error(exc, value, source, key))
         return out
     if isinstance(decoded, dict):
-        _validate_into(out, decoded, value, key, source, None)
+        _validate_into(out, validate, decoded, value, key, source, None)
     elif isinstance(decoded, list):
         check_sizes = len(value) > max_event_bytes
         for index, element in enumerate(decoded):
@@ -81,7 +85,7 @@ def decode_record(
                 error = _too_large(len(raw), max_event_bytes)
                 out.dead_letters.append(DeadLetter.from_error(error, raw, source, key, index))
                 continue
-            _validate_into(out, element, raw, key, source, index)
+            _validate_into(out, validate, element, raw, key, source, index)
     else:
         message = f"expected a JSON object or an array of objects, got {type(decoded).__name__}"
         error = EventDecodeError(message, (FieldError("", message),))
@@ -91,6 +95,7 @@ def decode_record(
 
 def _validate_into(
     out: DecodedRecord,
+    validate: Callable[[Any], Any],
     obj: Any,
     raw: bytes,
     key: bytes | None,
@@ -98,7 +103,7 @@ def _validate_into(
     index: int | None,
 ) -> None:
     try:
-        out.events.append((index or 0, validate_action(obj)))
+        out.events.append((index or 0, validate(obj)))
     except EventError as exc:
         out.dead_letters.append(DeadLetter.from_error(exc, raw, source, key, index))
 

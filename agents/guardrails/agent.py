@@ -1,0 +1,104 @@
+"""The Faust side of the guardrails: completions and overrides → decisions, warnings.
+
+Records on the loop-completions topic are keyed by family id, so a family's
+state (the ``loop-family`` table) lives with its partition. Decisions go to the
+decisions topic keyed by family, guardrail warnings to the warnings topic keyed
+by loop id; HTTP callers waiting for an event are answered through
+``app.replies``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from loopwarden.agents.guardrails.records import GuardrailProcessor
+from loopwarden.agents.guardrails.state import FamilyState
+from loopwarden.errors import FieldError
+from loopwarden.schemas import codec
+from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
+from loopwarden.streams.app import LoopwardenApp
+from loopwarden.streams.table_store import TableStore
+
+log = logging.getLogger(__name__)
+
+FAMILY_TABLE = "loop-family"
+
+
+def register_guardrails(app: LoopwardenApp) -> TableStore:
+    """Declare the completions topic, the family table and the ``apply_guardrails`` agent."""
+    settings = app.loopwarden
+    names = settings.topics
+    completions = app.topic(
+        names.loop_completions,
+        key_serializer="raw",
+        value_serializer="raw",
+        partitions=names.partitions,
+    )
+    app.topic(
+        names.decisions, key_serializer="raw", value_serializer="raw", partitions=names.partitions
+    )
+    table = app.Table(
+        FAMILY_TABLE,
+        partitions=names.partitions,
+        key_type=bytes,
+        value_type=bytes,
+        help="Per-family guardrail state (traces, fatigue, reruns, bias history, overrides).",
+    )
+    store = TableStore(table, app.sink)
+    processor = GuardrailProcessor(settings.guardrails, settings.limits.max_event_bytes)
+    sink = app.sink
+
+    def load_state(family: str) -> FamilyState | None:
+        data = store.get(family.encode())
+        return FamilyState.restore(family, data) if data else None
+
+    @app.agent(completions, name="apply_guardrails")
+    async def apply_guardrails(stream: Any) -> None:
+        async for event in stream.events():
+            message = event.message
+            source = SourcePosition(
+                message.topic,
+                message.partition,
+                message.offset,
+                int(message.timestamp * 1000) if message.timestamp else None,
+            )
+            try:
+                outcome = processor.process(message.value, message.key, source, load_state)
+            except Exception as exc:  # a bug must not stop the worker or lose the record
+                log.exception(
+                    "guardrails failed at %s[%d]@%d", source.topic, source.partition, source.offset
+                )
+                error = FieldError("", f"{type(exc).__name__}: {exc}")
+                letter = DeadLetter(
+                    "processing_error",
+                    str(error),
+                    message.value or b"",
+                    source,
+                    message.key,
+                    (error,),
+                )
+                sink.add(names.dead_letter, letter.key, letter.value, headers=letter.headers())
+                continue
+            for family, state in outcome.states.items():
+                store.put(family.encode(), state.snapshot(), source.partition)
+            for letter in outcome.dead_letters:
+                log.warning(
+                    "dead letter (%s) at %s[%d]@%d: %s",
+                    letter.reason,
+                    source.topic,
+                    source.partition,
+                    source.offset,
+                    letter.message,
+                )
+                sink.add(names.dead_letter, letter.key, letter.value, headers=letter.headers())
+            for decision in outcome.decisions:
+                sink.add(names.decisions, decision["family_id"].encode(), codec.dumps(decision))
+            for warning in outcome.warnings:
+                sink.add(names.warnings, warning["loop_id"].encode(), codec.dumps(warning))
+            for event_id, result in outcome.replies:
+                app.replies.resolve(event_id, result)
+            if sink.full:
+                await sink.flush()
+
+    return store

@@ -1,0 +1,75 @@
+"""From a raw loop-completions record to guardrail results, with no broker involved."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from loopwarden.agents.guardrails.engine import GuardrailEngine, Output
+from loopwarden.agents.guardrails.family import family_of
+from loopwarden.agents.guardrails.state import FamilyState
+from loopwarden.agents.monitor.records import decode_record
+from loopwarden.schemas.completions import LoopCompletion, validate_guardrail_event
+from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
+from loopwarden.settings import GuardrailSettings
+
+FamilyLoader = Callable[[str], FamilyState | None]
+
+
+@dataclass(slots=True)
+class GuardrailRecordOutcome:
+    """What one record produced; ``states`` are the families to write back."""
+
+    states: dict[str, FamilyState] = field(default_factory=dict)
+    replies: list[tuple[str, Output]] = field(default_factory=list)
+    decisions: list[Output] = field(default_factory=list)
+    warnings: list[Output] = field(default_factory=list)
+    dead_letters: list[DeadLetter] = field(default_factory=list)
+
+
+class GuardrailProcessor:
+    """Decode completions/overrides and apply them to family state."""
+
+    def __init__(
+        self, settings: GuardrailSettings | None = None, max_event_bytes: int = 256 * 1024
+    ) -> None:
+        self.engine = GuardrailEngine(settings)
+        self.max_event_bytes = max_event_bytes
+
+    def process(
+        self,
+        value: bytes | None,
+        key: bytes | None,
+        source: SourcePosition,
+        load_state: FamilyLoader,
+    ) -> GuardrailRecordOutcome:
+        """Process one record. ``load_state`` returns a family's stored state or None."""
+        decoded = decode_record(value, key, source, self.max_event_bytes, validate_guardrail_event)
+        outcome = GuardrailRecordOutcome(dead_letters=decoded.dead_letters)
+        for index, event in decoded.events:
+            family = family_of(event.loop_id)
+            state = outcome.states.get(family) or load_state(family) or FamilyState(family)
+            state.partition = source.partition
+            position = [source.offset, index]
+            remembered = state.results.get(event.event_id)
+            if remembered is not None or position <= state.last_position:
+                # a duplicate or a record processed again after a restart: answer the same
+                if remembered is not None:
+                    outcome.replies.append((event.event_id, remembered))
+                continue
+            if isinstance(event, LoopCompletion):
+                result = self.engine.complete(state, event)
+                outcome.decisions.append(result.decision)
+                outcome.warnings.extend(result.warnings)
+                outcome.replies.append((event.event_id, result.result))
+            else:
+                outcome.replies.append((event.event_id, self.engine.override(state, event)))
+            state.last_position = position
+            state.updated_at = max(state.updated_at, event.occurred_at)
+            outcome.states[family] = state
+        return outcome
+
+    def status(self, state: FamilyState | None, loop_id: str) -> Any:
+        """The guardrails status of ``loop_id`` (None when unknown)."""
+        return self.engine.status(state, loop_id) if state is not None else None
