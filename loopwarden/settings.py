@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 Language = Literal["en", "zh"]
@@ -102,6 +102,22 @@ class GuardrailSettings(BaseModel):
     max_fatigue: float = Field(1.0, gt=0, description="Upper clamp of the fatigue score.")
 
 
+class ApiSettings(BaseModel):
+    """The guardrails HTTP API served by the workers (seed 003 "API Endpoints")."""
+
+    model_config = ConfigDict(frozen=True)
+
+    token: SecretStr | None = Field(
+        None, description="Bearer token required for overrides (LOOPWARDEN_API__TOKEN)."
+    )
+    overrides_enabled: bool = Field(
+        True, description="Serve the override endpoint (needs a token to start)."
+    )
+    request_timeout_s: float = Field(
+        10.0, gt=0, description="How long a request waits for the stream to process it."
+    )
+
+
 class TopicSettings(BaseModel):
     """Kafka topic names and layout."""
 
@@ -185,6 +201,7 @@ class Settings(BaseSettings):
     log_level: str = "warning"
     detection: DetectionSettings = DetectionSettings()
     guardrails: GuardrailSettings = GuardrailSettings()
+    api: ApiSettings = ApiSettings()
     topics: TopicSettings = TopicSettings()
     kafka: KafkaSettings = KafkaSettings()
     limits: LimitSettings = LimitSettings()
@@ -223,6 +240,8 @@ def settings_env(settings: Settings) -> dict[str, str]:
                 put(f"{name}__{field_name.upper()}", getattr(value, field_name))
         elif value is None:
             return
+        elif isinstance(value, SecretStr):
+            env[name] = value.get_secret_value()
         elif isinstance(value, bool):
             env[name] = "true" if value else "false"
         elif isinstance(value, frozenset | set | list | tuple):

@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import TopicAlreadyExistsError
+from aiokafka.errors import KafkaConnectionError, TopicAlreadyExistsError
 
+from loopwarden.errors import BrokerError
 from loopwarden.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -31,7 +32,13 @@ async def ensure_topics(settings: Settings) -> list[str]:
     Existing topics are left as they are (their partition count is not changed).
     """
     admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka.bootstrap_servers)
-    await admin.start()
+    try:
+        await admin.start()
+    except KafkaConnectionError as exc:
+        raise BrokerError(
+            f"cannot reach Kafka at {settings.kafka.bootstrap_servers} "
+            "(LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS)"
+        ) from exc
     try:
         existing = set(await admin.list_topics())
         missing = [name for name in topic_names(settings) if name not in existing]

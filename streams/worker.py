@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import faust
 
 from loopwarden.agents.guardrails.agent import register_guardrails
+from loopwarden.agents.guardrails.api import register_guardrails_api
 from loopwarden.agents.monitor.agent import register_action_monitor
 from loopwarden.settings import Settings
 from loopwarden.streams.app import LoopwardenApp, create_app
+from loopwarden.streams.topics import ensure_topics
 
 
 def build_worker_app(settings: Settings | None = None) -> LoopwardenApp:
     """The Faust app with the action monitor and the guardrails, their tables and API."""
     app = create_app(settings or Settings())
     register_action_monitor(app)
-    register_guardrails(app)
+    families = register_guardrails(app)
+    if app.loopwarden.web_port:
+        register_guardrails_api(app, families)
     return app
 
 
@@ -31,6 +36,7 @@ def run_worker(settings: Settings | None = None) -> None:
     """Run a worker in this process until it is stopped (SIGINT/SIGTERM)."""
     settings = settings or Settings()
     logging.getLogger("faust.app.base").addFilter(_DropRemovedSensorNoise())
-    app = build_worker_app(settings)
+    app = build_worker_app(settings)  # settings errors surface before Kafka is contacted
+    asyncio.run(ensure_topics(settings))
     worker = faust.Worker(app, loglevel=settings.log_level.upper(), quiet=True)
     worker.execute_from_commandline()

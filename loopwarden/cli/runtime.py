@@ -12,6 +12,7 @@ import time
 import click
 
 from loopwarden.cli.options import bootstrap_option, settings_with
+from loopwarden.errors import LoopwardenError
 from loopwarden.settings import Settings, settings_env
 from loopwarden.streams.broker import EmbeddedBroker
 from loopwarden.streams.topics import ensure_topics
@@ -69,8 +70,10 @@ def dev(port: int) -> None:
 def _run_worker(settings: Settings) -> None:
     from loopwarden.streams.worker import run_worker  # imports faust: keep other commands fast
 
-    asyncio.run(ensure_topics(settings))
-    run_worker(settings)
+    try:
+        run_worker(settings)
+    except LoopwardenError as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 def start_worker_process(

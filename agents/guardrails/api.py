@@ -1,0 +1,241 @@
+"""The guardrails HTTP API (seed 003 "API Endpoints"), served by the workers.
+
+- ``POST /orchestrator/loop-complete``
+- ``GET  /orchestrator/guardrails-status/{loop_id}``
+- ``POST /orchestrator/override-guardrails/{loop_id}`` (bearer token)
+- ``GET  /openapi.json``
+
+Any worker answers: a request is forwarded to the worker that owns the loop
+family's partition (found through Faust's partition assignor), which publishes
+the event to the loop-completions topic and answers once its own agent has
+processed it. Overrides change what a loop may do, so they need
+``LOOPWARDEN_API__TOKEN``; a worker refuses to start the API with overrides
+enabled and no token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+import time
+from typing import Any
+
+from faust.web import Request, Response, View
+from pydantic import ValidationError
+
+from loopwarden.agents.guardrails.agent import FAMILY_TABLE
+from loopwarden.agents.guardrails.engine import GuardrailEngine
+from loopwarden.agents.guardrails.family import family_of
+from loopwarden.agents.guardrails.openapi import LoopCompleteRequest, openapi_document
+from loopwarden.agents.guardrails.state import FamilyState
+from loopwarden.errors import ConfigurationError, EventValidationError
+from loopwarden.schemas import codec
+from loopwarden.schemas.completions import OverridePayload, validate_guardrail_event
+from loopwarden.schemas.events import field_errors
+from loopwarden.schemas.ids import new_event_id
+from loopwarden.streams.app import LoopwardenApp
+from loopwarden.streams.table_store import TableStore
+
+log = logging.getLogger(__name__)
+
+ROUTED_HEADER = "X-Loopwarden-Routed"
+SERVED_BY_HEADER = "X-Loopwarden-Served-By"
+_FORWARDED_HEADERS = ("Authorization", "Content-Type")
+
+
+class ApiError(Exception):
+    """An HTTP error with a status and a readable reason."""
+
+    def __init__(
+        self, status: int, reason: str, errors: list[dict[str, str]] | None = None
+    ) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+        self.errors = errors or []
+
+
+def check_api_settings(app: LoopwardenApp) -> None:
+    """Refuse to serve overrides without a token."""
+    api = app.loopwarden.api
+    if app.loopwarden.web_port and api.overrides_enabled and api.token is None:
+        raise ConfigurationError(
+            "the guardrails API serves overrides, which need a bearer token: set "
+            "LOOPWARDEN_API__TOKEN, or LOOPWARDEN_API__OVERRIDES_ENABLED=false"
+        )
+
+
+def register_guardrails_api(app: LoopwardenApp, store: TableStore) -> None:
+    """Add the three endpoints and the OpenAPI document to the worker's web server."""
+    check_api_settings(app)
+    settings = app.loopwarden
+    engine = GuardrailEngine(settings.guardrails)
+
+    async def body_json(request: Request) -> dict[str, Any]:
+        try:
+            raw = await request.read()
+            data = codec.loads(raw) if raw else None
+        except Exception as exc:
+            raise ApiError(400, f"request body is not valid JSON: {exc}") from exc
+        if not isinstance(data, dict):
+            raise ApiError(400, "request body must be a JSON object")
+        return data
+
+    def authorize(request: Request) -> None:
+        token = settings.api.token
+        if not settings.api.overrides_enabled:
+            raise ApiError(403, "overrides are disabled on this deployment")
+        supplied = request.headers.get("Authorization", "")
+        expected = f"Bearer {token.get_secret_value()}" if token else None
+        if expected is None or not hmac.compare_digest(supplied.encode(), expected.encode()):
+            raise ApiError(401, "overrides need 'Authorization: Bearer <token>'")
+
+    async def forward(view: View, request: Request, family: str, body: bytes) -> Response | None:
+        """Send the request to the family's owner; None when that is this worker."""
+        if request.headers.get(ROUTED_HEADER):
+            return None
+        try:
+            # Faust maps the key with the producer's metadata: make sure it has the topic.
+            await app.producer._ensure_producer().partitions_for(store.changelog)
+            owner = app.router.key_store(FAMILY_TABLE, family.encode())
+        except (KeyError, TypeError) as exc:
+            raise ApiError(503, "partition assignment not known yet; retry shortly") from exc
+        here = app.conf.canonical_url
+        if (owner.host, owner.port) == (here.host, here.port):
+            return None
+        headers = {k: request.headers[k] for k in _FORWARDED_HEADERS if k in request.headers}
+        headers[ROUTED_HEADER] = "1"
+        url = request.url.with_host(owner.host or "").with_port(owner.port)
+        async with app.http_client.request(
+            method=request.method, url=url, headers=headers, data=body or None
+        ) as response:
+            served_by = response.headers.get(SERVED_BY_HEADER, str(owner))
+            return view.bytes(
+                await response.read(),
+                content_type="application/json",
+                status=response.status,
+                headers={SERVED_BY_HEADER: served_by},
+            )
+
+    async def publish_and_wait(kind: str, loop_id: str, payload: dict[str, Any]) -> Any:
+        event_id = new_event_id()
+        try:
+            event = validate_guardrail_event(
+                {
+                    "event_id": event_id,
+                    "type": kind,
+                    "loop_id": loop_id,
+                    "occurred_at": time.time(),
+                    "payload": payload,
+                }
+            )
+        except EventValidationError as exc:
+            raise ApiError(
+                422, str(exc), [{"path": e.path, "message": e.message} for e in exc.errors]
+            ) from exc
+        waiter = app.replies.expect(event_id)
+        try:
+            await app.producer.send_and_wait(
+                settings.topics.loop_completions,
+                family_of(loop_id).encode(),
+                codec.dumps(event.model_dump(mode="json", exclude_none=True)),
+                None,
+                None,
+                None,
+            )
+            return await _wait(waiter, settings.api.request_timeout_s)
+        finally:
+            app.replies.discard(event_id)
+
+    def load(family: str) -> FamilyState | None:
+        data = store.get(family.encode())
+        return FamilyState.restore(family, data) if data else None
+
+    async def answer(view: View, handler: Any) -> Response:
+        """Run ``handler``: a forwarded response as it is, a dict as JSON, errors as JSON."""
+        here = {SERVED_BY_HEADER: str(app.conf.canonical_url)}
+        try:
+            result = await handler()
+        except ApiError as exc:
+            error = {"status": "error", "message": exc.reason, "errors": exc.errors}
+            return view.json(error, status=exc.status, headers=here)
+        return view.json(result, headers=here) if isinstance(result, dict) else result
+
+    @app.page("/orchestrator/loop-complete")
+    class LoopComplete(View):
+        async def post(self, request: Request) -> Response:
+            async def handle() -> Any:
+                raw = await request.read()
+                data = await body_json(request)
+                try:
+                    body = LoopCompleteRequest.model_validate(data)
+                except ValidationError as exc:
+                    raise ApiError(
+                        422,
+                        "invalid loop completion",
+                        [{"path": e.path, "message": e.message} for e in field_errors(exc)],
+                    ) from exc
+                if body.override_fatigue or body.override_max_reruns:
+                    authorize(request)
+                family = family_of(body.loop_id)
+                forwarded = await forward(self, request, family, raw)
+                if forwarded is not None:
+                    return forwarded
+                payload = body.model_dump(exclude={"loop_id"}, exclude_none=True)
+                return await publish_and_wait("loop_complete", body.loop_id, payload)
+
+            return await answer(self, handle)
+
+    @app.page("/orchestrator/guardrails-status/{loop_id}")
+    class GuardrailsStatus(View):
+        async def get(self, request: Request, loop_id: str) -> Response:
+            async def handle() -> Any:
+                family = family_of(loop_id)
+                forwarded = await forward(self, request, family, b"")
+                if forwarded is not None:
+                    return forwarded
+                status = engine.status(load(family), loop_id) if load(family) else None
+                if status is None:
+                    raise ApiError(404, f"unknown loop {loop_id!r}")
+                return status
+
+            return await answer(self, handle)
+
+    @app.page("/orchestrator/override-guardrails/{loop_id}")
+    class OverrideGuardrails(View):
+        async def post(self, request: Request, loop_id: str) -> Response:
+            async def handle() -> Any:
+                authorize(request)
+                raw = await request.read()
+                data = await body_json(request)
+                try:
+                    OverridePayload.model_validate(data)
+                except ValidationError as exc:
+                    raise ApiError(
+                        422,
+                        "invalid override",
+                        [{"path": e.path, "message": e.message} for e in field_errors(exc)],
+                    ) from exc
+                family = family_of(loop_id)
+                forwarded = await forward(self, request, family, raw)
+                if forwarded is not None:
+                    return forwarded
+                state = load(family)
+                if state is None or loop_id not in state.traces:
+                    raise ApiError(404, f"unknown loop {loop_id!r}")
+                return await publish_and_wait("guardrail_override", loop_id, data)
+
+            return await answer(self, handle)
+
+    @app.page("/openapi.json")
+    class OpenApi(View):
+        async def get(self, request: Request) -> Response:
+            return self.json(openapi_document())
+
+
+async def _wait(waiter: Any, timeout_s: float) -> Any:
+    try:
+        return await asyncio.wait_for(waiter, timeout_s)
+    except TimeoutError as exc:
+        raise ApiError(504, f"the stream did not answer within {timeout_s:.0f}s") from exc

@@ -1,0 +1,185 @@
+"""The guardrails HTTP API, served by real workers on the embedded broker."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import aiohttp
+import pytest
+from pydantic import SecretStr
+
+from loopwarden.agents.guardrails.api import SERVED_BY_HEADER
+from loopwarden.streams.broker import free_port
+
+from .conftest import isolated_settings
+
+pytestmark = pytest.mark.integration
+TOKEN = "s3cret-token"
+
+
+def api_settings(settings, port):
+    return settings.model_copy(
+        update={
+            "web_port": port,
+            "api": settings.api.model_copy(update={"token": SecretStr(TOKEN)}),
+        }
+    )
+
+
+async def call(session, method, url, *, json=None, token=None, data=None, retry_s=60):
+    """One request; 503 (assignment not known yet) is retried."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    deadline = asyncio.get_running_loop().time() + retry_s
+    while True:
+        try:
+            async with session.request(
+                method, url, json=json, data=data, headers=headers
+            ) as response:
+                body = await response.json(content_type=None)
+                if response.status != 503 or asyncio.get_running_loop().time() > deadline:
+                    return response.status, body, response.headers
+        except aiohttp.ClientConnectionError:
+            if asyncio.get_running_loop().time() > deadline:
+                raise
+        await asyncio.sleep(0.3)
+
+
+@pytest.fixture
+def api_worker(broker, worker_factory):
+    port = free_port()
+    settings = api_settings(isolated_settings(broker, "api"), port)
+    worker_factory(settings)
+    return f"http://127.0.0.1:{port}"
+
+
+async def test_loop_complete_status_and_override(api_worker):
+    base = api_worker
+    family = f"api-{uuid.uuid4().hex[:6]}"
+    async with aiohttp.ClientSession() as session:
+        status, body, _ = await call(
+            session,
+            "POST",
+            f"{base}/orchestrator/loop-complete",
+            json={
+                "loop_id": family,
+                "reflection_status": "done",
+                "alignment_score": 0.72,
+                "drift_score": 0.28,
+                "orchestrator_persona": "SAGE",
+                "reflection_persona": "SAGE",
+            },
+        )
+        assert status == 200, body
+        assert body["decision_result"]["new_loop_id"] == f"{family}_r1"
+        assert body["decision_result"]["rerun_reason"] == "alignment_threshold_not_met"
+
+        status, body, _ = await call(
+            session, "GET", f"{base}/orchestrator/guardrails-status/{family}"
+        )
+        assert status == 200
+        guardrails = body["guardrails_status"]
+        assert (guardrails["rerun_count"], guardrails["max_reruns"]) == (1, 3)
+        assert guardrails["trace"]["decision"] == "rerun"
+        assert guardrails["rerun_trigger"] == ["alignment", "drift"]
+
+        status, body, _ = await call(
+            session, "GET", f"{base}/orchestrator/guardrails-status/nope-{family}"
+        )
+        assert status == 404 and body["status"] == "error"
+
+        override = {
+            "override_fatigue": True,
+            "override_max_reruns": False,
+            "override_by": "operator",
+            "override_reason": "keep exploring",
+        }
+        url = f"{base}/orchestrator/override-guardrails/{family}"
+        status, body, _ = await call(session, "POST", url, json=override)
+        assert status == 401
+        status, body, _ = await call(session, "POST", url, json=override, token="wrong")
+        assert status == 401
+        status, body, _ = await call(session, "POST", url, json=override, token=TOKEN)
+        assert status == 200
+        assert body == {
+            "status": "success",
+            "loop_id": family,
+            "override_fatigue": True,
+            "override_max_reruns": False,
+            "overridden_by": "operator",
+            "override_reason": "keep exploring",
+        }
+        status, body, _ = await call(
+            session, "GET", f"{base}/orchestrator/guardrails-status/{family}"
+        )
+        assert body["guardrails_status"]["overrides"]["override_fatigue"] is True
+
+
+async def test_bad_bodies_are_refused_with_the_reason(api_worker):
+    url = f"{api_worker}/orchestrator/loop-complete"
+    async with aiohttp.ClientSession() as session:
+        status, body, _ = await call(session, "POST", url, data=b"{not json")
+        assert status == 400 and "not valid JSON" in body["message"]
+        status, body, _ = await call(
+            session,
+            "POST",
+            url,
+            json={"loop_id": "x", "reflection_status": "running", "alignment_score": 2},
+        )
+        assert status == 422
+        paths = {e["path"] for e in body["errors"]}
+        assert paths == {"reflection_status", "alignment_score", "drift_score"}
+        status, body, _ = await call(
+            session,
+            "POST",
+            url,
+            json={
+                "loop_id": "x",
+                "reflection_status": "done",
+                "alignment_score": 0.1,
+                "drift_score": 0.9,
+                "override_max_reruns": True,
+                "override_by": "me",
+            },
+        )
+        assert status == 401  # override flags need the token
+        status, body, _ = await call(session, "GET", f"{api_worker}/openapi.json")
+        assert status == 200 and "/orchestrator/loop-complete" in body["paths"]
+
+
+async def test_any_worker_answers_for_any_family(broker, worker_factory):
+    base_settings = isolated_settings(broker, "api2")
+    ports = [free_port(), free_port()]
+    for port in ports:
+        worker_factory(api_settings(base_settings, port))
+    urls = [f"http://127.0.0.1:{port}" for port in ports]
+    families = [f"route-{i}-{uuid.uuid4().hex[:4]}" for i in range(6)]
+    served_elsewhere = 0
+    async with aiohttp.ClientSession() as session:
+        for i, family in enumerate(families):
+            status, body, _ = await call(
+                session,
+                "POST",
+                f"{urls[i % 2]}/orchestrator/loop-complete",
+                json={
+                    "loop_id": family,
+                    "reflection_status": "done",
+                    "alignment_score": 0.9,
+                    "drift_score": 0.1,
+                },
+                retry_s=90,
+            )
+            assert status == 200, body
+            answers = []
+            for url in urls:
+                status, body, headers = await call(
+                    session, "GET", f"{url}/orchestrator/guardrails-status/{family}"
+                )
+                assert status == 200, body
+                answers.append(body)
+                assert SERVED_BY_HEADER in headers, (url, dict(headers), body)
+                if headers[SERVED_BY_HEADER].rstrip("/") != url:
+                    served_elsewhere += 1
+            assert answers[0] == answers[1]
+            assert answers[0]["guardrails_status"]["trace"]["decision"] == "finalize"
+    assert served_elsewhere >= 1  # some requests were answered by the partition's owner
