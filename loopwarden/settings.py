@@ -118,6 +118,26 @@ class ApiSettings(BaseModel):
     )
 
 
+class AnalystSettings(BaseModel):
+    """The reflection analyst: an OpenAI-compatible endpoint, or the heuristics."""
+
+    model_config = ConfigDict(frozen=True)
+
+    enabled: bool = Field(True, description="Run the analyst agent in the workers.")
+    base_url: str | None = Field(
+        None,
+        description="OpenAI-compatible API base, e.g. http://127.0.0.1:8000/v1 (unset: "
+        "deterministic analysis only).",
+    )
+    model: str = Field("gpt-4o-mini", description="Model name sent to the endpoint.")
+    api_key: SecretStr | None = Field(None, description="Bearer key for the endpoint.")
+    timeout_s: float = Field(10.0, gt=0, description="Per-request timeout; then fall back.")
+    concurrency: int = Field(4, ge=1, description="Requests analysed at once per worker.")
+    param_similarity_threshold: float = Field(
+        0.9, ge=0, le=1, description="Heuristic: parameters this similar are 'near-identical'."
+    )
+
+
 class TopicSettings(BaseModel):
     """Kafka topic names and layout."""
 
@@ -127,6 +147,7 @@ class TopicSettings(BaseModel):
     warnings: str = "loopwarden.warnings"
     reflection_requests: str = "loopwarden.reflection-requests"
     loop_completions: str = "loopwarden.loop-completions"
+    reflections: str = "loopwarden.reflections"
     decisions: str = "loopwarden.decisions"
     dead_letter: str = "loopwarden.dead-letter"
     partitions: int = Field(8, ge=1)
@@ -202,6 +223,7 @@ class Settings(BaseSettings):
     detection: DetectionSettings = DetectionSettings()
     guardrails: GuardrailSettings = GuardrailSettings()
     api: ApiSettings = ApiSettings()
+    analyst: AnalystSettings = AnalystSettings()
     topics: TopicSettings = TopicSettings()
     kafka: KafkaSettings = KafkaSettings()
     limits: LimitSettings = LimitSettings()
@@ -217,6 +239,7 @@ class Settings(BaseSettings):
                 "warnings": f"{tag}.warnings",
                 "reflection_requests": f"{tag}.reflection-requests",
                 "loop_completions": f"{tag}.loop-completions",
+                "reflections": f"{tag}.reflections",
                 "decisions": f"{tag}.decisions",
                 "dead_letter": f"{tag}.dead-letter",
                 "partitions": partitions or self.topics.partitions,

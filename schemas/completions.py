@@ -83,12 +83,26 @@ class GuardrailOverride(BaseModel):
     payload: OverridePayload
 
 
-GuardrailEvent = Annotated[LoopCompletion | GuardrailOverride, Field(discriminator="type")]
-_GUARDRAIL_EVENT: TypeAdapter[LoopCompletion | GuardrailOverride] = TypeAdapter(GuardrailEvent)
+class ReflectionCached(BaseModel):
+    """The analyst's outcome for one loop, cached in the family's state (stage 5)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    event_id: str = Field(min_length=1, max_length=200)
+    schema_version: int = Field(SCHEMA_VERSION, ge=1, le=SCHEMA_VERSION)
+    type: Literal["reflection_cached"] = "reflection_cached"
+    loop_id: str = Field(min_length=1, max_length=256)
+    occurred_at: Timestamp
+    payload: dict[str, Any]
 
 
-def validate_guardrail_event(obj: Any) -> LoopCompletion | GuardrailOverride:
-    """Validate a completion or an override; errors name every wrong field."""
+AnyGuardrailEvent = LoopCompletion | GuardrailOverride | ReflectionCached
+GuardrailEvent = Annotated[AnyGuardrailEvent, Field(discriminator="type")]
+_GUARDRAIL_EVENT: TypeAdapter[AnyGuardrailEvent] = TypeAdapter(GuardrailEvent)
+
+
+def validate_guardrail_event(obj: Any) -> AnyGuardrailEvent:
+    """Validate a completion, an override or a cached reflection; errors name every field."""
     if not isinstance(obj, dict):
         raise EventValidationError(f"expected a JSON object, got {type(obj).__name__}")
     try:

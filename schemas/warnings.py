@@ -20,6 +20,8 @@ class WarningKind(StrEnum):
     """Layer 3: small edits keep landing on the same few lines."""
     ACTION_FAILED = "action_failed"
     """An action failed: Critical reflection, no silent failures."""
+    LOGIC_SPIN = "logic_spin"
+    """Layer 2: the analyst found the agent repeating the same logic."""
     BIAS_ECHO = "bias_echo"
     """Guardrail: the same bias was flagged again and again; the loop halts."""
     RERUN_LIMIT_REACHED = "rerun_limit_reached"

@@ -304,3 +304,24 @@ class DecisionSubscriber(TopicSubscriber[dict[str, Any]]):
             from_beginning=from_beginning,
             identity=lambda d: str(d.get("decision_id")),
         )
+
+
+class AnalysisSubscriber(TopicSubscriber[dict[str, Any]]):
+    """The analyst's reflections (verdict, suggestions, timeline text), per loop or all."""
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        loop_id: str | None = None,
+        from_beginning: bool = False,
+    ) -> None:
+        settings = settings or Settings()
+        super().__init__(
+            settings.topics.reflections,
+            _parse_json,
+            settings,
+            loop_id=loop_id,
+            from_beginning=from_beginning,
+            identity=lambda r: str(r.get("reflection_id")),
+        )

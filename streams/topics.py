@@ -21,6 +21,7 @@ def topic_names(settings: Settings) -> list[str]:
         t.warnings,
         t.reflection_requests,
         t.loop_completions,
+        t.reflections,
         t.decisions,
         t.dead_letter,
     ]

@@ -7,6 +7,7 @@ import logging
 
 import faust
 
+from loopwarden.agents.analyst.agent import register_analyst
 from loopwarden.agents.guardrails.agent import register_guardrails
 from loopwarden.agents.guardrails.api import register_guardrails_api
 from loopwarden.agents.monitor.agent import register_action_monitor
@@ -20,6 +21,8 @@ def build_worker_app(settings: Settings | None = None) -> LoopwardenApp:
     app = create_app(settings or Settings())
     register_action_monitor(app)
     families = register_guardrails(app)
+    if app.loopwarden.analyst.enabled:
+        register_analyst(app)
     if app.loopwarden.web_port:
         register_guardrails_api(app, families)
     return app
@@ -35,7 +38,8 @@ class _DropRemovedSensorNoise(logging.Filter):
 def run_worker(settings: Settings | None = None) -> None:
     """Run a worker in this process until it is stopped (SIGINT/SIGTERM)."""
     settings = settings or Settings()
-    logging.getLogger("faust.app.base").addFilter(_DropRemovedSensorNoise())
+    for name in ("faust.app.base", LoopwardenApp.__module__):
+        logging.getLogger(name).addFilter(_DropRemovedSensorNoise())
     app = build_worker_app(settings)  # settings errors surface before Kafka is contacted
     asyncio.run(ensure_topics(settings))
     worker = faust.Worker(app, loglevel=settings.log_level.upper(), quiet=True)

@@ -250,7 +250,7 @@ class GuardrailEngine:
         cfg = self.settings
         trace = state.traces.get(loop_id)
         if trace is None:
-            return None
+            return None if loop_id not in state.reflections else self._pending(state, loop_id)
         max_reruns = state.max_reruns if state.max_reruns is not None else cfg.max_reruns
         return {
             "status": "success",
@@ -277,12 +277,40 @@ class GuardrailEngine:
                     "override_reason": state.override_reason,
                 },
                 "rerun_reasoning": state.reasoning,
+                "recent_reflections": state.reflections.get(loop_id, []),
                 "trace": trace,
                 "family_traces": list(state.traces.values()),
             },
         }
 
     # -- helpers ---------------------------------------------------------------------------
+
+    def _pending(self, state: FamilyState, loop_id: str) -> Output:
+        """Status of a loop that has reflections but has not completed yet."""
+        max_reruns = state.max_reruns if state.max_reruns is not None else self.settings.max_reruns
+        return {
+            "status": "success",
+            "guardrails_status": {
+                "loop_id": loop_id,
+                "family_id": state.family,
+                "rerun_count": state.max_index,
+                "max_reruns": max_reruns,
+                "rerun_limit_reached": state.max_index >= max_reruns,
+                "bias_echo": False,
+                "reflection_fatigue": state.fatigue,
+                "fatigue_threshold_exceeded": state.fatigue
+                >= self.settings.fatigue_critical_threshold,
+                "force_finalize": False,
+                "rerun_reason": None,
+                "rerun_trigger": None,
+                "alignment_score": None,
+                "drift_score": None,
+                "summary_valid": None,
+                "reflection_persona": None,
+                "trace": None,
+                "recent_reflections": state.reflections[loop_id],
+            },
+        }
 
     def _previous_scores(
         self, state: FamilyState, loop_id: str, index: int

@@ -10,7 +10,11 @@ from loopwarden.agents.guardrails.engine import GuardrailEngine, Output
 from loopwarden.agents.guardrails.family import family_of
 from loopwarden.agents.guardrails.state import FamilyState
 from loopwarden.agents.monitor.records import decode_record
-from loopwarden.schemas.completions import LoopCompletion, validate_guardrail_event
+from loopwarden.schemas.completions import (
+    LoopCompletion,
+    ReflectionCached,
+    validate_guardrail_event,
+)
 from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
 from loopwarden.settings import GuardrailSettings
 
@@ -63,6 +67,9 @@ class GuardrailProcessor:
                 outcome.decisions.append(result.decision)
                 outcome.warnings.extend(result.warnings)
                 outcome.replies.append((event.event_id, result.result))
+            elif isinstance(event, ReflectionCached):
+                state.cache_reflection(event.loop_id, event.payload)
+                state.remember(event.event_id, {"status": "cached"})
             else:
                 outcome.replies.append((event.event_id, self.engine.override(state, event)))
             state.last_position = position

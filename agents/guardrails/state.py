@@ -31,6 +31,7 @@ class FamilyState:
     override_reason: str | None = None
     reasoning: dict[str, Any] | None = None
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
+    reflections: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     last_position: list[int] = field(default_factory=lambda: [-1, -1])
     updated_at: float = 0.0
 
@@ -42,6 +43,15 @@ class FamilyState:
             del self.traces[next(iter(self.traces))]
         while len(self.bias_history) > _MAX_BIAS_TAGS:
             del self.bias_history[min(self.bias_history, key=self.bias_history.__getitem__)]
+
+    def cache_reflection(self, loop_id: str, reflection: dict[str, Any], keep: int = 3) -> None:
+        """Stage 5: keep a loop's last ``keep`` reflections (and at most 64 loops)."""
+        cached = self.reflections.pop(loop_id, [])
+        cached.append(reflection)
+        cached.sort(key=lambda r: r.get("occurred_at") or 0.0)  # analyses finish out of order
+        self.reflections[loop_id] = cached[-keep:]
+        while len(self.reflections) > _MAX_TRACES:
+            del self.reflections[next(iter(self.reflections))]
 
     def remember(self, event_id: str, result: dict[str, Any]) -> None:
         """Keep the result of a processed event (answers a duplicate the same way)."""
@@ -67,6 +77,7 @@ class FamilyState:
                 "orr": self.override_reason,
                 "rs": self.reasoning,
                 "res": self.results,
+                "rf": self.reflections,
                 "off": self.last_position,
                 "ts": self.updated_at,
             }
@@ -93,6 +104,7 @@ class FamilyState:
             override_reason=raw["orr"],
             reasoning=raw["rs"],
             results=raw["res"],
+            reflections=raw.get("rf", {}),
             last_position=raw["off"],
             updated_at=raw["ts"],
         )

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import aiohttp
 import pytest
 
 from loopwarden.cli.runtime import start_worker_process, stop_process
@@ -104,3 +105,21 @@ def shared_worker(
     yield worker
     code = worker.stop()
     assert code == 0, f"worker exited with {code}:\n{worker.log()[-4000:]}"
+
+
+async def http_call(session, method, url, *, json=None, token=None, data=None, retry_s=60):
+    """One request; 503 (assignment not known yet) is retried."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    deadline = asyncio.get_running_loop().time() + retry_s
+    while True:
+        try:
+            async with session.request(
+                method, url, json=json, data=data, headers=headers
+            ) as response:
+                body = await response.json(content_type=None)
+                if response.status != 503 or asyncio.get_running_loop().time() > deadline:
+                    return response.status, body, response.headers
+        except aiohttp.ClientConnectionError:
+            if asyncio.get_running_loop().time() > deadline:
+                raise
+        await asyncio.sleep(0.3)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 
 import aiohttp
@@ -12,6 +11,7 @@ from pydantic import SecretStr
 from loopwarden.agents.guardrails.api import SERVED_BY_HEADER
 from loopwarden.streams.broker import free_port
 
+from .conftest import http_call as call
 from .conftest import isolated_settings
 
 pytestmark = pytest.mark.integration
@@ -25,24 +25,6 @@ def api_settings(settings, port):
             "api": settings.api.model_copy(update={"token": SecretStr(TOKEN)}),
         }
     )
-
-
-async def call(session, method, url, *, json=None, token=None, data=None, retry_s=60):
-    """One request; 503 (assignment not known yet) is retried."""
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    deadline = asyncio.get_running_loop().time() + retry_s
-    while True:
-        try:
-            async with session.request(
-                method, url, json=json, data=data, headers=headers
-            ) as response:
-                body = await response.json(content_type=None)
-                if response.status != 503 or asyncio.get_running_loop().time() > deadline:
-                    return response.status, body, response.headers
-        except aiohttp.ClientConnectionError:
-            if asyncio.get_running_loop().time() > deadline:
-                raise
-        await asyncio.sleep(0.3)
 
 
 @pytest.fixture

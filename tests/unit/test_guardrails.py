@@ -247,3 +247,12 @@ def test_status_not_done_is_a_clear_error():
 def test_scores_out_of_range_are_errors():
     with pytest.raises(EventValidationError, match=r"payload\.alignment_score"):
         completion("L", 1.5, 0.5)
+
+
+def test_cached_reflections_survive_the_snapshot():
+    state = FamilyState("F")
+    for i in range(5):
+        state.cache_reflection("F_r1", {"reason": f"r{i}"})
+    restored = FamilyState.restore("F", state.snapshot())
+    assert restored == state
+    assert [r["reason"] for r in restored.reflections["F_r1"]] == ["r2", "r3", "r4"]

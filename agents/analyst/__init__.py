@@ -1,0 +1,1 @@
+"""The reflection analyst: model-backed or heuristic analysis of reflection requests."""

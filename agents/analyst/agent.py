@@ -1,0 +1,108 @@
+"""The Faust side of the analyst: reflection requests → analyses.
+
+Consumes the reflection-requests topic (keyed by loop id), analyses each request
+(``analyst.concurrency`` at a time: a model call must not hold up the others),
+and publishes the analysis on the reflections topic, a ``logic_spin`` warning
+when the semantic check finds a spin, and a ``reflection_cached`` event on the
+loop-completions topic so the loop family's guardrail state keeps the loop's
+last three reflections (stage 5) for the guardrails status.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from loopwarden.agents.analyst.analyst import ReflectionAnalyst
+from loopwarden.agents.guardrails.family import family_of
+from loopwarden.errors import EventDecodeError
+from loopwarden.schemas import codec
+from loopwarden.schemas.events import SCHEMA_VERSION
+from loopwarden.schemas.ids import derived_id
+from loopwarden.schemas.warnings import WarningKind
+from loopwarden.streams.app import LoopwardenApp
+
+log = logging.getLogger(__name__)
+
+
+def logic_spin_warning(analysis: dict[str, Any], event_ids: list[str]) -> dict[str, Any]:
+    """The warning an agent receives when the analyst confirms a logic spin."""
+    return {
+        "warning_id": derived_id(
+            WarningKind.LOGIC_SPIN, analysis["loop_id"], analysis["trigger_event_id"]
+        ),
+        "schema_version": SCHEMA_VERSION,
+        "type": "warning",
+        "kind": WarningKind.LOGIC_SPIN.value,
+        "loop_id": analysis["loop_id"],
+        "level": analysis["level"],
+        "reason": analysis["reason"],
+        "suggestions": analysis["suggestions"],
+        "next_actions": analysis["next_actions"],
+        "event_ids": event_ids,
+        "trigger_event_id": analysis["trigger_event_id"],
+        "action_type": "semantic_spin_check",
+        "iteration": 0,
+        "consecutive_count": None,
+        "edit": None,
+        "timeline_message": analysis["timeline_message"],
+        "occurred_at": analysis["occurred_at"],
+    }
+
+
+def register_analyst(app: LoopwardenApp) -> ReflectionAnalyst:
+    """Declare the reflections topic and the ``analyze_reflections`` agent."""
+    settings = app.loopwarden
+    names = settings.topics
+    requests = app.topic(
+        names.reflection_requests,
+        key_serializer="raw",
+        value_serializer="raw",
+        partitions=names.partitions,
+    )
+    app.topic(
+        names.reflections, key_serializer="raw", value_serializer="raw", partitions=names.partitions
+    )
+    analyst = ReflectionAnalyst(settings.analyst, language=settings.detection.language)
+    sink = app.sink
+
+    @app.agent(requests, name="analyze_reflections", concurrency=settings.analyst.concurrency)
+    async def analyze_reflections(stream: Any) -> None:
+        async for value in stream:
+            try:
+                request = codec.loads(value)
+                analysis = await analyst.analyze(request)
+            except (EventDecodeError, KeyError, TypeError) as exc:
+                log.warning("unreadable reflection request skipped: %s", exc)
+                continue
+            loop_id = analysis["loop_id"]
+            sink.add(names.reflections, loop_id.encode(), codec.dumps(analysis))
+            if analysis["kind"] == "semantic_spin_check" and analysis["is_spinning"]:
+                event_ids = [a["event_id"] for a in request.get("recent_actions", [])]
+                warning = logic_spin_warning(analysis, event_ids)
+                sink.add(names.warnings, loop_id.encode(), codec.dumps(warning))
+            cached = {
+                "event_id": analysis["reflection_id"],
+                "schema_version": SCHEMA_VERSION,
+                "type": "reflection_cached",
+                "loop_id": loop_id,
+                "occurred_at": analysis["occurred_at"],
+                "payload": {
+                    k: analysis[k]
+                    for k in (
+                        "request_id",
+                        "kind",
+                        "level",
+                        "is_spinning",
+                        "reason",
+                        "suggestions",
+                        "next_actions",
+                        "analysis",
+                        "fallback_reason",
+                        "occurred_at",
+                    )
+                },
+            }
+            sink.add(names.loop_completions, family_of(loop_id).encode(), codec.dumps(cached))
+
+    return analyst

@@ -1,0 +1,160 @@
+"""The reflection analyst (seed 000 section 1.3 stages 3-5, section 2.2).
+
+A reflection request in, an analysis out: the model's structured verdict when an
+OpenAI-compatible endpoint is configured and answers validly in time, otherwise
+the deterministic heuristics, saying why (``fallback_reason``). Memory context
+comes from a :class:`MemoryContext` provider (none yet: the memory component
+fills this seam with 2/5/10 KB by level).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from loopwarden.agents.analyst.heuristics import Verdict, reflect, semantic_spin
+from loopwarden.agents.analyst.llm import AnalystError, ChatCompletionsClient
+from loopwarden.agents.spin import texts
+from loopwarden.schemas import codec
+from loopwarden.schemas.events import SCHEMA_VERSION
+from loopwarden.schemas.ids import derived_id
+from loopwarden.settings import AnalystSettings
+
+Output = dict[str, Any]
+
+
+class MemoryContext(Protocol):
+    """Finds memories for a reflection, at most ``budget_bytes`` of text."""
+
+    async def context(self, loop_id: str, query: str, budget_bytes: int) -> str:
+        """Relevant memories as text (empty when there are none)."""
+        ...
+
+
+class NoMemory:
+    """The memory seam before memories exist: no context."""
+
+    async def context(self, loop_id: str, query: str, budget_bytes: int) -> str:
+        """Always empty."""
+        return ""
+
+
+class ReflectionAnalyst:
+    """Analyses reflection requests with a model when configured, heuristics otherwise."""
+
+    def __init__(
+        self,
+        settings: AnalystSettings | None = None,
+        memory: MemoryContext | None = None,
+        language: str = "en",
+    ) -> None:
+        self.settings = settings or AnalystSettings()
+        self.memory = memory or NoMemory()
+        self.language = language
+        self.client = (
+            ChatCompletionsClient(
+                self.settings.base_url,
+                self.settings.model,
+                self.settings.api_key.get_secret_value() if self.settings.api_key else None,
+                self.settings.timeout_s,
+            )
+            if self.settings.base_url
+            else None
+        )
+
+    async def close(self) -> None:
+        """Release the HTTP session."""
+        if self.client is not None:
+            await self.client.close()
+
+    async def analyze(self, request: dict[str, Any]) -> Output:
+        """The analysis of one reflection request (a dict shaped as ReflectionRequest)."""
+        semantic = request["kind"] == "semantic_spin_check"
+        memory = ""
+        if request.get("memory_budget_bytes") and request.get("memory_query"):
+            memory = await self.memory.context(
+                request["loop_id"], request["memory_query"], request["memory_budget_bytes"]
+            )
+        heuristic = self._heuristic(request, semantic)
+        verdict, source, fallback = heuristic, "heuristic", None
+        if self.client is not None:
+            try:
+                model = await self.client.verdict(self._prompt(request, semantic, memory))
+                verdict = Verdict(
+                    model.is_spinning, model.reason, model.suggestions, model.next_actions
+                )
+                source = "model"
+            except AnalystError as exc:
+                fallback = str(exc)
+        return {
+            "reflection_id": derived_id("reflection", request["loop_id"], request["request_id"]),
+            "schema_version": SCHEMA_VERSION,
+            "type": "reflection",
+            "request_id": request["request_id"],
+            "kind": request["kind"],
+            "loop_id": request["loop_id"],
+            "level": request["level"],
+            "trigger_event_id": request["trigger_event_id"],
+            "is_spinning": verdict.is_spinning,
+            "reason": verdict.reason,
+            "suggestions": verdict.suggestions,
+            "next_actions": verdict.next_actions,
+            "analysis": source,
+            "fallback_reason": fallback,
+            "memory_context": memory,
+            "memory_budget_bytes": request.get("memory_budget_bytes", 0),
+            "timeline_message": self._timeline(request, semantic, verdict),
+            "occurred_at": request["occurred_at"],
+        }
+
+    def _heuristic(self, request: dict[str, Any], semantic: bool) -> Verdict:
+        if semantic:
+            return semantic_spin(
+                request["recent_actions"],
+                similarity=self.settings.param_similarity_threshold,
+                language=self.language,
+            )
+        return reflect(request["reflection"], self.language)
+
+    def _prompt(self, request: dict[str, Any], semantic: bool, memory: str) -> str:
+        if semantic and request.get("prompt"):
+            prompt = str(request["prompt"])
+        else:
+            prompt = (
+                "Analyse this action of an AI agent (reflection level "
+                f"{request['level']}) and say whether the agent is spinning, why, how to break "
+                "the loop and what to do next.\n\n## Action\n"
+                + codec.dumps(request.get("reflection")).decode()
+                + "\n\n## Recent actions\n"
+                + codec.dumps(request.get("recent_actions", [])).decode()
+            )
+        if memory:
+            prompt += "\n\n## Relevant memories\n" + memory
+        return prompt
+
+    def _timeline(self, request: dict[str, Any], semantic: bool, verdict: Verdict) -> str:
+        actions = request.get("recent_actions") or []
+        action_type = (request.get("reflection") or {}).get("action_type") or (
+            actions[-1]["action_type"] if actions else "unknown"
+        )
+        if semantic:
+            if verdict.is_spinning:
+                return texts.spin_timeline(
+                    self.language, action_type, verdict.reason, verdict.suggestions
+                )
+            return f"✓ [REFLECTION] No logic spin: {verdict.reason}\n"
+        reflection = request["reflection"]
+        if reflection.get("success", True):
+            text = f"✓ [REFLECTION] Action '{action_type}' EXECUTED SUCCESSFULLY\n"
+            if verdict.suggestions:
+                text += "MANDATORY RECOMMENDATIONS FOR FUTURE ACTIONS:\n" + "".join(
+                    f"{i}. {s}\n" for i, s in enumerate(verdict.suggestions, 1)
+                )
+        else:
+            text = texts.critical_timeline(
+                action_type, reflection.get("error_message"), verdict.suggestions
+            )
+        if verdict.is_spinning:
+            text += "\n" + texts.spin_timeline(
+                self.language, action_type, verdict.reason, verdict.suggestions
+            )
+        return text

@@ -1,0 +1,101 @@
+"""The analyst's deterministic analysis, model-answer validation and texts."""
+
+import orjson
+import pytest
+
+from loopwarden.agents.analyst.analyst import ReflectionAnalyst
+from loopwarden.agents.analyst.heuristics import param_similarity, reflect, semantic_spin
+from loopwarden.agents.analyst.llm import AnalystError, parse_verdict
+
+
+def action(action_type="search", params=None, error=None):
+    return {
+        "event_id": "e",
+        "action_type": action_type,
+        "params": params or {},
+        "iteration": 1,
+        "error_message": error,
+        "occurred_at": 1.0,
+    }
+
+
+def test_near_identical_parameters_are_a_logic_spin():
+    actions = [
+        action(params={"q": "release notes v1.2"}),
+        action(params={"q": "release notes v1.3"}),
+        action(params={"q": "release notes v1.2"}),
+    ]
+    verdict = semantic_spin(actions, similarity=0.9)
+    assert verdict.is_spinning and "near-identical" in verdict.reason
+    assert verdict.suggestions[0] == "Try a different action type"
+
+
+def test_varied_parameters_are_not():
+    actions = [
+        action(params={"q": "weather"}),
+        action(params={"path": "/etc/hosts", "n": 5}),
+        action(params={"url": "https://example.org"}),
+    ]
+    assert not semantic_spin(actions).is_spinning
+    assert param_similarity({"a": 1}, {"a": 1}) == 1.0
+
+
+def test_a_repeated_identical_error_is_a_spin_whatever_the_actions():
+    actions = [
+        action("shell", {"cmd": "cat /etc/shadow"}, "permission denied"),
+        action("read_file", {"path": "/etc/shadow"}, "permission denied"),
+    ]
+    verdict = semantic_spin(actions)
+    assert verdict.is_spinning and "permission denied" in verdict.reason
+
+
+def test_a_failed_action_gets_the_failure_recommendations():
+    verdict = reflect({"action_type": "deploy", "success": False, "error_message": "exit 1"})
+    assert "exit 1" in verdict.suggestions[0]
+
+
+def test_model_answers_are_validated():
+    good = {
+        "choices": [
+            {
+                "message": {
+                    "content": orjson.dumps(
+                        {
+                            "is_spinning": True,
+                            "reason": "r",
+                            "suggestions": ["s"],
+                            "next_actions": ["n"],
+                        }
+                    ).decode()
+                }
+            }
+        ]
+    }
+    assert parse_verdict(orjson.dumps(good)).is_spinning
+    for bad in [
+        b"not json",
+        orjson.dumps({"choices": []}),
+        orjson.dumps({"choices": [{"message": {"content": '{"reason": 1}'}}]}),
+    ]:
+        with pytest.raises(AnalystError, match="not a valid verdict"):
+            parse_verdict(bad)
+
+
+async def test_without_an_endpoint_the_analysis_is_heuristic():
+    request = {
+        "request_id": "r1",
+        "kind": "action_reflection",
+        "loop_id": "L",
+        "level": "critical",
+        "trigger_event_id": "e1",
+        "occurred_at": 1.0,
+        "memory_budget_bytes": 10240,
+        "memory_query": "q",
+        "recent_actions": [],
+        "reflection": {"action_type": "deploy", "success": False, "error_message": "exit 1"},
+    }
+    analysis = await ReflectionAnalyst().analyze(request)
+    assert (analysis["analysis"], analysis["fallback_reason"]) == ("heuristic", None)
+    assert analysis["timeline_message"].startswith("✗ [CRITICAL REFLECTION] Action 'deploy' FAILED")
+    assert "MANDATORY RECOMMENDATIONS FOR FUTURE ACTIONS:" in analysis["timeline_message"]
+    assert analysis["memory_context"] == ""  # the memory seam, empty for now
