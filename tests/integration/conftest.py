@@ -19,8 +19,10 @@ import aiohttp
 import pytest
 
 from loopwarden.cli.runtime import start_worker_process, stop_process
+from loopwarden.schemas.warnings import WarningKind
 from loopwarden.settings import LimitSettings, Settings
 from loopwarden.streams.broker import EmbeddedBroker
+from loopwarden.streams.subscriber import WarningSubscriber
 from loopwarden.streams.topics import ensure_topics
 
 pytestmark = pytest.mark.integration
@@ -123,3 +125,12 @@ async def http_call(session, method, url, *, json=None, token=None, data=None, r
             if asyncio.get_running_loop().time() > deadline:
                 raise
         await asyncio.sleep(0.3)
+
+
+class LayerOneWarnings(WarningSubscriber):
+    """Only Layer 1 warnings (the analyst's logic-spin confirmations are left out)."""
+
+    async def _iterate(self):
+        async for warning in super()._iterate():
+            if warning.kind is WarningKind.ACTION_TYPE_SPIN:
+                yield warning

@@ -8,9 +8,8 @@ import itertools
 import pytest
 
 from loopwarden.streams.publisher import AsyncPublisher, default_partition
-from loopwarden.streams.subscriber import WarningSubscriber
 
-from .conftest import isolated_settings
+from .conftest import LayerOneWarnings, isolated_settings
 
 pytestmark = pytest.mark.integration
 
@@ -31,7 +30,7 @@ async def test_an_idle_loop_forgets_its_streak(broker, worker_factory):
     worker_factory(settings)
     idle, busy = two_loops_on_one_partition(settings.topics.partitions)
     t0 = 1_800_000_000.0
-    async with WarningSubscriber(settings) as warnings:
+    async with LayerOneWarnings(settings) as warnings:
         async with AsyncPublisher(settings, batching=False) as publisher:
             await publisher.publish(idle, "search", occurred_at=t0)
             await publisher.publish(idle, "search", occurred_at=t0 + 1)

@@ -9,9 +9,8 @@ import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from loopwarden.streams.publisher import AsyncPublisher, default_partition
-from loopwarden.streams.subscriber import WarningSubscriber
 
-from .conftest import isolated_settings
+from .conftest import LayerOneWarnings, isolated_settings
 
 pytestmark = pytest.mark.integration
 
@@ -54,7 +53,7 @@ async def test_spin_straddling_a_restart_is_detected_once(broker, worker_factory
     first.kill() if stop == "kill" else first.stop()
 
     worker_factory(settings, "second")
-    async with WarningSubscriber(settings, from_beginning=True, dedupe=False) as warnings:
+    async with LayerOneWarnings(settings, from_beginning=True, dedupe=False) as warnings:
         async with AsyncPublisher(settings, batching=False) as publisher:
             after = await publisher.publish(straddle, "search")
             repeat_ids.append(await publisher.publish(repeat, "read"))
