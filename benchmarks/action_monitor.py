@@ -2,7 +2,9 @@
 
 Runs on the embedded broker, every engine against the same events in the same run:
 
-- ``loopwarden``: a real ``loopwarden worker`` process (Faust, table + changelog);
+- ``loopwarden``: a real ``loopwarden worker`` process (Faust, table + changelog), the
+  reflection analyst switched off (it is measured by ``loopwarden-all``);
+- ``loopwarden-all``: the same worker with the analyst analysing every reflection request;
 - ``raw-processor``: plain aiokafka consume/produce around loopwarden's own
   RecordProcessor (state in a dict, no changelog): the cost of the logic without Faust;
 - ``raw-trivial``: plain aiokafka with orjson and a dict streak check only (the
@@ -87,8 +89,12 @@ def expected_warning_count(pairs: list[tuple[str, str]]) -> int:
 
 
 def start_engine(engine: str, settings: Settings, log: Path) -> subprocess.Popen[bytes]:
-    if engine == "loopwarden":
+    if engine.startswith("loopwarden"):
         command = [sys.executable, "-m", "loopwarden", "worker"]
+        if engine == "loopwarden":  # the action monitor alone (and the guardrails)
+            settings = settings.model_copy(
+                update={"analyst": settings.analyst.model_copy(update={"enabled": False})}
+            )
     else:
         command = [sys.executable, __file__, "--serve", engine]
     with open(log, "ab") as out:
@@ -210,10 +216,12 @@ class Collector:
                 for record in records:
                     if self.prefix and not record.key.startswith(self.prefix.encode()):
                         continue
+                    warning = orjson.loads(record.value)
+                    if warning["kind"] != "action_type_spin":  # e.g. the analyst's logic_spin
+                        continue
                     self.count += 1
                     self.last_at = now
-                    occurred = orjson.loads(record.value)["occurred_at"]
-                    self.latencies_ms.append((now - occurred) * 1000.0)
+                    self.latencies_ms.append((now - warning["occurred_at"]) * 1000.0)
 
     def reset(self, prefix: str) -> None:
         self.prefix, self.count, self.last_at, self.latencies_ms = prefix, 0, 0.0, []
@@ -435,7 +443,7 @@ def parse_args() -> argparse.Namespace:
         "--engines",
         nargs="+",
         default=["raw-trivial", "raw-processor", "loopwarden"],
-        choices=["raw-trivial", "raw-processor", "loopwarden"],
+        choices=["raw-trivial", "raw-processor", "loopwarden", "loopwarden-all"],
     )
     parser.add_argument("--serve", help=argparse.SUPPRESS)
     return parser.parse_args()

@@ -14,7 +14,9 @@ from loopwarden.schemas import ActionEvent, LoopWarning, ReflectionLevel, Reflec
 from loopwarden.settings import Settings
 from loopwarden.streams.publisher import AsyncPublisher, Publisher, make_action_event
 from loopwarden.streams.subscriber import (
+    AnalysisSubscriber,
     DeadLetterSubscriber,
+    DecisionSubscriber,
     ReflectionRequestSubscriber,
     WarningSubscriber,
 )
@@ -23,8 +25,10 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ActionEvent",
+    "AnalysisSubscriber",
     "AsyncPublisher",
     "DeadLetterSubscriber",
+    "DecisionSubscriber",
     "EventValidationError",
     "LoopWarning",
     "LoopwardenError",

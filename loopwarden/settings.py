@@ -30,6 +30,12 @@ class DetectionSettings(BaseModel):
     logic_spin_threshold: int = Field(
         3, ge=1, description="Layer 2: actions handed to the semantic spin check."
     )
+    semantic_check_every: int | None = Field(
+        None,
+        ge=1,
+        description="Layer 2 runs when Layer 1 fires and again every this many actions while "
+        "the streak lasts (default: the loop's spin threshold).",
+    )
     action_window: int = Field(
         10, ge=1, description="Actions kept per loop (the seed reads the last 10)."
     )
@@ -216,8 +222,10 @@ class Settings(BaseSettings):
         0, ge=0, description="Port of the worker's HTTP API (Faust web); 0 disables it."
     )
     web_bind: str = Field("127.0.0.1", description="Interface the HTTP API listens on.")
-    web_host: str = Field(
-        "127.0.0.1", description="Host other workers use to reach this one (request routing)."
+    web_host: str | None = Field(
+        None,
+        description="Host other workers use to reach this one (request routing); default: "
+        "127.0.0.1 when bound to loopback, else this machine's hostname.",
     )
     log_level: str = "warning"
     detection: DetectionSettings = DetectionSettings()

@@ -21,6 +21,7 @@ start" of a default worker. ``kafka.session_timeout_s`` defaults to 6 s.
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -99,6 +100,15 @@ class LoopwardenApp(faust.App):
         return services
 
 
+def advertised_web_host(settings: Settings) -> str:
+    """The host other workers use to forward API requests to this one."""
+    if settings.web_host:
+        return settings.web_host
+    if settings.web_bind in ("127.0.0.1", "localhost", "::1"):
+        return "127.0.0.1"
+    return socket.gethostname()
+
+
 def broker_urls(bootstrap_servers: str) -> list[str]:
     """``host:port,host:port`` → faust broker URLs."""
     hosts = [h.strip() for h in bootstrap_servers.split(",") if h.strip()]
@@ -117,7 +127,7 @@ def create_app(settings: Settings) -> LoopwardenApp:
         web_enabled=settings.web_port > 0,
         web_port=settings.web_port or 6066,
         web_bind=settings.web_bind,
-        web_host=settings.web_host,
+        web_host=advertised_web_host(settings),
         consumer_auto_offset_reset="earliest",
         broker_session_timeout=kafka.session_timeout_s,
         broker_heartbeat_interval=kafka.heartbeat_interval_s,

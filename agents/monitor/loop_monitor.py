@@ -108,7 +108,9 @@ class LoopMonitor:
         if spinning:
             spin_reason = texts.layer1_reason(cfg.language, count, payload.action_type)
             findings.warnings.append(self._spin_warning(state, event, level, count, spin_reason))
-            findings.requests.append(self._semantic_request(state, event, level))
+            every = cfg.semantic_check_every or threshold
+            if (count - threshold) % every == 0:
+                findings.requests.append(self._semantic_request(state, event, level))
         if edit_spin is not None:
             warning = self._edit_warning(state, event, level, edit_spin)
             spin_reason = spin_reason or warning["reason"]

@@ -6,9 +6,14 @@ import uuid
 
 import pytest
 
+from loopwarden.schemas import codec
 from loopwarden.schemas.warnings import WarningKind
 from loopwarden.streams.publisher import AsyncPublisher
-from loopwarden.streams.subscriber import DecisionSubscriber, WarningSubscriber
+from loopwarden.streams.subscriber import (
+    DeadLetterSubscriber,
+    DecisionSubscriber,
+    WarningSubscriber,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -50,3 +55,31 @@ async def test_a_bias_tag_repeated_across_three_loops_halts(shared_settings, sha
     last = received[-1]
     assert last["decision_result"]["action"] == "halt_loop"
     assert last["reflection_result"]["repetition_counts"] == {"anchoring": 3}
+
+
+async def test_a_completion_not_done_is_dead_lettered(shared_settings, shared_worker):
+    family = f"nd-{uuid.uuid4().hex[:6]}"
+    bad = codec.dumps(
+        {
+            "event_id": "nd",
+            "type": "loop_complete",
+            "loop_id": family,
+            "occurred_at": 1.0,
+            "payload": {"reflection_status": "running", "alignment_score": 0.5, "drift_score": 0.5},
+        }
+    )
+    async with (
+        DeadLetterSubscriber(shared_settings, loop_id=family) as letters,
+        DecisionSubscriber(shared_settings, loop_id=family) as decisions,
+    ):
+        async with AsyncPublisher(shared_settings) as publisher:
+            publisher.topic = shared_settings.topics.loop_completions
+            await publisher.send_raw(bad, family.encode())
+            publisher.topic = shared_settings.topics.actions
+            await publisher.complete_loop(family, 0.9, 0.1)  # the worker keeps going
+        (letter,) = await letters.collect(1, 60)
+        (decision,) = await decisions.collect(1, 60)
+    assert letter.reason == "validation"
+    assert letter.message == "loop_complete.payload.reflection_status: Input should be 'done'"
+    assert letter.source.topic == shared_settings.topics.loop_completions
+    assert decision["decision_result"]["finalize_reason"] == "thresholds_met"

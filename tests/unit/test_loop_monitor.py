@@ -185,3 +185,23 @@ def test_outputs_are_exactly_the_public_models_json(make_action):
             assert model.model_dump(mode="json") == raw
         for raw, model in zip(typed.raw.requests, typed.requests, strict=True):
             assert model.model_dump(mode="json") == raw
+
+
+def test_semantic_checks_run_when_layer_one_fires_and_every_n_after(make_action):
+    events = [make_action(action_type="a") for _ in range(10)]
+    _, findings = run(events)
+    semantic = [
+        i + 1
+        for i, f in enumerate(findings)
+        if any(r.kind is ReflectionRequestKind.SEMANTIC_SPIN_CHECK for r in f.requests)
+    ]
+    assert semantic == [3, 6, 9]
+    _, findings = run(events, DetectionSettings(semantic_check_every=1))
+    assert (
+        sum(
+            r.kind is ReflectionRequestKind.SEMANTIC_SPIN_CHECK
+            for f in findings[:5]
+            for r in f.requests
+        )
+        == 3
+    )
