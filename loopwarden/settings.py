@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 Language = Literal["en", "zh"]
+Role = Literal["monitor", "guardrails", "analyst"]
 
 
 class DetectionSettings(BaseModel):
@@ -218,6 +219,11 @@ class Settings(BaseSettings):
     )
 
     app_id: str = Field("loopwarden", description="Faust app id (the consumer group).")
+    roles: frozenset[Role] = Field(
+        frozenset({"monitor", "guardrails", "analyst"}),
+        description="Agents this worker runs. Give a role its own app id to scale it apart, "
+        "e.g. LOOPWARDEN_ROLES='[\"analyst\"]' LOOPWARDEN_APP_ID=loopwarden-analyst.",
+    )
     web_port: int = Field(
         0, ge=0, description="Port of the worker's HTTP API (Faust web); 0 disables it."
     )

@@ -11,20 +11,26 @@ from loopwarden.agents.analyst.agent import register_analyst
 from loopwarden.agents.guardrails.agent import register_guardrails
 from loopwarden.agents.guardrails.api import register_guardrails_api
 from loopwarden.agents.monitor.agent import register_action_monitor
+from loopwarden.errors import ConfigurationError
 from loopwarden.settings import Settings
 from loopwarden.streams.app import LoopwardenApp, create_app
 from loopwarden.streams.topics import ensure_topics
 
 
 def build_worker_app(settings: Settings | None = None) -> LoopwardenApp:
-    """The Faust app with the action monitor and the guardrails, their tables and API."""
-    app = create_app(settings or Settings())
-    register_action_monitor(app)
-    families = register_guardrails(app)
-    if app.loopwarden.analyst.enabled:
+    """The Faust app with the agents of ``settings.roles``, their tables and the API."""
+    settings = settings or Settings()
+    app = create_app(settings)
+    if "monitor" in settings.roles:
+        register_action_monitor(app)
+    if "guardrails" in settings.roles:
+        families = register_guardrails(app)
+        if settings.web_port:
+            register_guardrails_api(app, families)
+    if "analyst" in settings.roles and settings.analyst.enabled:
         register_analyst(app)
-    if app.loopwarden.web_port:
-        register_guardrails_api(app, families)
+    if not app.agents:
+        raise ConfigurationError("this worker has no agents to run: check LOOPWARDEN_ROLES")
     return app
 
 

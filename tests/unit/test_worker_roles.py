@@ -1,0 +1,35 @@
+"""A worker runs the agents of its roles (no broker needed to build the app)."""
+
+import pytest
+
+from loopwarden.errors import ConfigurationError
+from loopwarden.settings import Settings
+from loopwarden.streams.worker import build_worker_app
+
+
+def agents_of(**changes):
+    return set(build_worker_app(Settings().model_copy(update=changes)).agents)
+
+
+def test_all_roles_by_default():
+    names = {name.rsplit(".", 1)[-1] for name in agents_of()}
+    assert names == {"monitor_actions", "apply_guardrails", "analyze_reflections"}
+
+
+def test_a_single_role():
+    names = {name.rsplit(".", 1)[-1] for name in agents_of(roles=frozenset({"analyst"}))}
+    assert names == {"analyze_reflections"}
+
+
+def test_no_agents_is_a_configuration_error():
+    settings = Settings()
+    with pytest.raises(ConfigurationError, match="LOOPWARDEN_ROLES"):
+        agents_of(
+            roles=frozenset({"analyst"}),
+            analyst=settings.analyst.model_copy(update={"enabled": False}),
+        )
+
+
+def test_roles_from_the_environment(monkeypatch):
+    monkeypatch.setenv("LOOPWARDEN_ROLES", '["monitor", "guardrails"]')
+    assert Settings().roles == {"monitor", "guardrails"}
