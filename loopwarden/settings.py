@@ -145,6 +145,43 @@ class AnalystSettings(BaseModel):
     )
 
 
+class MemorySettings(BaseModel):
+    """Memory scoring, de-duplication, conflicts and forgetting (seed 000 §3, seed 002)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    weight_r: float = Field(0.25, description="C.O.R.E. P.A.C.T. Relevance weight.")
+    weight_c: float = Field(0.20, description="Connectivity weight.")
+    weight_t: float = Field(0.15, description="Temporality weight.")
+    weight_a: float = Field(0.15, description="Actionability weight.")
+    weight_p: float = Field(0.10, description="Preference weight.")
+    weight_o: float = Field(0.10, description="Origin weight.")
+    weight_e: float = Field(0.05, description="Emotion weight.")
+    keyword_bonus_cap: float = Field(0.3, description="Cap of the keyword bonus (§3.5).")
+    tag_overlap_threshold: float = Field(0.8, description="Dedup: tag Jaccard (§3.6).")
+    question_similarity_threshold: float = Field(0.85, description="Dedup: questions.")
+    content_similarity_threshold: float = Field(0.9, description="Dedup: content.")
+    trust_source_weight: float = Field(0.5, description="Trust: source reliability (002 §4).")
+    trust_recency_weight: float = Field(0.15, description="Trust: recency over 90 days.")
+    trust_recency_days: float = Field(90.0, gt=0)
+    trust_corroboration_weight: float = Field(0.15, description="Trust: corroboration, cap 5.")
+    trust_contradiction_weight: float = Field(0.2, description="Trust: contradiction, cap 5.")
+    trust_evidence_cap: int = Field(5, ge=1)
+    conflict_similarity_weight: float = Field(0.45, description="Conflict (002 §5).")
+    conflict_overlap_weight: float = Field(0.25)
+    conflict_polarity_bonus: float = Field(0.25)
+    conflict_preference_bonus: float = Field(0.15)
+    conflict_threshold: float = Field(0.55)
+    conflict_llm_min_similarity: float = Field(0.4)
+    rrf_k: int = Field(60, ge=1, description="Reciprocal rank fusion constant (002 §2).")
+    short_term_beta: float = Field(1.2, description="Forgetting curve exponent, short term.")
+    long_term_beta: float = Field(0.8, description="Forgetting curve exponent, long term.")
+    promote_threshold: float = Field(0.7, description="Strength at which a memory is long-term.")
+    demote_threshold: float = Field(0.3, description="Strength at which it drops to short-term.")
+    soft_delete_strength: float = Field(0.1)
+    soft_delete_age_days: float = Field(60.0)
+
+
 class TopicSettings(BaseModel):
     """Kafka topic names and layout."""
 
@@ -238,6 +275,7 @@ class Settings(BaseSettings):
     guardrails: GuardrailSettings = GuardrailSettings()
     api: ApiSettings = ApiSettings()
     analyst: AnalystSettings = AnalystSettings()
+    memory: MemorySettings = MemorySettings()
     topics: TopicSettings = TopicSettings()
     kafka: KafkaSettings = KafkaSettings()
     limits: LimitSettings = LimitSettings()

@@ -14,10 +14,9 @@ from typing import Any
 
 from loopwarden.agents.guardrails.records import GuardrailProcessor
 from loopwarden.agents.guardrails.state import FamilyState
-from loopwarden.errors import FieldError
 from loopwarden.schemas import codec
-from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
 from loopwarden.streams.app import LoopwardenApp
+from loopwarden.streams.dead_letters import processing_error, send_dead_letter, source_of
 from loopwarden.streams.table_store import TableStore
 
 log = logging.getLogger(__name__)
@@ -57,41 +56,16 @@ def register_guardrails(app: LoopwardenApp) -> TableStore:
     async def apply_guardrails(stream: Any) -> None:
         async for event in stream.events():
             message = event.message
-            source = SourcePosition(
-                message.topic,
-                message.partition,
-                message.offset,
-                int(message.timestamp * 1000) if message.timestamp else None,
-            )
+            source = source_of(message)
             try:
                 outcome = processor.process(message.value, message.key, source, load_state)
             except Exception as exc:  # a bug must not stop the worker or lose the record
-                log.exception(
-                    "guardrails failed at %s[%d]@%d", source.topic, source.partition, source.offset
-                )
-                error = FieldError("", f"{type(exc).__name__}: {exc}")
-                letter = DeadLetter(
-                    "processing_error",
-                    str(error),
-                    message.value or b"",
-                    source,
-                    message.key,
-                    (error,),
-                )
-                sink.add(names.dead_letter, letter.key, letter.value, headers=letter.headers())
+                send_dead_letter(sink, names.dead_letter, processing_error(exc, message, source))
                 continue
             for family, state in outcome.states.items():
                 store.put(family.encode(), state.snapshot(), source.partition)
             for letter in outcome.dead_letters:
-                log.warning(
-                    "dead letter (%s) at %s[%d]@%d: %s",
-                    letter.reason,
-                    source.topic,
-                    source.partition,
-                    source.offset,
-                    letter.message,
-                )
-                sink.add(names.dead_letter, letter.key, letter.value, headers=letter.headers())
+                send_dead_letter(sink, names.dead_letter, letter)
             for decision in outcome.decisions:
                 sink.add(names.decisions, decision["family_id"].encode(), codec.dumps(decision))
             for warning in outcome.warnings:

@@ -17,10 +17,9 @@ from typing import Any
 from loopwarden.agents.monitor.expiry import IdleLoopSweeper
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.agents.monitor.state import LoopState
-from loopwarden.errors import FieldError
 from loopwarden.schemas import codec
-from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
 from loopwarden.streams.app import LoopwardenApp
+from loopwarden.streams.dead_letters import processing_error, send_dead_letter, source_of
 from loopwarden.streams.table_store import TableStore
 
 log = logging.getLogger(__name__)
@@ -66,17 +65,6 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
         data = store.get(key)
         return LoopState.peek_expiry(data) if data else None
 
-    def dead_letter(letter: DeadLetter) -> None:
-        log.warning(
-            "dead letter (%s) at %s[%d]@%d: %s",
-            letter.reason,
-            letter.source.topic,
-            letter.source.partition,
-            letter.source.offset,
-            letter.message,
-        )
-        sink.add(names.dead_letter, letter.key, letter.value, headers=letter.headers())
-
     async def forget_cached_states(*args: Any, **kwargs: Any) -> None:
         processor.forget()  # the table may be recovered or handed over: re-read it
 
@@ -87,37 +75,19 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
     async def monitor_actions(stream: Any) -> None:
         async for event in stream.events():
             message = event.message
-            source = SourcePosition(
-                message.topic,
-                message.partition,
-                message.offset,
-                int(message.timestamp * 1000) if message.timestamp else None,
-            )
+            source = source_of(message)
             try:
                 outcome = processor.process(message.value, message.key, source, load_state)
             except Exception as exc:  # a bug must not stop the worker or lose the record
-                log.exception(
-                    "processing failed at %s[%d]@%d", source.topic, source.partition, source.offset
-                )
                 processor.forget()  # cached states may be half-updated
-                error = FieldError("", f"{type(exc).__name__}: {exc}")
-                dead_letter(
-                    DeadLetter(
-                        "processing_error",
-                        str(error),
-                        message.value or b"",
-                        source,
-                        message.key,
-                        (error,),
-                    )
-                )
+                send_dead_letter(sink, names.dead_letter, processing_error(exc, message, source))
                 continue
             for loop_id, state in outcome.states.items():
                 key = loop_id.encode()
                 store.put(key, state.snapshot(), source.partition)
                 sweeper.touch(key, state.partition, state.last_seen)
             for letter in outcome.dead_letters:
-                dead_letter(letter)
+                send_dead_letter(sink, names.dead_letter, letter)
             for warning in outcome.warnings:
                 sink.add(names.warnings, warning["loop_id"].encode(), codec.dumps(warning))
             for request in outcome.requests:

@@ -1,0 +1,45 @@
+"""Secrets are redacted before anything is stored or embedded."""
+
+from loopwarden.agents.memory.redaction import REDACTED, redact, redact_text
+
+
+def test_passwords_and_tokens():
+    text = "login with password: hunter2 and api_key=sk-abcdefghijklmnopqrstuvwx then"
+    out = redact_text(text)
+    assert "hunter2" not in out and "sk-abc" not in out
+    assert out.count(REDACTED) == 2 and out.endswith(" then")
+    assert redact_text("Authorization: Bearer abc.def.ghi123456") == (
+        "Authorization: Bearer " + REDACTED
+    )
+    assert redact_text("密码：abc123!") == "密码：" + REDACTED
+    assert REDACTED in redact_text("key AKIAABCDEFGHIJKLMNOP leaked")
+
+
+def test_card_numbers_only_when_luhn_valid():
+    assert redact_text("card 4111 1111 1111 1111 ok") == f"card {REDACTED} ok"
+    assert redact_text("order 1234 5678 9012 3456") == "order 1234 5678 9012 3456"
+
+
+def test_national_ids():
+    assert redact_text("id 11010519491231002X end") == f"id {REDACTED} end"
+    assert redact_text("ssn 123-45-6789") == f"ssn {REDACTED}"
+
+
+def test_nested_values_and_secret_keys():
+    value = {
+        "cmd": "mysql -p password=topsecret",
+        "token": "abc",
+        "n": 3,
+        "items": ["4111-1111-1111-1111"],
+    }
+    assert redact(value) == {
+        "cmd": f"mysql -p password={REDACTED}",
+        "token": REDACTED,
+        "n": 3,
+        "items": [REDACTED],
+    }
+
+
+def test_ordinary_text_is_untouched():
+    text = "The deploy on 2026-11-21 failed with exit code 137 after 42 s."
+    assert redact_text(text) == text
