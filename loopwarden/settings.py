@@ -180,6 +180,16 @@ class MemorySettings(BaseModel):
     demote_threshold: float = Field(0.3, description="Strength at which it drops to short-term.")
     soft_delete_strength: float = Field(0.1)
     soft_delete_age_days: float = Field(60.0)
+    uri: str = Field(".loopwarden/memory", description="LanceDB directory or URI.")
+    table: str = Field("memories", description="LanceDB table of memories.")
+    embedder: Literal["use", "hashing"] = Field(
+        "use",
+        description="use: Universal Sentence Encoder multilingual (512 d, offline); "
+        "hashing: deterministic numpy feature hashing (tests).",
+    )
+    hashing_dims: int = Field(256, ge=8)
+    candidate_limit: int = Field(10, ge=1, description="Neighbours checked for dedup/conflicts.")
+    default_decay_rate: float = Field(0.05, ge=0)
 
 
 class TopicSettings(BaseModel):

