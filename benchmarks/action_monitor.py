@@ -302,6 +302,13 @@ async def run_engine(
         bootstrap_servers=broker.bootstrap_servers,
         partitions=args.partitions,
     )
+    local = logs / "worker-data"
+    settings = settings.model_copy(
+        update={
+            "data_dir": str(local),
+            "memory": settings.memory.model_copy(update={"uri": str(local / "memory")}),
+        }
+    )
     await ensure_topics(settings)
     process = start_engine(engine, settings, logs / f"{engine}.log")
     collector = Collector(settings)

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 Language = Literal["en", "zh"]
-Role = Literal["monitor", "guardrails", "analyst"]
+Role = Literal["monitor", "guardrails", "analyst", "memory"]
 
 
 class DetectionSettings(BaseModel):
@@ -190,6 +190,8 @@ class MemorySettings(BaseModel):
     hashing_dims: int = Field(256, ge=8)
     candidate_limit: int = Field(10, ge=1, description="Neighbours checked for dedup/conflicts.")
     default_decay_rate: float = Field(0.05, ge=0)
+    batch_max_writes: int = Field(200, ge=1, description="Writes applied to LanceDB at once.")
+    batch_within_s: float = Field(0.5, gt=0, description="Longest wait to fill a batch.")
 
 
 class TopicSettings(BaseModel):
@@ -202,6 +204,8 @@ class TopicSettings(BaseModel):
     reflection_requests: str = "loopwarden.reflection-requests"
     loop_completions: str = "loopwarden.loop-completions"
     reflections: str = "loopwarden.reflections"
+    memory_writes: str = "loopwarden.memory-writes"
+    memory_outcomes: str = "loopwarden.memory-outcomes"
     decisions: str = "loopwarden.decisions"
     dead_letter: str = "loopwarden.dead-letter"
     partitions: int = Field(8, ge=1)
@@ -267,7 +271,7 @@ class Settings(BaseSettings):
 
     app_id: str = Field("loopwarden", description="Faust app id (the consumer group).")
     roles: frozenset[Role] = Field(
-        frozenset({"monitor", "guardrails", "analyst"}),
+        frozenset({"monitor", "guardrails", "analyst", "memory"}),
         description="Agents this worker runs. Give a role its own app id to scale it apart, "
         "e.g. LOOPWARDEN_ROLES='[\"analyst\"]' LOOPWARDEN_APP_ID=loopwarden-analyst.",
     )
@@ -281,6 +285,9 @@ class Settings(BaseSettings):
         "127.0.0.1 when bound to loopback, else this machine's hostname.",
     )
     log_level: str = "warning"
+    data_dir: str = Field(
+        ".loopwarden", description="Where a worker keeps local files (Faust's data directory)."
+    )
     detection: DetectionSettings = DetectionSettings()
     guardrails: GuardrailSettings = GuardrailSettings()
     api: ApiSettings = ApiSettings()
@@ -302,6 +309,8 @@ class Settings(BaseSettings):
                 "reflection_requests": f"{tag}.reflection-requests",
                 "loop_completions": f"{tag}.loop-completions",
                 "reflections": f"{tag}.reflections",
+                "memory_writes": f"{tag}.memory-writes",
+                "memory_outcomes": f"{tag}.memory-outcomes",
                 "decisions": f"{tag}.decisions",
                 "dead_letter": f"{tag}.dead-letter",
                 "partitions": partitions or self.topics.partitions,

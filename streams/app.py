@@ -21,6 +21,7 @@ start" of a default worker. ``kafka.session_timeout_s`` defaults to 6 s.
 
 from __future__ import annotations
 
+import os
 import socket
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -138,6 +139,7 @@ def create_app(settings: Settings) -> LoopwardenApp:
         producer_linger=kafka.producer_linger_ms / 1000.0,
         producer_max_batch_size=1024 * 1024,
         autodiscover=False,
+        datadir=os.path.join(settings.data_dir, "{conf.name}-data"),
     )
     app.loopwarden = settings
     app.replies = Replies()

@@ -34,6 +34,7 @@ from loopwarden.schemas import codec
 from loopwarden.schemas.completions import validate_guardrail_event
 from loopwarden.schemas.events import ActionEvent, validate_action
 from loopwarden.schemas.ids import new_event_id
+from loopwarden.schemas.memory import validate_memory_write
 from loopwarden.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -224,6 +225,28 @@ class AsyncPublisher:
         ``override_max_reruns``, ``override_reason``)."""
         payload = {"override_by": override_by, **fields}
         return await self._send_guardrail_event("guardrail_override", loop_id, payload)
+
+    async def remember(self, content: str, *, event_id: str | None = None, **fields: Any) -> str:
+        """Publish a memory write (``fields`` as in
+        :class:`~loopwarden.schemas.memory.MemoryPayload`); keyed by its scope."""
+        write = validate_memory_write(
+            {
+                "event_id": event_id or new_event_id(),
+                "occurred_at": time.time(),
+                "payload": {"content": content, **fields},
+            }
+        )
+        if self._producer is None:
+            raise PublishError("publisher is not started")
+        try:
+            await self._producer.send_and_wait(
+                self.settings.topics.memory_writes,
+                value=codec.dumps(write.model_dump(mode="json", exclude_none=True)),
+                key=write.payload.scope.encode(),
+            )
+        except (KafkaError, OSError) as exc:
+            raise PublishError(f"publishing a memory write failed: {exc}") from exc
+        return write.event_id
 
     async def _send_guardrail_event(
         self, kind: str, loop_id: str, payload: dict[str, Any], event_id: str | None = None

@@ -325,3 +325,23 @@ class AnalysisSubscriber(TopicSubscriber[dict[str, Any]]):
             from_beginning=from_beginning,
             identity=lambda r: str(r.get("reflection_id")),
         )
+
+
+class MemoryOutcomeSubscriber(TopicSubscriber[dict[str, Any]]):
+    """What became of memory writes (stored, duplicate, stored_with_conflicts, ...)."""
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        scope: str | None = None,
+        from_beginning: bool = False,
+    ) -> None:
+        settings = settings or Settings()
+        super().__init__(
+            settings.topics.memory_outcomes,
+            _parse_json,
+            settings,
+            loop_id=scope,
+            from_beginning=from_beginning,
+        )

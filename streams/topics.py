@@ -22,6 +22,8 @@ def topic_names(settings: Settings) -> list[str]:
         t.reflection_requests,
         t.loop_completions,
         t.reflections,
+        t.memory_writes,
+        t.memory_outcomes,
         t.decisions,
         t.dead_letter,
     ]

@@ -10,6 +10,8 @@ import faust
 from loopwarden.agents.analyst.agent import register_analyst
 from loopwarden.agents.guardrails.agent import register_guardrails
 from loopwarden.agents.guardrails.api import register_guardrails_api
+from loopwarden.agents.memory.agent import register_memory
+from loopwarden.agents.memory.service import LanceMemoryContext, MemoryService
 from loopwarden.agents.monitor.agent import register_action_monitor
 from loopwarden.errors import ConfigurationError
 from loopwarden.settings import Settings
@@ -27,8 +29,11 @@ def build_worker_app(settings: Settings | None = None) -> LoopwardenApp:
         families = register_guardrails(app)
         if settings.web_port:
             register_guardrails_api(app, families)
+    memory = MemoryService(settings.memory)
+    if "memory" in settings.roles:
+        register_memory(app, memory)
     if "analyst" in settings.roles and settings.analyst.enabled:
-        register_analyst(app)
+        register_analyst(app, LanceMemoryContext(memory))
     if not app.agents:
         raise ConfigurationError("this worker has no agents to run: check LOOPWARDEN_ROLES")
     return app

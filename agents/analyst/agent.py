@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from loopwarden.agents.analyst.analyst import ReflectionAnalyst
+from loopwarden.agents.analyst.analyst import MemoryContext, ReflectionAnalyst
 from loopwarden.agents.guardrails.family import family_of
 from loopwarden.errors import EventDecodeError
 from loopwarden.schemas import codec
@@ -50,7 +50,7 @@ def logic_spin_warning(analysis: dict[str, Any], event_ids: list[str]) -> dict[s
     }
 
 
-def register_analyst(app: LoopwardenApp) -> ReflectionAnalyst:
+def register_analyst(app: LoopwardenApp, memory: MemoryContext | None = None) -> ReflectionAnalyst:
     """Declare the reflections topic and the ``analyze_reflections`` agent."""
     settings = app.loopwarden
     names = settings.topics
@@ -63,7 +63,7 @@ def register_analyst(app: LoopwardenApp) -> ReflectionAnalyst:
     app.topic(
         names.reflections, key_serializer="raw", value_serializer="raw", partitions=names.partitions
     )
-    analyst = ReflectionAnalyst(settings.analyst, language=settings.detection.language)
+    analyst = ReflectionAnalyst(settings.analyst, memory, language=settings.detection.language)
     sink = app.sink
 
     @app.agent(requests, name="analyze_reflections", concurrency=settings.analyst.concurrency)

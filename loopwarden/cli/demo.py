@@ -38,6 +38,12 @@ def demo(timeout: float, keep_logs: bool) -> None:
     started = time.monotonic()
     with EmbeddedBroker(log_path=logs / "broker.log") as broker:
         settings = settings_with(broker.bootstrap_servers, app_id="loopwarden-demo")
+        settings = settings.model_copy(
+            update={
+                "data_dir": str(logs),
+                "memory": settings.memory.model_copy(update={"uri": str(logs / "memory")}),
+            }
+        )
         click.echo(f"embedded broker (Tansu) on {broker.bootstrap_servers}")
         asyncio.run(ensure_topics(settings))
         worker = start_worker_process(settings, log_path=str(logs / "worker.log"))

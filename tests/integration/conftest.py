@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+import tempfile
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -42,7 +43,9 @@ def isolated_settings(broker: EmbeddedBroker, name: str, **limits: float) -> Set
     )
     if limits:
         settings = settings.model_copy(update={"limits": LimitSettings(**limits)})
-    return settings.model_copy(update={"log_level": "info"})
+    local = tempfile.mkdtemp(prefix="lw-worker-")
+    memory = settings.memory.model_copy(update={"uri": f"{local}/memory"})
+    return settings.model_copy(update={"log_level": "info", "memory": memory, "data_dir": local})
 
 
 class WorkerProcess:

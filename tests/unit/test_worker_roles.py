@@ -13,7 +13,7 @@ def agents_of(**changes):
 
 def test_all_roles_by_default():
     names = {name.rsplit(".", 1)[-1] for name in agents_of()}
-    assert names == {"monitor_actions", "apply_guardrails", "analyze_reflections"}
+    assert names == {"monitor_actions", "apply_guardrails", "analyze_reflections", "store_memories"}
 
 
 def test_a_single_role():

@@ -1,0 +1,63 @@
+"""One place that opens a memory store: table, embedder, writer, search, context."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from functools import cached_property
+
+from loopwarden.agents.memory.embedding import Embedder, make_embedder
+from loopwarden.agents.memory.retrieval import MemorySearch
+from loopwarden.agents.memory.writer import MemoryWriter
+from loopwarden.settings import MemorySettings
+from loopwarden.storage.memory_table import MemoryTable
+
+
+class MemoryService:
+    """Lazily opened memory components (the embedder loads its weights on first use)."""
+
+    def __init__(self, settings: MemorySettings, embedder: Embedder | None = None) -> None:
+        self.settings = settings
+        self._embedder = embedder
+        self.lock = threading.Lock()  # LanceDB work runs in threads, one at a time
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        """The configured embedder."""
+        return self._embedder or make_embedder(self.settings)
+
+    @cached_property
+    def table(self) -> MemoryTable:
+        """The LanceDB tables."""
+        return MemoryTable(self.settings.uri, self.embedder.dims, self.settings.table)
+
+    @cached_property
+    def writer(self) -> MemoryWriter:
+        """The write path."""
+        return MemoryWriter(self.table, self.embedder, self.settings)
+
+    @cached_property
+    def search(self) -> MemorySearch:
+        """The read path."""
+        return MemorySearch(self.table, self.embedder, self.settings)
+
+
+class LanceMemoryContext:
+    """The analyst's memory seam filled from LanceDB (seed 000 §1.3 stage 3)."""
+
+    def __init__(self, service: MemoryService, scope: str = "default") -> None:
+        self.service = service
+        self.scope = scope
+
+    async def context(self, loop_id: str, query: str, budget_bytes: int) -> str:
+        """Memories for ``query`` within ``budget_bytes`` (2/5/10 KB by reflection level)."""
+
+        def run() -> str:
+            with self.service.lock:
+                if self.service.table.count() == 0:
+                    return ""
+                return self.service.search.search(
+                    query, scope=self.scope, budget_bytes=budget_bytes
+                ).text
+
+        return await asyncio.to_thread(run)

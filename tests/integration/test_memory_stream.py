@@ -1,0 +1,106 @@
+"""Memory through the stream: writes → LanceDB (real directory, USE embedder) → outcomes."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from loopwarden.settings import Settings
+from loopwarden.storage.memory_table import MemoryTable
+from loopwarden.streams.publisher import AsyncPublisher
+from loopwarden.streams.subscriber import AnalysisSubscriber, MemoryOutcomeSubscriber
+
+from .conftest import isolated_settings
+
+pytestmark = pytest.mark.integration
+
+WRITES = [
+    (
+        "m1",
+        "The user prefers SQLite for local storage",
+        {
+            "tags": ["database", "preference"],
+            "potential_questions": ["Which database does the user prefer?"],
+        },
+    ),
+    (
+        "m2",
+        "The user prefers SQLite for local storage.",
+        {
+            "tags": ["database", "preference"],
+            "potential_questions": ["Which database does the user prefer?"],
+        },
+    ),
+    (
+        "m3",
+        "The user does not prefer SQLite for local storage",
+        {"tags": ["database"], "potential_questions": ["Does the user avoid SQLite?"]},
+    ),
+    ("m4", "Deploy with password: hunter2 on host db1", {"tags": ["deploy"]}),
+    (
+        "m5",
+        "deploy.sh fails with permission denied until chmod +x deploy.sh is run",
+        {"tags": ["deploy", "permissions"], "potential_questions": ["Why does deploy fail?"]},
+    ),
+]
+
+
+async def publish_all(settings: Settings, scope: str) -> None:
+    async with AsyncPublisher(settings) as publisher:
+        for event_id, content, fields in WRITES:
+            await publisher.remember(content, event_id=f"{scope}-{event_id}", scope=scope, **fields)
+
+
+def rows(settings: Settings, scope: str) -> list[tuple]:
+    table = MemoryTable(settings.memory.uri, 512, settings.memory.table)
+    columns = ["id", "content", "corroboration_count", "contradiction_count", "scope"]
+    return sorted(
+        (r["id"], r["content"], r["corroboration_count"], r["contradiction_count"])
+        for r in table.columns(columns).to_pylist()
+        if r["scope"] == scope
+    )
+
+
+async def test_writes_end_as_the_right_rows_and_a_replay_changes_nothing(broker, worker_factory):
+    settings = isolated_settings(broker, "memory")
+    worker_factory(settings)
+    scope = f"s-{uuid.uuid4().hex[:6]}"
+    async with MemoryOutcomeSubscriber(settings, scope=scope) as outcomes:
+        await publish_all(settings, scope)
+        first = {o["event_id"]: o for o in await outcomes.collect(len(WRITES), 90)}
+        stored = rows(settings, scope)
+        await publish_all(settings, scope)  # the same events again
+        again = await outcomes.collect(len(WRITES), 90)
+    m1 = first[f"{scope}-m1"]["memory_id"]
+    assert first[f"{scope}-m2"]["status"] == "duplicate"
+    assert first[f"{scope}-m2"]["duplicate_of"] == m1
+    assert first[f"{scope}-m3"]["status"] == "stored_with_conflicts"
+    assert first[f"{scope}-m3"]["conflicts"][0]["memory_id"] == m1
+    assert first[f"{scope}-m4"]["redacted"] is True
+    assert len(stored) == 4
+    assert not any("hunter2" in content for _, content, _, _ in stored)
+    by_id = {r[0]: r for r in stored}
+    assert by_id[m1][2:] == (1, 1)  # corroborated once, contradicted once
+    assert {o["status"] for o in again} == {"already_stored"}
+    assert rows(settings, scope) == stored
+
+
+async def test_a_critical_reflection_comes_back_with_relevant_memories(broker, worker_factory):
+    settings = isolated_settings(broker, "memctx")
+    worker_factory(settings)
+    async with MemoryOutcomeSubscriber(settings, scope="default") as outcomes:
+        await publish_all(settings, "default")
+        await outcomes.collect(len(WRITES), 90)
+    loop_id = f"deployer-{uuid.uuid4().hex[:6]}"
+    async with AnalysisSubscriber(settings, loop_id=loop_id) as analyses:
+        async with AsyncPublisher(settings) as publisher:
+            await publisher.publish(
+                loop_id, "deploy", success=False, error_message="permission denied: ./deploy.sh"
+            )
+        (analysis,) = await analyses.collect(1, 60)
+    assert analysis["level"] == "critical"
+    assert analysis["memory_budget_bytes"] == 10 * 1024
+    context = analysis["memory_context"]
+    assert "chmod +x deploy.sh" in context
+    assert len(context.encode()) <= 10 * 1024
