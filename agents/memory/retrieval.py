@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loopwarden.agents.memory.embedding import Embedder
+from loopwarden.agents.memory.routing import plan, strip_intent_markers
 from loopwarden.agents.memory.scoring import (
     DIMENSIONS,
     keywords,
@@ -22,7 +23,7 @@ from loopwarden.agents.memory.scoring import (
 from loopwarden.settings import MemorySettings
 from loopwarden.storage.memory_table import MemoryTable
 
-STRATEGIES = ("semantic", "full_text", "entity")
+STRATEGIES = ("semantic", "full_text", "entity", "causal_trace")
 
 
 def entity_terms(query: str) -> list[str]:
@@ -37,6 +38,7 @@ class SearchResult:
 
     memories: list[dict[str, Any]] = field(default_factory=list)
     content_bytes: int = 0
+    intent: str = "general"
 
     @property
     def text(self) -> str:
@@ -59,20 +61,31 @@ class MemorySearch:
         scope: str = "default",
         budget_bytes: int = 2048,
         per_strategy: int = 15,
-        strategies: tuple[str, ...] = STRATEGIES,
+        strategies: tuple[str, ...] | None = None,
         now: float | None = None,
     ) -> SearchResult:
-        """Memories for ``query`` within ``budget_bytes`` of content."""
+        """Memories for ``query`` within ``budget_bytes`` of content.
+
+        Without ``strategies`` the query's intent decides them (seed 002 §3).
+        """
+        route = plan(query)
+        strategies = strategies or route.strategies
+        lexical = strip_intent_markers(query) or query
         rankings: dict[str, list[str]] = {}
-        if "semantic" in strategies:
+        semantic: list[str] = []
+        if "semantic" in strategies or "causal_trace" in strategies:
             vector = self.embedder.embed([query])[0]
-            rankings["semantic"] = [
-                row["id"] for row, _ in self.table.neighbours(vector, scope, per_strategy)
-            ]
+            semantic = [row["id"] for row, _ in self.table.neighbours(vector, scope, per_strategy)]
+            if "semantic" in strategies:
+                rankings["semantic"] = semantic
         if "full_text" in strategies:
-            rankings["full_text"] = self.table.full_text(query, scope, per_strategy)
+            rankings["full_text"] = self.table.full_text(lexical, scope, per_strategy)
         if "entity" in strategies:
             rankings["entity"] = self.table.with_entities(entity_terms(query), scope, per_strategy)
+        if "causal_trace" in strategies:
+            rankings["causal_trace"] = self._causal_trace(
+                semantic[:2], lexical, scope, per_strategy
+            )
         fused = reciprocal_rank_fusion(rankings, self.cfg.rrf_k)
         rows = {row["id"]: row for row in self.table.get([i for i, _ in fused])}
         ranked = []
@@ -80,9 +93,12 @@ class MemorySearch:
             row = rows.get(memory_id)
             if row is None or row["deleted"]:
                 continue
+            wanted_type = route.filters.get("memory_type")
+            if wanted_type and row["memory_type"] != wanted_type and strategies == route.strategies:
+                continue
             score = relevance(
                 {d: row[d] for d in DIMENSIONS},
-                query,
+                lexical,
                 row["content"],
                 row["tags"] or [],
                 row["potential_questions"] or [],
@@ -96,13 +112,18 @@ class MemorySearch:
                     "entity_refs": row["entity_refs"] or [],
                     "trust": row["trust"],
                     "layer": row["layer"],
+                    "memory_type": row["memory_type"],
+                    "created_at": row["created_at"],
                     "relevance": score,
                     "rrf": rrf,
                     "matched_by": [name for name, ids in rankings.items() if memory_id in ids],
                 }
             )
-        ranked.sort(key=lambda m: (-m["relevance"], -m["rrf"], m["id"]))
-        result = SearchResult()
+        if route.filters.get("sort") == "recency":
+            ranked.sort(key=lambda m: (-(m["created_at"] or 0.0), -m["relevance"], m["id"]))
+        else:
+            ranked.sort(key=lambda m: (-m["relevance"], -m["rrf"], m["id"]))
+        result = SearchResult(intent=route.intent.value)
         for memory in ranked:
             size = len(memory["content"].encode())
             if result.content_bytes + size > budget_bytes:
@@ -112,3 +133,19 @@ class MemorySearch:
         if now is not None:
             self.table.touch([m["id"] for m in result.memories], now)
         return result
+
+    def _causal_trace(self, seeds: list[str], lexical: str, scope: str, limit: int) -> list[str]:
+        """Ancestors of the top two seeds along relations (depth 3); lexical fallback."""
+        found: list[str] = []
+        frontier = list(seeds)
+        for _ in range(3):
+            edges = self.table.relations_of(frontier)
+            frontier = [
+                e["dst"]
+                for e in edges
+                if e["src"] in frontier and e["dst"] not in found and e["dst"] not in seeds
+            ]
+            found.extend(dict.fromkeys(frontier))
+            if not frontier:
+                break
+        return found[:limit] or self.table.full_text(lexical, scope, limit)

@@ -9,6 +9,7 @@ import click
 from loopwarden import __version__
 from loopwarden.cli.demo import demo
 from loopwarden.cli.io import detect, publish, tail
+from loopwarden.cli.memory import memory
 from loopwarden.cli.runtime import broker, dev, topics, worker
 
 
@@ -27,7 +28,7 @@ def main(verbose: bool) -> None:
     )
 
 
-for command in (broker, worker, dev, topics, demo, publish, tail, detect):
+for command in (broker, worker, dev, topics, demo, publish, tail, detect, memory):
     main.add_command(command)
 
 __all__ = ["main"]

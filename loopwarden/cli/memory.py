@@ -1,0 +1,141 @@
+"""``loopwarden memory write | search | show | maintain | stats``: the memory store directly."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import click
+
+from loopwarden.agents.memory.maintenance import Maintenance
+from loopwarden.agents.memory.service import MemoryService
+from loopwarden.errors import EventValidationError
+from loopwarden.schemas import codec
+from loopwarden.schemas.ids import new_event_id
+from loopwarden.schemas.memory import validate_memory_write
+from loopwarden.settings import Settings
+
+
+def _service() -> MemoryService:
+    return MemoryService(Settings().memory)
+
+
+@click.group()
+def memory() -> None:
+    """Agent memory in LanceDB (LOOPWARDEN_MEMORY__URI, default .loopwarden/memory).
+
+    These commands work on the store directly; agents publish memory writes to
+    the stream (AsyncPublisher.remember), where workers apply them.
+    """
+
+
+@memory.command()
+@click.argument("content")
+@click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
+@click.option("--question", "questions", multiple=True, help="A question it answers.")
+@click.option("--entity", "entities", multiple=True, help="An entity it mentions.")
+@click.option("--scope", default="default", show_default=True)
+@click.option("--type", "memory_type", default="fact", show_default=True)
+@click.option(
+    "--score",
+    "scores",
+    multiple=True,
+    metavar="DIM=VALUE",
+    help="C.O.R.E. P.A.C.T. score, e.g. --score r=0.9 (dims c o r e p a t).",
+)
+def write(
+    content: str,
+    tags: tuple[str, ...],
+    questions: tuple[str, ...],
+    entities: tuple[str, ...],
+    scope: str,
+    memory_type: str,
+    scores: tuple[str, ...],
+) -> None:
+    """Store a memory (redacted, de-duplicated, conflict-checked) and print the outcome."""
+    try:
+        parsed = {k.strip(): float(v) for k, v in (s.split("=", 1) for s in scores)}
+        event = validate_memory_write(
+            {
+                "event_id": new_event_id(),
+                "occurred_at": time.time(),
+                "payload": {
+                    "content": content,
+                    "tags": list(tags),
+                    "potential_questions": list(questions),
+                    "entity_refs": list(entities),
+                    "scope": scope,
+                    "memory_type": memory_type,
+                    "scores": parsed,
+                },
+            }
+        )
+    except (ValueError, EventValidationError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    (outcome,) = _service().writer.write([event], time.time())
+    click.echo(codec.dumps(outcome).decode())
+
+
+@memory.command()
+@click.argument("query")
+@click.option("--scope", default="default", show_default=True)
+@click.option("--budget", default=4096, show_default=True, help="Bytes of content.")
+@click.option("--json", "as_json", is_flag=True, help="JSON lines instead of text.")
+def search(query: str, scope: str, budget: int, as_json: bool) -> None:
+    """Ranked memories for QUERY, with scores and matched_by."""
+    result = _service().search.search(query, scope=scope, budget_bytes=budget, now=time.time())
+    if as_json:
+        for item in result.memories:
+            click.echo(codec.dumps(item).decode())
+        return
+    click.echo(
+        f"intent: {result.intent}; {len(result.memories)} memories, {result.content_bytes} bytes"
+    )
+    for i, item in enumerate(result.memories, 1):
+        click.echo(
+            f"{i}. [{item['relevance']:.3f} rrf {item['rrf']:.4f} "
+            f"{'+'.join(item['matched_by'])}] {item['content']}"
+        )
+
+
+@memory.command()
+@click.argument("memory_id")
+def show(memory_id: str) -> None:
+    """One memory with its relations."""
+    service = _service()
+    rows = service.table.get([memory_id])
+    if not rows:
+        raise click.ClickException(f"no memory {memory_id!r}")
+    row: dict[str, Any] = {
+        k: v for k, v in rows[0].items() if k not in ("vector", "question_vector")
+    }
+    row["relations"] = [
+        {k: r[k] for k in ("src", "type", "dst", "confidence")}
+        for r in service.table.relations_of([memory_id])
+    ]
+    click.echo(codec.dumps(row).decode())
+
+
+@memory.command()
+def maintain() -> None:
+    """Run one maintenance cycle and print its report."""
+    service = _service()
+    report = Maintenance(service.table, service.settings).run(time.time())
+    click.echo(codec.dumps(report.to_json_dict()).decode())
+
+
+@memory.command()
+def stats() -> None:
+    """Counts by layer, deleted rows and relations."""
+    table = _service().table
+    click.echo(
+        codec.dumps(
+            {
+                "memories": table.count("deleted = false"),
+                "long_term": table.count("deleted = false AND layer = 'long_term'"),
+                "short_term": table.count("deleted = false AND layer = 'short_term'"),
+                "soft_deleted": table.count("deleted = true"),
+                "relations": table.relations.count_rows(),
+            }
+        ).decode()
+    )

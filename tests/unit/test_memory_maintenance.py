@@ -1,0 +1,126 @@
+"""The maintenance cycle on a real LanceDB directory (hashing embedder)."""
+
+from click.testing import CliRunner
+
+from loopwarden.agents.memory.embedding import HashingEmbedder
+from loopwarden.agents.memory.maintenance import Maintenance
+from loopwarden.agents.memory.writer import MemoryWriter
+from loopwarden.cli import main
+from loopwarden.schemas.memory import validate_memory_write
+from loopwarden.settings import MemorySettings
+from loopwarden.storage.memory_table import MemoryTable
+
+CFG = MemorySettings(embedder="hashing")
+DAY = 86_400.0
+T0 = 1_800_000_000.0
+
+
+def write(event_id, content, at, **payload):
+    return validate_memory_write(
+        {"event_id": event_id, "occurred_at": at, "payload": {"content": content, **payload}}
+    )
+
+
+def test_promote_demote_soft_delete_and_consolidate(tmp_path):
+    table = MemoryTable(str(tmp_path), CFG.hashing_dims)
+    writer = MemoryWriter(table, HashingEmbedder(CFG.hashing_dims), CFG)
+    writer.write(
+        [
+            write(
+                "strong",
+                "Core rule: always run the linter before committing",
+                T0,
+                importance=1.0,
+                source_reliability=1.0,
+                tags=["rule"],
+            ),
+            write(
+                "weak",
+                "The coffee machine was broken on Tuesday",
+                T0 - 90 * DAY,
+                importance=0.2,
+                source_reliability=0.2,
+                tags=["office"],
+            ),
+            write(
+                "mid",
+                "The staging cluster has three nodes",
+                T0 - 20 * DAY,
+                importance=0.5,
+                source_reliability=0.6,
+                layer="long_term",
+                tags=["infra"],
+            ),
+            write(
+                "a1",
+                "deploy.sh needs execute permission",
+                T0,
+                entity_refs=["deploy.sh"],
+                tags=["deploy"],
+                potential_questions=["why does deploy fail?"],
+            ),
+            write(
+                "a2",
+                "deploy.sh needs execute permission",
+                T0 - DAY,
+                entity_refs=["deploy.sh"],
+                tags=["permissions"],
+                potential_questions=["what must be set before deploying?"],
+            ),
+        ],
+        T0,
+    )
+    assert table.count() == 5  # same content, other tags and questions: 1 of 3, not a duplicate
+    strong = table.table.search().where("content LIKE 'Core rule%'").limit(1).to_list()[0]
+    for _ in range(4):  # retrieved four times: access boost 1 + ln 5
+        table.touch([strong["id"]], T0)
+    report = Maintenance(table, CFG).run(T0 + DAY)
+    assert report.promoted >= 1  # the strong rule
+    assert report.decayed == 1  # weak and 91 days old
+    assert report.demoted >= 1  # mid drops out of long_term after 21 days
+    assert report.consolidated == 1
+    live = {
+        r["content"]: r for r in table.table.search().where("deleted = false").limit(20).to_list()
+    }
+    assert "The coffee machine was broken on Tuesday" not in live
+    merged = [r for r in live.values() if "consolidated" in r["tags"]]
+    assert len(merged) == 1 and set(merged[0]["tags"]) >= {"deploy", "permissions"}
+    kinds = {r["type"] for r in table.relations_of([merged[0]["id"]])}
+    assert kinds == {"supersedes"}
+    assert set(report.to_json_dict()) == {
+        "promoted",
+        "demoted",
+        "decayed",
+        "conflicts_found",
+        "conflicts_resolved",
+        "consolidated",
+    }
+
+
+def test_cli_write_search_stats_maintain(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOOPWARDEN_MEMORY__URI", str(tmp_path))
+    monkeypatch.setenv("LOOPWARDEN_MEMORY__EMBEDDER", "hashing")
+    runner = CliRunner()
+    result = runner.invoke(
+        main,
+        [
+            "memory",
+            "write",
+            "The user prefers SQLite",
+            "--tag",
+            "database",
+            "--entity",
+            "sqlite",
+            "--score",
+            "r=0.9",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert '"status":"stored"' in result.output
+    result = runner.invoke(main, ["memory", "search", "which database does the user prefer"])
+    assert result.exit_code == 0 and "The user prefers SQLite" in result.output
+    assert "intent: factual" in result.output and "semantic" in result.output
+    assert '"memories":1' in runner.invoke(main, ["memory", "stats"]).output
+    assert '"promoted"' in runner.invoke(main, ["memory", "maintain"]).output
+    bad = runner.invoke(main, ["memory", "write", "x", "--score", "r=7"])
+    assert bad.exit_code != 0 and "payload.scores.r" in bad.output
