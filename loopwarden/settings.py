@@ -191,6 +191,9 @@ class MemorySettings(BaseModel):
     candidate_limit: int = Field(10, ge=1, description="Neighbours checked for dedup/conflicts.")
     default_decay_rate: float = Field(0.05, ge=0)
     batch_max_writes: int = Field(200, ge=1, description="Writes applied to LanceDB at once.")
+    maintenance_interval_s: float = Field(
+        3600.0, ge=0, description="Maintenance cycle period on the group's leader (0: off)."
+    )
     batch_within_s: float = Field(0.5, gt=0, description="Longest wait to fill a batch.")
 
 

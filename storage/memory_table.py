@@ -170,7 +170,7 @@ class MemoryTable:
         rows = (
             self.table.search(query, query_type="fts")
             .where(f"scope = {_quote(scope)} AND deleted = false", prefilter=True)
-            .select(["id"])
+            .select(["id", "_score"])
             .limit(limit)
             .to_list()
         )

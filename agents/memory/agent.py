@@ -15,6 +15,7 @@ import logging
 import time
 from typing import Any
 
+from loopwarden.agents.memory.maintenance import Maintenance
 from loopwarden.agents.memory.service import MemoryService
 from loopwarden.errors import EventError
 from loopwarden.schemas import codec
@@ -49,6 +50,24 @@ def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
     def apply(writes: list[MemoryWrite]) -> list[dict[str, Any]]:
         with service.lock:
             return service.writer.write(writes, time.time())
+
+    def maintain() -> dict[str, Any]:
+        with service.lock:
+            report = Maintenance(service.table, cfg).run(time.time())
+        return {
+            "type": "maintenance_report",
+            "scope": "*",
+            "at": time.time(),
+            **report.to_json_dict(),
+        }
+
+    if cfg.maintenance_interval_s:
+
+        @app.timer(cfg.maintenance_interval_s, on_leader=True, name="maintain_memories")
+        async def maintain_memories() -> None:
+            report = await asyncio.to_thread(maintain)
+            log.info("memory maintenance: %s", report)
+            sink.add(names.memory_outcomes, b"*", codec.dumps(report))
 
     @app.agent(writes_topic, name="store_memories")
     async def store_memories(stream: Any) -> None:

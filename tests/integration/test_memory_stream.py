@@ -104,3 +104,25 @@ async def test_a_critical_reflection_comes_back_with_relevant_memories(broker, w
     context = analysis["memory_context"]
     assert "chmod +x deploy.sh" in context
     assert len(context.encode()) <= 10 * 1024
+
+
+async def test_maintenance_runs_on_the_leader_and_reports(broker, worker_factory):
+    settings = isolated_settings(broker, "maint")
+    settings = settings.model_copy(
+        update={"memory": settings.memory.model_copy(update={"maintenance_interval_s": 1.0})}
+    )
+    worker_factory(settings)
+    async with MemoryOutcomeSubscriber(settings, scope="default") as outcomes:
+        await publish_all(settings, "default")
+        await outcomes.collect(len(WRITES), 90)
+    async with MemoryOutcomeSubscriber(settings, scope="*") as reports:
+        (report,) = await reports.collect(1, 60)
+    assert report["type"] == "maintenance_report"
+    assert set(report) >= {
+        "promoted",
+        "demoted",
+        "decayed",
+        "conflicts_found",
+        "conflicts_resolved",
+        "consolidated",
+    }
