@@ -67,6 +67,13 @@ class DetectionSettings(BaseModel):
         1024, ge=0, description="Action parameters larger than this are not kept in loop state."
     )
     language: Language = Field("en", description="Language of warning texts: en or zh (seed).")
+    learn_from_failures: bool = Field(
+        True, description="Failed and loop-ending actions become memory writes (seed 000 §3.7)."
+    )
+    learning_scope: str = Field("default", description="Memory scope of those writes.")
+    task_completion_budget: int = Field(
+        4096, ge=0, description="Bytes of memories searched when a loop completes (§3.7.2)."
+    )
 
     @model_validator(mode="after")
     def _window_holds_threshold(self) -> DetectionSettings:

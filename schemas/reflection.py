@@ -70,6 +70,7 @@ class ReflectionRequestKind(StrEnum):
 
     ACTION_REFLECTION = "action_reflection"
     SEMANTIC_SPIN_CHECK = "semantic_spin_check"
+    TASK_COMPLETION = "task_completion"
 
 
 class ReflectionRequest(BaseModel):

@@ -76,7 +76,7 @@ class ReflectionAnalyst:
             )
         heuristic = self._heuristic(request, semantic)
         verdict, source, fallback = heuristic, "heuristic", None
-        if self.client is not None:
+        if self.client is not None and request["kind"] != "task_completion":
             try:
                 model = await self.client.verdict(self._prompt(request, semantic, memory))
                 verdict = Verdict(
@@ -107,6 +107,8 @@ class ReflectionAnalyst:
         }
 
     def _heuristic(self, request: dict[str, Any], semantic: bool) -> Verdict:
+        if request["kind"] == "task_completion":
+            return Verdict(False, "task completed")
         if semantic:
             return semantic_spin(
                 request["recent_actions"],
@@ -136,6 +138,8 @@ class ReflectionAnalyst:
         action_type = (request.get("reflection") or {}).get("action_type") or (
             actions[-1]["action_type"] if actions else "unknown"
         )
+        if request["kind"] == "task_completion":
+            return f"✓ [REFLECTION] Task completed by '{action_type}'\n"
         if semantic:
             if verdict.is_spinning:
                 return texts.spin_timeline(

@@ -90,6 +90,10 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
                 send_dead_letter(sink, names.dead_letter, letter)
             for warning in outcome.warnings:
                 sink.add(names.warnings, warning["loop_id"].encode(), codec.dumps(warning))
+            for write in outcome.memory_writes:
+                sink.add(
+                    names.memory_writes, write["payload"]["scope"].encode(), codec.dumps(write)
+                )
             for request in outcome.requests:
                 sink.add(
                     names.reflection_requests, request["loop_id"].encode(), codec.dumps(request)

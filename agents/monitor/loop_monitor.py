@@ -42,6 +42,7 @@ class Findings:
     level: ReflectionLevel
     warnings: list[Output] = field(default_factory=list)
     requests: list[Output] = field(default_factory=list)
+    memory_writes: list[Output] = field(default_factory=list)
 
 
 class LoopMonitor:
@@ -119,6 +120,10 @@ class LoopMonitor:
             findings.warnings.append(self._failure_warning(state, event, level))
         if level.at_least(ReflectionLevel.STANDARD):
             findings.requests.append(self._reflection_request(state, event, level, spin_reason))
+        if cfg.learn_from_failures and (not payload.success or payload.terminated):
+            findings.memory_writes.append(self._lesson(state, event))
+        if payload.terminated and cfg.task_completion_budget:
+            findings.requests.append(self._completion_request(state, event, level))
 
         if position is not None:
             state.mark_applied(*position)
@@ -255,6 +260,77 @@ class LoopMonitor:
             "occurred_at": event.occurred_at,
             **fields,
         }
+
+    def _lesson(self, state: LoopState, event: ActionEvent) -> Output:
+        """Seed 000 §3.7.1: the iteration's change as a memory, in the seed's contextual form."""
+        payload = event.payload
+        change = f"action {payload.action_type} {codec.dumps(payload.params).decode()}"
+        change += (
+            f" -> failed: {payload.error_message or 'unknown error'}"
+            if not payload.success
+            else " -> succeeded"
+        )
+        status = (
+            "failed" if not payload.success else ("completed" if payload.terminated else "running")
+        )
+        content = (
+            f"ReAct迭代 {state.iteration}/{state.loop_id}: {change}\n任务状态: {status}\n"
+            f"完成状态: {'true' if payload.terminated else 'false'}\n"
+            f"原因: {payload.error_message or ''}"
+        )
+        return {
+            "event_id": derived_id("lesson", state.loop_id, event.event_id),
+            "schema_version": SCHEMA_VERSION,
+            "type": "memory_write",
+            "occurred_at": event.occurred_at,
+            "payload": {
+                "scope": self.settings.learning_scope,
+                "content": content,
+                "tags": [
+                    "learning_from_failure" if not payload.success else "task_outcome",
+                    payload.action_type,
+                ],
+                "potential_questions": [
+                    f"why did {payload.action_type} fail?"
+                    if not payload.success
+                    else f"how did {payload.action_type} end the task?"
+                ],
+                "entity_refs": [payload.action_type],
+                "memory_type": "episodic",
+                "scores": {
+                    "r": 0.6,
+                    "a": 0.8 if not payload.success else 0.5,
+                    "t": 0.5,
+                    "c": 0.4,
+                    "o": 0.8,
+                    "p": 0.0,
+                    "e": 0.0,
+                },
+                "source_reliability": 0.8,
+                "source_loop_id": state.loop_id,
+                "source_event_id": event.event_id,
+            },
+        }
+
+    def _completion_request(
+        self, state: LoopState, event: ActionEvent, level: ReflectionLevel
+    ) -> Output:
+        """Seed 000 §3.7.2: a completed task searches its memories (4 KB)."""
+        params = event.payload.params
+        query = str(
+            params.get("task")
+            or params.get("user_input")
+            or event.payload.action_name
+            or event.payload.action_type
+        )
+        return self._request(
+            ReflectionRequestKind.TASK_COMPLETION,
+            state,
+            event,
+            level,
+            memory_query=query,
+            memory_budget_bytes=self.settings.task_completion_budget,
+        )
 
     def _semantic_request(
         self, state: LoopState, event: ActionEvent, level: ReflectionLevel

@@ -33,6 +33,7 @@ class RecordOutcome:
     states: dict[str, LoopState] = field(default_factory=dict)
     warnings: list[Output] = field(default_factory=list)
     requests: list[Output] = field(default_factory=list)
+    memory_writes: list[Output] = field(default_factory=list)
     dead_letters: list[DeadLetter] = field(default_factory=list)
     events: int = 0
     skipped: int = 0
@@ -158,6 +159,7 @@ class RecordProcessor:
             outcome.events += 1
             outcome.warnings.extend(findings.warnings)
             outcome.requests.extend(findings.requests)
+            outcome.memory_writes.extend(findings.memory_writes)
         return outcome
 
     def _state(self, loop_id: str, source: SourcePosition, load_state: StateLoader) -> LoopState:

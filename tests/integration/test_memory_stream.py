@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 import pytest
@@ -126,3 +127,39 @@ async def test_maintenance_runs_on_the_leader_and_reports(broker, worker_factory
         "conflicts_resolved",
         "consolidated",
     }
+
+
+async def test_failures_are_learned_and_a_completed_task_recalls_them(broker, worker_factory):
+    settings = isolated_settings(broker, "learn")
+    worker_factory(settings)
+    loop_id = f"learner-{uuid.uuid4().hex[:6]}"
+    async with MemoryOutcomeSubscriber(settings, scope="default") as outcomes:
+        async with AsyncPublisher(settings) as publisher:
+            await publisher.publish(
+                loop_id,
+                "migrate",
+                params={"db": "orders"},
+                success=False,
+                error_message="lock timeout on table orders",
+            )
+        (outcome,) = await outcomes.collect(1, 60)
+    assert outcome["status"] == "stored"
+    table = MemoryTable(settings.memory.uri, 512, settings.memory.table)
+    (row,) = table.get([outcome["memory_id"]])
+    assert row["content"].startswith(f"ReAct迭代 1/{loop_id}: action migrate")
+    assert row["source_loop_id"] == loop_id
+    async with AnalysisSubscriber(settings, loop_id=loop_id) as analyses:
+        async with AsyncPublisher(settings) as publisher:
+            await publisher.publish(
+                loop_id, "finish", terminated=True, params={"task": "migrate the orders table"}
+            )
+
+        async def completion():
+            async for analysis in analyses:
+                if analysis["kind"] == "task_completion":
+                    return [analysis]
+            return []
+
+        found = await asyncio.wait_for(completion(), 60)
+    assert found and found[0]["memory_budget_bytes"] == 4096
+    assert "lock timeout on table orders" in found[0]["memory_context"]

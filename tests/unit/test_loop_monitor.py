@@ -205,3 +205,37 @@ def test_semantic_checks_run_when_layer_one_fires_and_every_n_after(make_action)
         )
         == 3
     )
+
+
+def test_failures_become_memory_writes_in_the_seeds_contextual_form(make_action):
+    from loopwarden.schemas.memory import validate_memory_write
+
+    event = make_action(
+        loop_id="L9",
+        action_type="shell",
+        params={"cmd": "make"},
+        success=False,
+        error_message="exit 2",
+    )
+    _, (typed,) = run([event])
+    (write,) = typed.raw.memory_writes
+    memory = validate_memory_write(write)
+    assert memory.payload.content == (
+        'ReAct迭代 1/L9: action shell {"cmd":"make"} -> failed: exit 2\n'
+        "任务状态: failed\n完成状态: false\n原因: exit 2"
+    )
+    assert memory.payload.tags == ["learning_from_failure", "shell"]
+    assert memory.payload.source_event_id == event.event_id
+    _, (again,) = run([event])
+    assert again.raw.memory_writes[0]["event_id"] == write["event_id"]  # idempotent id
+
+
+def test_a_completed_task_searches_four_kilobytes_of_memories(make_action):
+    event = make_action(action_type="finish", terminated=True, params={"task": "ship v2"})
+    _, (typed,) = run([event])
+    (request,) = [r for r in typed.requests if r.kind is ReflectionRequestKind.TASK_COMPLETION]
+    assert (request.memory_query, request.memory_budget_bytes) == ("ship v2", 4096)
+    assert typed.raw.memory_writes[0]["payload"]["tags"][0] == "task_outcome"
+    quiet = DetectionSettings(learn_from_failures=False, task_completion_budget=0)
+    _, (none,) = run([make_action(action_type="finish", terminated=True)], quiet)
+    assert none.raw.memory_writes == [] and none.requests == []
