@@ -140,7 +140,7 @@ STRATEGIES = {
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--embedder", choices=["use", "hashing"], default="use")
+    parser.add_argument("--embedder", choices=["use", "hashing", "e5"], default="use")
     parser.add_argument("--k", type=int, default=5)
     args = parser.parse_args()
     cfg = MemorySettings(embedder=args.embedder)

@@ -165,6 +165,14 @@ class MemorySettings(BaseModel):
     weight_o: float = Field(0.10, description="Origin weight.")
     weight_e: float = Field(0.05, description="Emotion weight.")
     keyword_bonus_cap: float = Field(0.3, description="Cap of the keyword bonus (§3.5).")
+    keyword_content_weight: float = Field(0.1, description="Keyword bonus: content match.")
+    keyword_tag_weight: float = Field(0.08, description="Keyword bonus: tag match.")
+    keyword_question_weight: float = Field(0.05, description="Keyword bonus: question match.")
+    keyword_presence_bonus: float = Field(0.05, description="Keyword bonus: any keyword present.")
+    keyword_all_bonus: float = Field(0.03, description="Keyword bonus: all keywords present.")
+    consolidation_window_days: float = Field(45.0, description="Consolidation time window.")
+    consolidation_similarity: float = Field(0.9, description="Consolidation cosine threshold.")
+    conflict_scan_limit: int = Field(500, ge=1, description="Memories conflict upkeep scans.")
     tag_overlap_threshold: float = Field(0.8, description="Dedup: tag Jaccard (§3.6).")
     question_similarity_threshold: float = Field(0.85, description="Dedup: questions.")
     content_similarity_threshold: float = Field(0.9, description="Dedup: content.")
@@ -189,10 +197,10 @@ class MemorySettings(BaseModel):
     soft_delete_age_days: float = Field(60.0)
     uri: str = Field(".loopwarden/memory", description="LanceDB directory or URI.")
     table: str = Field("memories", description="LanceDB table of memories.")
-    embedder: Literal["use", "hashing"] = Field(
+    embedder: Literal["use", "hashing", "e5"] = Field(
         "use",
         description="use: Universal Sentence Encoder multilingual (512 d, offline); "
-        "hashing: deterministic numpy feature hashing (tests).",
+        "e5: multilingual-e5-small (384 d, the e5 extra); hashing: numpy feature hashing (tests).",
     )
     hashing_dims: int = Field(256, ge=8)
     candidate_limit: int = Field(10, ge=1, description="Neighbours checked for dedup/conflicts.")

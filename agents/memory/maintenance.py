@@ -57,17 +57,11 @@ def _quote_list(ids: list[str]) -> str:
 class Maintenance:
     """Runs maintenance over a :class:`MemoryTable`."""
 
-    def __init__(
-        self,
-        table: MemoryTable,
-        settings: MemorySettings,
-        consolidation_window_days: float = 45.0,
-        conflict_scan_limit: int = 500,
-    ) -> None:
+    def __init__(self, table: MemoryTable, settings: MemorySettings) -> None:
         self.table = table
         self.cfg = settings
-        self.window_days = consolidation_window_days
-        self.conflict_scan_limit = conflict_scan_limit
+        self.window_days = settings.consolidation_window_days
+        self.conflict_scan_limit = settings.conflict_scan_limit
 
     def run(self, now: float) -> MaintenanceReport:
         """One cycle."""
@@ -188,7 +182,7 @@ class Maintenance:
                 if abs(left["created_at"] - right["created_at"]) / DAY > self.window_days:
                     continue
                 if cosine_similarity(left["vector"], right["vector"]) < (
-                    self.cfg.content_similarity_threshold
+                    self.cfg.consolidation_similarity
                 ):
                     continue
                 seen.update({left["id"], right["id"]})

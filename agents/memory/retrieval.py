@@ -74,7 +74,8 @@ class MemorySearch:
         rankings: dict[str, list[str]] = {}
         semantic: list[str] = []
         if "semantic" in strategies or "causal_trace" in strategies:
-            vector = self.embedder.embed([query])[0]
+            embed_query = getattr(self.embedder, "embed_query", self.embedder.embed)
+            vector = embed_query([query])[0]
             semantic = [row["id"] for row, _ in self.table.neighbours(vector, scope, per_strategy)]
             if "semantic" in strategies:
                 rankings["semantic"] = semantic

@@ -217,13 +217,13 @@ def keyword_bonus(
 ) -> float:
     """0.1·content + 0.08·tags + 0.05·questions + 0.05 (any) + 0.03 (all), capped at 0.3."""
     content_score = match_score(query, content)
-    bonus = content_score * 0.1
-    bonus += match_score(query, " ".join(tags)) * 0.08
-    bonus += match_score(query, " ".join(questions)) * 0.05
+    bonus = content_score * cfg.keyword_content_weight
+    bonus += match_score(query, " ".join(tags)) * cfg.keyword_tag_weight
+    bonus += match_score(query, " ".join(questions)) * cfg.keyword_question_weight
     if content_score > 0:
-        bonus += 0.05
+        bonus += cfg.keyword_presence_bonus
     if content_score == 1.0:
-        bonus += 0.03
+        bonus += cfg.keyword_all_bonus
     return min(cfg.keyword_bonus_cap, bonus)
 
 

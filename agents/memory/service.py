@@ -7,6 +7,7 @@ import threading
 from functools import cached_property
 
 from loopwarden.agents.memory.embedding import Embedder, make_embedder
+from loopwarden.agents.memory.judge import ConflictJudge
 from loopwarden.agents.memory.retrieval import MemorySearch
 from loopwarden.agents.memory.writer import MemoryWriter
 from loopwarden.settings import MemorySettings
@@ -16,9 +17,15 @@ from loopwarden.storage.memory_table import MemoryTable
 class MemoryService:
     """Lazily opened memory components (the embedder loads its weights on first use)."""
 
-    def __init__(self, settings: MemorySettings, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self,
+        settings: MemorySettings,
+        embedder: Embedder | None = None,
+        judge: ConflictJudge | None = None,
+    ) -> None:
         self.settings = settings
         self._embedder = embedder
+        self.judge = judge
         self.lock = threading.Lock()  # LanceDB work runs in threads, one at a time
 
     @cached_property
@@ -34,7 +41,7 @@ class MemoryService:
     @cached_property
     def writer(self) -> MemoryWriter:
         """The write path."""
-        return MemoryWriter(self.table, self.embedder, self.settings)
+        return MemoryWriter(self.table, self.embedder, self.settings, self.judge)
 
     @cached_property
     def search(self) -> MemorySearch:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from loopwarden.agents.memory.embedding import Embedder
+from loopwarden.agents.memory.judge import ConflictJudge
 from loopwarden.agents.memory.redaction import redact_text
 from loopwarden.agents.memory.scoring import (
     DIMENSIONS,
@@ -43,12 +44,19 @@ def _age_days(now: float, then: float | None) -> float:
 class MemoryWriter:
     """Applies memory writes to a :class:`MemoryTable`; returns one outcome per write."""
 
-    def __init__(self, table: MemoryTable, embedder: Embedder, settings: MemorySettings) -> None:
+    def __init__(
+        self,
+        table: MemoryTable,
+        embedder: Embedder,
+        settings: MemorySettings,
+        judge: ConflictJudge | None = None,
+    ) -> None:
         if embedder.dims != table.dims:
             raise ValueError(f"embedder gives {embedder.dims}-d vectors, table holds {table.dims}")
         self.table = table
         self.embedder = embedder
         self.cfg = settings
+        self.judge = judge
 
     def write(self, writes: Sequence[MemoryWrite], now: float) -> list[dict[str, Any]]:
         """Process ``writes`` in order (later writes see earlier ones of the batch)."""
@@ -128,8 +136,8 @@ class MemoryWriter:
                 return outcome
         contradictions = 0
         for row, similarity in candidates:
-            confidence = contradiction_confidence(content, row["content"], similarity, cfg)
-            if confidence < cfg.conflict_threshold:
+            kind, confidence, reason = self._relationship(content, row["content"], similarity)
+            if kind == "none" or confidence < cfg.conflict_threshold:
                 continue
             contradictions += 1
             row = dict(row)
@@ -137,15 +145,14 @@ class MemoryWriter:
             row["trust"] = self._trust(row, now)
             row["updated_at"] = now
             dirty[row["id"]] = row
-            self.table.relate(
-                memory_id,
-                row["id"],
-                "contradicts",
-                confidence,
-                "heuristic: semantic overlap and polarity/preference markers",
-            )
+            self.table.relate(memory_id, row["id"], kind, confidence, reason)
             outcome["conflicts"].append(
-                {"memory_id": row["id"], "confidence": confidence, "relation": "contradicts"}
+                {
+                    "memory_id": row["id"],
+                    "confidence": confidence,
+                    "relation": kind,
+                    "reason": reason,
+                }
             )
         if outcome["conflicts"]:
             outcome["status"] = "stored_with_conflicts"
@@ -180,6 +187,25 @@ class MemoryWriter:
         dirty[memory_id] = new
         outcome["trust"] = new["trust"]
         return outcome
+
+    def _relationship(
+        self, content: str, existing: str, similarity: float
+    ) -> tuple[str, float, str]:
+        """The model judge above similarity 0.4 when configured, else (or on failure) the
+        heuristic of seed 002 §5."""
+        confidence = contradiction_confidence(content, existing, similarity, self.cfg)
+        label = "contradicts" if confidence >= self.cfg.conflict_threshold else "none"
+        reason = "heuristic: semantic overlap and polarity/preference markers"
+        if (
+            self.judge is None
+            or not self.judge.enabled
+            or (similarity < self.cfg.conflict_llm_min_similarity)
+        ):
+            return label, confidence, reason
+        judged = self.judge.judge(existing, content)
+        if judged is None:
+            return label, confidence, f"{reason} (judge failed: {self.judge.last_error})"
+        return judged.label, judged.confidence, f"model: {judged.reason}"
 
     def _vectors(self, writes: Sequence[MemoryWrite], contents: list[str]) -> np.ndarray:
         vectors = self.embedder.embed(contents)

@@ -39,3 +39,15 @@ def test_use_scores_paraphrases_high_and_unrelated_low():
     assert float(v[0] @ v[1]) > 0.8
     assert float(v[0] @ v[2]) < 0.4
     assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+
+
+def test_the_e5_option_embeds_queries_and_passages():
+    from loopwarden.agents.memory.embedding import E5Embedder
+
+    model = E5Embedder()
+    passages = model.embed(
+        ["The user prefers SQLite for local storage", "The deploy script needs execute permission"]
+    )
+    query = model.embed_query(["which database does the user like?"])[0]
+    assert passages.shape == (2, 384)
+    assert float(passages[0] @ query) > float(passages[1] @ query)
