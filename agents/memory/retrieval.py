@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from loopwarden.agents.memory.embedding import Embedder
 from loopwarden.agents.memory.routing import plan, strip_intent_markers
 from loopwarden.agents.memory.scoring import (
@@ -19,6 +21,8 @@ from loopwarden.agents.memory.scoring import (
     keywords,
     reciprocal_rank_fusion,
     relevance,
+    relevance_batch,
+    top_k,
 )
 from loopwarden.settings import MemorySettings
 from loopwarden.storage.memory_table import MemoryTable
@@ -150,3 +154,23 @@ class MemorySearch:
             if not frontier:
                 break
         return found[:limit] or self.table.full_text(lexical, scope, limit)
+
+
+def rank_table(
+    table: MemoryTable, settings: MemorySettings, *, scope: str | None = None, k: int = 100
+) -> list[tuple[str, float]]:
+    """The ``k`` most relevant live memories of a whole table (or one scope), by
+    C.O.R.E. P.A.C.T. relevance, computed over Arrow columns with numpy (no per-row
+    Python loop)."""
+    where = "deleted = false" + (
+        f" AND scope = '{scope.replace(chr(39), chr(39) * 2)}'" if scope is not None else ""
+    )
+    columns = table.columns(["id", *DIMENSIONS], where=where)
+    if columns.num_rows == 0:
+        return []
+    scores = np.column_stack(
+        [columns.column(d).to_numpy(zero_copy_only=False) for d in DIMENSIONS]
+    ).astype(np.float64)
+    ranked = relevance_batch(scores, cfg=settings)
+    ids = columns.column("id").to_pylist()
+    return [(ids[i], float(ranked[i])) for i in top_k(ranked, k)]

@@ -142,3 +142,22 @@ def test_a_supplied_embedding_must_fit_the_table(memory):
     _, writer, _ = memory
     with pytest.raises(ValueError, match="dimensions"):
         writer.write([write("x", embedding=[0.1, 0.2])], NOW)
+
+
+def test_whole_table_ranking_is_columnar_and_matches_the_scalar_formula(memory):
+    from loopwarden.agents.memory.retrieval import rank_table
+    from loopwarden.agents.memory.scoring import DIMENSIONS, relevance
+
+    table, writer, _ = memory
+    writer.write(
+        [write(f"memory {i}", scores={"r": (i % 10) / 10, "c": (i % 7) / 7}) for i in range(60)],
+        NOW,
+    )
+    ranked = rank_table(table, CFG, scope="default", k=10)
+    rows = {r["id"]: r for r in table.table.search().limit(100).to_list()}
+    expected = sorted(
+        ((i, relevance({d: r[d] for d in DIMENSIONS})) for i, r in rows.items()),
+        key=lambda p: -p[1],
+    )[:10]
+    assert [s for _, s in ranked] == pytest.approx([s for _, s in expected])
+    assert len(ranked) == 10
