@@ -23,7 +23,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from types import TracebackType
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from pydantic import ValidationError
@@ -282,12 +282,43 @@ def _parse_json(record: ConsumerRecord[Any, Any]) -> dict[str, Any]:
     return value
 
 
-class DecisionSubscriber(TopicSubscriber[dict[str, Any]]):
+class JsonSubscriber(TopicSubscriber[dict[str, Any]]):
+    """Records of one of loopwarden's JSON topics as dicts, de-duplicated by an id field.
+
+    Subclasses name the topic (a field of ``settings.topics``) and the id field.
+    """
+
+    topic_setting: ClassVar[str]
+    identity_field: ClassVar[str | None] = None
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        key: str | None = None,
+        from_beginning: bool = False,
+    ) -> None:
+        settings = settings or Settings()
+        field = self.identity_field
+        super().__init__(
+            getattr(settings.topics, self.topic_setting),
+            _parse_json,
+            settings,
+            loop_id=key,
+            from_beginning=from_beginning,
+            identity=(lambda d: str(d.get(field))) if field else None,
+        )
+
+
+class DecisionSubscriber(JsonSubscriber):
     """Rerun decisions (seed 003 responses plus ``decision_id``), for one family or all.
 
     ``loop_id`` may be any loop of the family (``loop_001`` or ``loop_001_r2``).
     """
 
+    topic_setting = "decisions"
+    identity_field = "decision_id"
+
     def __init__(
         self,
         settings: Settings | None = None,
@@ -295,20 +326,16 @@ class DecisionSubscriber(TopicSubscriber[dict[str, Any]]):
         loop_id: str | None = None,
         from_beginning: bool = False,
     ) -> None:
-        settings = settings or Settings()
-        super().__init__(
-            settings.topics.decisions,
-            _parse_json,
-            settings,
-            loop_id=family_of(loop_id) if loop_id is not None else None,
-            from_beginning=from_beginning,
-            identity=lambda d: str(d.get("decision_id")),
-        )
+        family = family_of(loop_id) if loop_id is not None else None
+        super().__init__(settings, key=family, from_beginning=from_beginning)
 
 
-class AnalysisSubscriber(TopicSubscriber[dict[str, Any]]):
+class AnalysisSubscriber(JsonSubscriber):
     """The analyst's reflections (verdict, suggestions, timeline text), per loop or all."""
 
+    topic_setting = "reflections"
+    identity_field = "reflection_id"
+
     def __init__(
         self,
         settings: Settings | None = None,
@@ -316,19 +343,14 @@ class AnalysisSubscriber(TopicSubscriber[dict[str, Any]]):
         loop_id: str | None = None,
         from_beginning: bool = False,
     ) -> None:
-        settings = settings or Settings()
-        super().__init__(
-            settings.topics.reflections,
-            _parse_json,
-            settings,
-            loop_id=loop_id,
-            from_beginning=from_beginning,
-            identity=lambda r: str(r.get("reflection_id")),
-        )
+        super().__init__(settings, key=loop_id, from_beginning=from_beginning)
 
 
-class MemoryOutcomeSubscriber(TopicSubscriber[dict[str, Any]]):
-    """What became of memory writes (stored, duplicate, stored_with_conflicts, ...)."""
+class MemoryOutcomeSubscriber(JsonSubscriber):
+    """What became of memory writes (stored, duplicate, stored_with_conflicts, ...), and
+    maintenance reports (scope ``*``)."""
+
+    topic_setting = "memory_outcomes"
 
     def __init__(
         self,
@@ -337,11 +359,4 @@ class MemoryOutcomeSubscriber(TopicSubscriber[dict[str, Any]]):
         scope: str | None = None,
         from_beginning: bool = False,
     ) -> None:
-        settings = settings or Settings()
-        super().__init__(
-            settings.topics.memory_outcomes,
-            _parse_json,
-            settings,
-            loop_id=scope,
-            from_beginning=from_beginning,
-        )
+        super().__init__(settings, key=scope, from_beginning=from_beginning)
