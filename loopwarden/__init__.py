@@ -17,6 +17,7 @@ from loopwarden.streams.subscriber import (
     AnalysisSubscriber,
     DeadLetterSubscriber,
     DecisionSubscriber,
+    MemoryOutcomeSubscriber,
     ReflectionRequestSubscriber,
     WarningSubscriber,
 )
@@ -32,6 +33,7 @@ __all__ = [
     "EventValidationError",
     "LoopWarning",
     "LoopwardenError",
+    "MemoryOutcomeSubscriber",
     "PublishError",
     "Publisher",
     "ReflectionLevel",
