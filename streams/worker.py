@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 
 import faust
 
@@ -53,6 +54,7 @@ def run_worker(settings: Settings | None = None) -> None:
     for name in ("faust.app.base", LoopwardenApp.__module__):
         logging.getLogger(name).addFilter(_DropRemovedSensorNoise())
     app = build_worker_app(settings)  # settings errors surface before Kafka is contacted
+    os.makedirs(settings.data_dir, exist_ok=True)  # Faust creates only the last level
     asyncio.run(ensure_topics(settings))
     worker = faust.Worker(app, loglevel=settings.log_level.upper(), quiet=True)
     worker.execute_from_commandline()

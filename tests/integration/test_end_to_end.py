@@ -120,3 +120,20 @@ async def test_code_edit_spin_end_to_end(shared_settings, shared_worker):
         (warning,) = await warnings.collect(1, TIMEOUT)
     assert warning.kind is WarningKind.CODE_EDIT_SPIN
     assert "lines 12-14" in warning.timeline_message
+
+
+async def test_a_worker_creates_its_data_directory(broker, worker_factory, tmp_path):
+    from .conftest import isolated_settings
+
+    settings = isolated_settings(broker, "datadir").model_copy(
+        update={"data_dir": str(tmp_path / "not" / "there" / "yet")}
+    )
+    worker_factory(settings)
+    loop_id = loop_name("fresh")
+    async with WarningSubscriber(settings, loop_id=loop_id) as warnings:
+        async with AsyncPublisher(settings) as publisher:
+            for _ in range(3):
+                await publisher.publish(loop_id, "ls")
+        received = await warnings.collect(1, TIMEOUT)
+    assert received and received[0].consecutive_count == 3
+    assert (tmp_path / "not" / "there" / "yet").is_dir()
