@@ -33,6 +33,7 @@ import asyncio
 import json
 import os
 import random
+import signal
 import statistics
 import subprocess
 import sys
@@ -456,7 +457,13 @@ def parse_args() -> argparse.Namespace:
     return parser.parse_args()
 
 
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    # `timeout` sends SIGTERM: unwind so the broker and workers we started are stopped.
+    raise SystemExit(128 + signum)
+
+
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     arguments = parse_args()
     if arguments.serve:
         asyncio.run(serve_raw(arguments.serve))
