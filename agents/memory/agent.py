@@ -28,6 +28,17 @@ from loopwarden.streams.dead_letters import send_dead_letter, source_of
 log = logging.getLogger(__name__)
 
 
+def rejected(write: MemoryWrite, exc: BaseException) -> dict[str, Any]:
+    """The outcome of a write that could not be applied (the reason is readable)."""
+    return {
+        "outcome_id": derived_id("memory_outcome", write.event_id),
+        "event_id": write.event_id,
+        "scope": write.payload.scope,
+        "status": "rejected",
+        "reason": f"{type(exc).__name__}: {exc}",
+    }
+
+
 def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
     """Declare the memory topics and the ``store_memories`` agent."""
     settings = app.loopwarden
@@ -86,18 +97,14 @@ def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
                 continue
             try:
                 outcomes = await asyncio.to_thread(apply, writes)
-            except (ValueError, OSError) as exc:
-                log.exception("memory batch failed")
-                outcomes = [
-                    {
-                        "outcome_id": derived_id("memory_outcome", w.event_id),
-                        "event_id": w.event_id,
-                        "scope": w.payload.scope,
-                        "status": "rejected",
-                        "reason": str(exc),
-                    }
-                    for w in writes
-                ]
+            except Exception:  # one bad write must not sink the batch: retry one by one
+                log.exception("memory batch failed; applying its writes one by one")
+                outcomes = []
+                for write in writes:
+                    try:
+                        outcomes.extend(await asyncio.to_thread(apply, [write]))
+                    except Exception as exc:
+                        outcomes.append(rejected(write, exc))
             for outcome in outcomes:
                 outcome.setdefault("type", "memory_outcome")
                 sink.add(names.memory_outcomes, outcome["scope"].encode(), codec.dumps(outcome))

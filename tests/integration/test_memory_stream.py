@@ -163,3 +163,28 @@ async def test_failures_are_learned_and_a_completed_task_recalls_them(broker, wo
         found = await asyncio.wait_for(completion(), 60)
     assert found and found[0]["memory_budget_bytes"] == 4096
     assert "lock timeout on table orders" in found[0]["memory_context"]
+
+
+async def test_a_bad_write_is_rejected_alone(broker, worker_factory):
+    settings = isolated_settings(broker, "badwrite")
+    worker_factory(settings)
+    scope = f"bad-{uuid.uuid4().hex[:6]}"
+    async with MemoryOutcomeSubscriber(settings, scope=scope) as outcomes:
+        async with AsyncPublisher(settings) as publisher:
+            await publisher.remember(
+                "a fine memory about the build cache", scope=scope, event_id=f"{scope}-good-1"
+            )
+            await publisher.remember(
+                "a memory with a wrong vector",
+                scope=scope,
+                embedding=[0.1, 0.2, 0.3],
+                event_id=f"{scope}-bad",
+            )
+            await publisher.remember(
+                "another fine memory about flaky tests", scope=scope, event_id=f"{scope}-good-2"
+            )
+        received = {o["event_id"]: o for o in await outcomes.collect(3, 90)}
+    assert received[f"{scope}-bad"]["status"] == "rejected"
+    assert "embedding has 3 dimensions" in received[f"{scope}-bad"]["reason"]
+    assert received[f"{scope}-good-1"]["status"].startswith("stored")
+    assert received[f"{scope}-good-2"]["status"].startswith("stored")
