@@ -68,6 +68,18 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
     async def forget_cached_states(*args: Any, **kwargs: Any) -> None:
         processor.forget()  # the table may be recovered or handed over: re-read it
 
+    async def forget_revoked(sender: Any, revoked: Any = (), **kwargs: Any) -> None:
+        sweeper.forget_partitions({tp.partition for tp in revoked if tp.topic == names.actions})
+
+    @app.timer(settings.limits.expiry_sweep_interval_s, name="expire_quiet_partitions")
+    async def expire_quiet_partitions() -> None:
+        for partition in sweeper.quiet_partitions(time.monotonic()):
+            for key in sweeper.expired(partition, store.keys(), peek, everything=True):
+                store.delete(key, partition)
+                processor.evict(key.decode())
+
+    app.on_partitions_revoked.connect(forget_revoked)
+
     app.on_partitions_revoked.connect(forget_cached_states)
     app.on_partitions_assigned.connect(forget_cached_states)
 
@@ -98,6 +110,7 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
                 sink.add(
                     names.reflection_requests, request["loop_id"].encode(), codec.dumps(request)
                 )
+            sweeper.record_seen(source.partition, time.monotonic())
             if sweeper.due(source.partition, time.monotonic()):
                 for key in sweeper.expired(source.partition, store.keys(), peek):
                     store.delete(key, source.partition)

@@ -1,10 +1,14 @@
-"""Idle-loop expiry, driven by event time per partition.
+"""Idle-loop expiry, per partition.
 
-A loop whose last event is older than ``ttl`` seconds behind the newest event
-seen on its partition is idle and its state is dropped. The sweep runs inside
-the stream (a table may only change there) at most every ``interval`` seconds of
-wall time per partition, and only touches loops of the partition being processed,
-so deletions go to that partition's changelog.
+A loop is idle, and its state is dropped, when
+
+- its last event is ``ttl`` seconds (event time) older than the newest event on
+  its partition — checked in the stream, at most every ``interval`` seconds per
+  partition; or
+- its partition has had no record at all for ``ttl`` seconds of wall time (a
+  quiet partition never advances event time) — checked by a timer.
+
+Deletions go to the loop's partition's changelog.
 """
 
 from __future__ import annotations
@@ -21,6 +25,25 @@ class IdleLoopSweeper:
         self._loops: dict[bytes, tuple[int, float]] = {}
         self._watermarks: dict[int, float] = {}
         self._next_sweep: dict[int, float] = {}
+        self._last_record: dict[int, float] = {}
+
+    def record_seen(self, partition: int, now_monotonic: float) -> None:
+        """A record of ``partition`` was processed now (wall clock)."""
+        self._last_record[partition] = now_monotonic
+
+    def quiet_partitions(self, now_monotonic: float) -> list[int]:
+        """Partitions without a record for ``ttl`` seconds of wall time (then forgotten)."""
+        quiet = [p for p, t in self._last_record.items() if now_monotonic - t >= self.ttl_s]
+        for partition in quiet:
+            del self._last_record[partition]
+        return quiet
+
+    def forget_partitions(self, partitions: set[int]) -> None:
+        """Stop tracking partitions this worker no longer owns."""
+        for partition in partitions:
+            self._last_record.pop(partition, None)
+            self._watermarks.pop(partition, None)
+            self._next_sweep.pop(partition, None)
 
     def touch(self, key: bytes, partition: int, last_seen: float) -> None:
         """Record that a loop was written with event time ``last_seen``."""
@@ -40,16 +63,17 @@ class IdleLoopSweeper:
         partition: int,
         keys: Iterable[bytes],
         peek: Callable[[bytes], tuple[int, float] | None],
+        everything: bool = False,
     ) -> list[bytes]:
-        """Keys of ``partition`` idle for longer than the TTL.
+        """Keys of ``partition`` idle for longer than the TTL (all of them: ``everything``).
 
         ``keys`` are the keys held in the table; ``peek`` reads (partition,
         last_seen) of a key this sweeper has not seen written (recovered state).
         """
         watermark = self._watermarks.get(partition)
-        if watermark is None:
+        if watermark is None and not everything:
             return []
-        cutoff = watermark - self.ttl_s
+        cutoff = float("inf") if everything else watermark - self.ttl_s  # type: ignore[operator]
         present = set()
         expired = []
         for key in keys:

@@ -50,3 +50,24 @@ async def test_an_idle_loop_forgets_its_streak(broker, worker_factory):
         received += await warnings.collect(1, 2)
     # without expiry the first new "search" would have been the third in a row
     assert [(w.loop_id, w.event_ids) for w in received] == [(idle, fresh)]
+
+
+async def test_loops_of_a_quiet_partition_expire_by_wall_clock(broker, worker_factory):
+    settings = isolated_settings(broker, "quiet", idle_loop_ttl_s=1.5, expiry_sweep_interval_s=0.2)
+    worker_factory(settings)
+    idle, other = two_loops_on_one_partition(settings.topics.partitions)
+    t0 = 1_800_000_000.0  # one event time for all: only the wall clock can expire the loop
+    async with LayerOneWarnings(settings, loop_id=idle) as warnings:
+        async with AsyncPublisher(settings, batching=False) as publisher:
+            ready = [await publisher.publish(idle, "warmup", occurred_at=t0) for _ in range(3)]
+            (barrier,) = await warnings.collect(1, 60)  # the worker is processing
+            assert barrier.event_ids == ready
+            await publisher.publish(idle, "search", occurred_at=t0)
+            await publisher.publish(idle, "search", occurred_at=t0)
+            await asyncio.sleep(3.0)  # the partition is quiet for longer than the TTL
+            fresh = [await publisher.publish(idle, "search", occurred_at=t0) for _ in range(3)]
+        received = await warnings.collect(1, 30)
+        received += await warnings.collect(1, 2)
+    # without expiry the first new "search" would have been the third in a row
+    assert [w.event_ids for w in received] == [fresh]
+    assert other  # (the helper also names a second loop of that partition)

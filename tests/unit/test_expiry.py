@@ -26,3 +26,17 @@ def test_sweeps_are_rate_limited_per_partition():
     assert not sweeper.due(0, 105.0)
     assert sweeper.due(1, 105.0)
     assert sweeper.due(0, 110.0)
+
+
+def test_a_quiet_partition_expires_all_its_loops():
+    sweeper = IdleLoopSweeper(ttl_s=10, interval_s=1)
+    sweeper.touch(b"a", 0, 1000)
+    sweeper.touch(b"b", 1, 1000)
+    sweeper.record_seen(0, 100.0)
+    sweeper.record_seen(1, 105.0)
+    assert sweeper.quiet_partitions(109.0) == []
+    assert sweeper.quiet_partitions(110.0) == [0]
+    assert sweeper.quiet_partitions(111.0) == []  # reported once, until a record comes
+    assert sweeper.expired(0, [b"a", b"b"], lambda k: None, everything=True) == [b"a"]
+    sweeper.forget_partitions({1})
+    assert sweeper.quiet_partitions(200.0) == []
