@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from loopwarden.errors import EventValidationError
-from loopwarden.schemas.events import SCHEMA_VERSION, Timestamp, field_errors
+from loopwarden.schemas.events import SCHEMA_VERSION, Timestamp, validate_envelope
 
 Score = Annotated[float, Field(ge=0.0, le=1.0)]
 
@@ -103,13 +102,7 @@ _GUARDRAIL_EVENT: TypeAdapter[AnyGuardrailEvent] = TypeAdapter(GuardrailEvent)
 
 def validate_guardrail_event(obj: Any) -> AnyGuardrailEvent:
     """Validate a completion, an override or a cached reflection; errors name every field."""
-    if not isinstance(obj, dict):
-        raise EventValidationError(f"expected a JSON object, got {type(obj).__name__}")
-    try:
-        return _GUARDRAIL_EVENT.validate_python(obj)
-    except ValidationError as exc:
-        errors = field_errors(exc)
-        raise EventValidationError("; ".join(str(e) for e in errors), errors) from None
+    return validate_envelope(obj, _GUARDRAIL_EVENT.validate_python)
 
 
 class LoopTrace(BaseModel):

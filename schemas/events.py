@@ -14,8 +14,9 @@ workers keep reading newer events.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
@@ -23,6 +24,7 @@ from loopwarden.errors import EventValidationError, FieldError
 from loopwarden.schemas.levels import ReflectionLevel
 
 SCHEMA_VERSION = 1
+T = TypeVar("T")
 
 
 def _to_epoch_seconds(value: Any) -> Any:
@@ -117,11 +119,12 @@ def field_errors(exc: ValidationError) -> tuple[FieldError, ...]:
     return tuple(FieldError(_path(err["loc"]), err["msg"]) for err in exc.errors())
 
 
-def validate_action(obj: Any) -> ActionEvent:
-    """Validate one decoded JSON value as an action event.
+def validate_envelope(obj: Any, validate: Callable[[Any], T]) -> T:
+    """Run ``validate`` (a pydantic validator) on a decoded JSON object.
 
-    Raises :class:`EventValidationError` whose message lists every wrong field
-    as ``path: what was wrong``.
+    Raises :class:`EventValidationError` whose message lists every wrong field as
+    ``path: what was wrong``; a newer schema version than this worker reads is
+    refused by name.
     """
     if not isinstance(obj, dict):
         raise EventValidationError(
@@ -136,7 +139,12 @@ def validate_action(obj: Any) -> ActionEvent:
         )
         raise EventValidationError(str(error), (error,))
     try:
-        return ActionEvent.model_validate(obj)
+        return validate(obj)
     except ValidationError as exc:
         errors = field_errors(exc)
         raise EventValidationError("; ".join(str(e) for e in errors), errors) from None
+
+
+def validate_action(obj: Any) -> ActionEvent:
+    """Validate one decoded JSON value as an action event (see :func:`validate_envelope`)."""
+    return validate_envelope(obj, ActionEvent.model_validate)

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from loopwarden.errors import EventValidationError
-from loopwarden.schemas.events import SCHEMA_VERSION, Timestamp, field_errors
+from loopwarden.schemas.events import SCHEMA_VERSION, Timestamp, validate_envelope
 
 Score = Annotated[float, Field(ge=0.0, le=1.0)]
 
@@ -61,10 +60,4 @@ class MemoryWrite(BaseModel):
 
 def validate_memory_write(obj: Any) -> MemoryWrite:
     """Validate a memory write; errors name every wrong field."""
-    if not isinstance(obj, dict):
-        raise EventValidationError(f"expected a JSON object, got {type(obj).__name__}")
-    try:
-        return MemoryWrite.model_validate(obj)
-    except ValidationError as exc:
-        errors = field_errors(exc)
-        raise EventValidationError("; ".join(str(e) for e in errors), errors) from None
+    return validate_envelope(obj, MemoryWrite.model_validate)

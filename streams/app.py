@@ -89,6 +89,16 @@ class LoopwardenApp(faust.App):
     sink: RecordSink
     replies: Replies
 
+    def raw_topic(self, name: str) -> Any:
+        """A topic of bytes keys and values with the configured partition count (agents
+        decode themselves, so a bad record cannot stop them)."""
+        return self.topic(
+            name,
+            key_serializer="raw",
+            value_serializer="raw",
+            partitions=self.loopwarden.topics.partitions,
+        )
+
     def _new_transport(self) -> Any:
         return _TunedTransport(self.conf.broker_consumer, self)
 

@@ -54,15 +54,8 @@ def register_analyst(app: LoopwardenApp, memory: MemoryContext | None = None) ->
     """Declare the reflections topic and the ``analyze_reflections`` agent."""
     settings = app.loopwarden
     names = settings.topics
-    requests = app.topic(
-        names.reflection_requests,
-        key_serializer="raw",
-        value_serializer="raw",
-        partitions=names.partitions,
-    )
-    app.topic(
-        names.reflections, key_serializer="raw", value_serializer="raw", partitions=names.partitions
-    )
+    requests = app.raw_topic(names.reflection_requests)
+    app.raw_topic(names.reflections)
     analyst = ReflectionAnalyst(settings.analyst, memory, language=settings.detection.language)
     sink = app.sink
 

@@ -28,15 +28,8 @@ def register_guardrails(app: LoopwardenApp) -> TableStore:
     """Declare the completions topic, the family table and the ``apply_guardrails`` agent."""
     settings = app.loopwarden
     names = settings.topics
-    completions = app.topic(
-        names.loop_completions,
-        key_serializer="raw",
-        value_serializer="raw",
-        partitions=names.partitions,
-    )
-    app.topic(
-        names.decisions, key_serializer="raw", value_serializer="raw", partitions=names.partitions
-    )
+    completions = app.raw_topic(names.loop_completions)
+    app.raw_topic(names.decisions)
     table = app.Table(
         FAMILY_TABLE,
         partitions=names.partitions,

@@ -43,18 +43,8 @@ def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
     """Declare the memory topics and the ``store_memories`` agent."""
     settings = app.loopwarden
     names = settings.topics
-    writes_topic = app.topic(
-        names.memory_writes,
-        key_serializer="raw",
-        value_serializer="raw",
-        partitions=names.partitions,
-    )
-    app.topic(
-        names.memory_outcomes,
-        key_serializer="raw",
-        value_serializer="raw",
-        partitions=names.partitions,
-    )
+    writes_topic = app.raw_topic(names.memory_writes)
+    app.raw_topic(names.memory_outcomes)
     sink = app.sink
     cfg = settings.memory
 

@@ -32,14 +32,9 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
     settings = app.loopwarden
     names = settings.topics
 
-    def raw_topic(name: str) -> Any:
-        return app.topic(
-            name, key_serializer="raw", value_serializer="raw", partitions=names.partitions
-        )
-
-    actions = raw_topic(names.actions)
+    actions = app.raw_topic(names.actions)
     for output in (names.warnings, names.reflection_requests, names.dead_letter):
-        raw_topic(output)  # declared so that Faust creates them; written through the sink
+        app.raw_topic(output)  # declared so that Faust creates them; written through the sink
     states = app.Table(
         STATE_TABLE,
         partitions=names.partitions,
