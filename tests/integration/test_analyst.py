@@ -147,7 +147,8 @@ async def test_reflections_are_cached_in_the_guardrails_status(broker, worker_fa
         for _ in range(100):
             status, body, _ = await http_call(session, "GET", url)
             cached = body.get("guardrails_status", {}).get("recent_reflections", [])
-            if status == 200 and len(cached) == 3:
+            reasons = [r["reason"] for r in cached]
+            if status == 200 and len(cached) == 3 and "exit 4" in reasons:  # all analysed
                 break
             await asyncio.sleep(0.2)
     assert status == 200, body
