@@ -57,7 +57,7 @@ class GuardrailEngine:
         index = rerun_index(loop_id)
         if p.max_reruns is not None:
             state.max_reruns = min(p.max_reruns, cfg.max_reruns_ceiling)
-        max_reruns = state.max_reruns if state.max_reruns is not None else cfg.max_reruns
+        max_reruns = self._max_reruns(state)
         override_fatigue = p.override_fatigue or state.override_fatigue
         override_max = p.override_max_reruns or state.override_max_reruns
         override_by = p.override_by or state.overridden_by
@@ -246,12 +246,16 @@ class GuardrailEngine:
         return response
 
     def status(self, state: FamilyState, loop_id: str) -> Output | None:
-        """The seed's guardrails status for ``loop_id``; None when the loop is unknown."""
-        cfg = self.settings
+        """The seed's guardrails status for ``loop_id``; None when the loop is unknown.
+
+        A loop with reflections but no completion yet reports the family's figures
+        and its reflections, with no trace.
+        """
         trace = state.traces.get(loop_id)
-        if trace is None:
-            return None if loop_id not in state.reflections else self._pending(state, loop_id)
-        max_reruns = state.max_reruns if state.max_reruns is not None else cfg.max_reruns
+        if trace is None and loop_id not in state.reflections:
+            return None
+        seen = trace or {}
+        max_reruns = self._max_reruns(state)
         return {
             "status": "success",
             "guardrails_status": {
@@ -260,16 +264,18 @@ class GuardrailEngine:
                 "rerun_count": state.max_index,
                 "max_reruns": max_reruns,
                 "rerun_limit_reached": state.max_index >= max_reruns,
-                "bias_echo": trace["bias_echo"],
+                "bias_echo": seen.get("bias_echo", False),
                 "reflection_fatigue": state.fatigue,
-                "fatigue_threshold_exceeded": state.fatigue >= cfg.fatigue_critical_threshold,
-                "force_finalize": trace["force_finalize"],
-                "rerun_reason": trace["rerun_reason"],
-                "rerun_trigger": trace["rerun_trigger"],
-                "alignment_score": trace["alignment_score"],
-                "drift_score": trace["drift_score"],
-                "summary_valid": trace["summary_valid"],
-                "reflection_persona": trace["reflection_persona"],
+                "fatigue_threshold_exceeded": (
+                    state.fatigue >= self.settings.fatigue_critical_threshold
+                ),
+                "force_finalize": seen.get("force_finalize", False),
+                "rerun_reason": seen.get("rerun_reason"),
+                "rerun_trigger": seen.get("rerun_trigger"),
+                "alignment_score": seen.get("alignment_score"),
+                "drift_score": seen.get("drift_score"),
+                "summary_valid": seen.get("summary_valid"),
+                "reflection_persona": seen.get("reflection_persona"),
                 "overrides": {
                     "override_fatigue": state.override_fatigue,
                     "override_max_reruns": state.override_max_reruns,
@@ -285,32 +291,8 @@ class GuardrailEngine:
 
     # -- helpers ---------------------------------------------------------------------------
 
-    def _pending(self, state: FamilyState, loop_id: str) -> Output:
-        """Status of a loop that has reflections but has not completed yet."""
-        max_reruns = state.max_reruns if state.max_reruns is not None else self.settings.max_reruns
-        return {
-            "status": "success",
-            "guardrails_status": {
-                "loop_id": loop_id,
-                "family_id": state.family,
-                "rerun_count": state.max_index,
-                "max_reruns": max_reruns,
-                "rerun_limit_reached": state.max_index >= max_reruns,
-                "bias_echo": False,
-                "reflection_fatigue": state.fatigue,
-                "fatigue_threshold_exceeded": state.fatigue
-                >= self.settings.fatigue_critical_threshold,
-                "force_finalize": False,
-                "rerun_reason": None,
-                "rerun_trigger": None,
-                "alignment_score": None,
-                "drift_score": None,
-                "summary_valid": None,
-                "reflection_persona": None,
-                "trace": None,
-                "recent_reflections": state.reflections[loop_id],
-            },
-        }
+    def _max_reruns(self, state: FamilyState) -> int:
+        return state.max_reruns if state.max_reruns is not None else self.settings.max_reruns
 
     def _previous_scores(
         self, state: FamilyState, loop_id: str, index: int
