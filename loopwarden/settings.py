@@ -226,6 +226,15 @@ class TopicSettings(BaseModel):
     memory_outcomes: str = "loopwarden.memory-outcomes"
     decisions: str = "loopwarden.decisions"
     dead_letter: str = "loopwarden.dead-letter"
+    actions_reroute: str = Field(
+        "loopwarden.actions-reroute",
+        description="Actions that arrived on another partition than their loop id's (a "
+        "producer not using murmur2, or no key) are re-routed here to their loop's partition.",
+    )
+    completions_reroute: str = Field(
+        "loopwarden.loop-completions-reroute",
+        description="The same for loop completions (keyed by family).",
+    )
     partitions: int = Field(8, ge=1)
     replication_factor: int = Field(1, ge=1)
 
@@ -268,6 +277,36 @@ class LimitSettings(BaseModel):
     expiry_sweep_interval_s: float = Field(30.0, gt=0)
     state_cache_loops: int = Field(
         100_000, ge=0, description="Loop states a worker keeps decoded in memory (0: none)."
+    )
+    idle_family_ttl_s: float = Field(
+        86_400.0,
+        gt=0,
+        description="A loop family (guardrail state) idle this long (event time) starts fresh "
+        "and is expired.",
+    )
+    redact_dead_letters: bool = Field(
+        False,
+        description="Redact dead letters' values too (by default they are the original bytes, "
+        "a copy of the input topic for re-processing).",
+    )
+
+
+class ErrorSettings(BaseModel):
+    """The one error policy of every agent (see ``loopwarden.streams.runner``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    on_processing_error: Literal["dead_letter", "skip", "raise"] = Field(
+        "dead_letter",
+        description="A record whose processing raised (not bad input, which is always "
+        "dead-lettered): dead-letter it, skip it with a log line, or crash the agent.",
+    )
+    retry_initial_s: float = Field(
+        0.5, gt=0, description="First wait before retrying after a transient failure."
+    )
+    retry_max_s: float = Field(30.0, gt=0, description="Longest wait between retries.")
+    log_burst: int = Field(
+        10, ge=1, description="Dead-letter and traceback lines logged per kind per minute."
     )
 
 
@@ -314,6 +353,7 @@ class Settings(BaseSettings):
     topics: TopicSettings = TopicSettings()
     kafka: KafkaSettings = KafkaSettings()
     limits: LimitSettings = LimitSettings()
+    errors: ErrorSettings = ErrorSettings()
     publisher: PublisherSettings = PublisherSettings()
 
     def namespaced(
@@ -331,6 +371,8 @@ class Settings(BaseSettings):
                 "memory_outcomes": f"{tag}.memory-outcomes",
                 "decisions": f"{tag}.decisions",
                 "dead_letter": f"{tag}.dead-letter",
+                "actions_reroute": f"{tag}.actions-reroute",
+                "completions_reroute": f"{tag}.loop-completions-reroute",
                 "partitions": partitions or self.topics.partitions,
             }
         )

@@ -11,7 +11,16 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from loopwarden.schemas.events import SCHEMA_VERSION, Timestamp, validate_envelope
+from loopwarden.schemas.events import (
+    MAX_INT,
+    SCHEMA_VERSION,
+    EventId,
+    JsonObject,
+    LoopId,
+    Timestamp,
+    validate_envelope,
+)
+from loopwarden.schemas.redaction import redact_fields
 
 Score = Annotated[float, Field(ge=0.0, le=1.0)]
 
@@ -42,7 +51,7 @@ class CompletionPayload(BaseModel):
     override_fatigue: bool = False
     override_max_reruns: bool = False
     override_by: str | None = None
-    max_reruns: int | None = Field(None, ge=0, description="Per-trace rerun limit.")
+    max_reruns: int | None = Field(None, ge=0, le=MAX_INT, description="Per-trace rerun limit.")
 
 
 class LoopCompletion(BaseModel):
@@ -50,10 +59,10 @@ class LoopCompletion(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
-    event_id: str = Field(min_length=1, max_length=200)
+    event_id: EventId
     schema_version: int = Field(SCHEMA_VERSION, ge=1, le=SCHEMA_VERSION)
     type: Literal["loop_complete"] = "loop_complete"
-    loop_id: str = Field(min_length=1, max_length=256)
+    loop_id: LoopId
     occurred_at: Timestamp
     payload: CompletionPayload
 
@@ -74,10 +83,10 @@ class GuardrailOverride(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
-    event_id: str = Field(min_length=1, max_length=200)
+    event_id: EventId
     schema_version: int = Field(SCHEMA_VERSION, ge=1, le=SCHEMA_VERSION)
     type: Literal["guardrail_override"] = "guardrail_override"
-    loop_id: str = Field(min_length=1, max_length=256)
+    loop_id: LoopId
     occurred_at: Timestamp
     payload: OverridePayload
 
@@ -87,12 +96,12 @@ class ReflectionCached(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
-    event_id: str = Field(min_length=1, max_length=200)
+    event_id: EventId
     schema_version: int = Field(SCHEMA_VERSION, ge=1, le=SCHEMA_VERSION)
     type: Literal["reflection_cached"] = "reflection_cached"
-    loop_id: str = Field(min_length=1, max_length=256)
+    loop_id: LoopId
     occurred_at: Timestamp
-    payload: dict[str, Any]
+    payload: JsonObject
 
 
 AnyGuardrailEvent = LoopCompletion | GuardrailOverride | ReflectionCached
@@ -101,8 +110,24 @@ _GUARDRAIL_EVENT: TypeAdapter[AnyGuardrailEvent] = TypeAdapter(GuardrailEvent)
 
 
 def validate_guardrail_event(obj: Any) -> AnyGuardrailEvent:
-    """Validate a completion, an override or a cached reflection; errors name every field."""
-    return validate_envelope(obj, _GUARDRAIL_EVENT.validate_python)
+    """Validate a completion, an override or a cached reflection, with its secrets
+    redacted; errors name every field."""
+    return redact_guardrail_event(validate_envelope(obj, _GUARDRAIL_EVENT.validate_python))
+
+
+def redact_guardrail_event(event: AnyGuardrailEvent) -> AnyGuardrailEvent:
+    """``event`` with secrets in its free-text fields redacted."""
+    if isinstance(event, ReflectionCached):
+        return redact_fields(event, ("payload",))
+    names = ("orchestrator_persona", "reflection_persona", "override_by")
+    if isinstance(event, GuardrailOverride):
+        names = ("override_by", "override_reason")
+    payload = redact_fields(event.payload, names)
+    if isinstance(payload, CompletionPayload):
+        tags = [redact_fields(tag, ("tag", "detail")) for tag in payload.bias_tags]
+        if any(new is not old for new, old in zip(tags, payload.bias_tags, strict=True)):
+            payload = payload.model_copy(update={"bias_tags": tags})
+    return event if payload is event.payload else event.model_copy(update={"payload": payload})
 
 
 class LoopTrace(BaseModel):

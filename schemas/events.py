@@ -18,13 +18,29 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 
 from loopwarden.errors import EventValidationError, FieldError
 from loopwarden.schemas.levels import ReflectionLevel
+from loopwarden.schemas.redaction import redact_fields
 
 SCHEMA_VERSION = 1
 T = TypeVar("T")
+
+MAX_JSON_DEPTH = 32
+"""Free-form values (``params``, ``resource_usage``) nest at most this deep."""
+MAX_INT = 2**63 - 1
+"""Integers are signed 64-bit, as Kafka's other clients and orjson read them."""
+MAX_TIMESTAMP = 253_402_300_799.0
+"""9999-12-31T23:59:59Z."""
 
 
 def _to_epoch_seconds(value: Any) -> Any:
@@ -41,8 +57,40 @@ def _to_epoch_seconds(value: Any) -> Any:
     return value
 
 
-Timestamp = Annotated[float, BeforeValidator(_to_epoch_seconds), Field(ge=0)]
+Timestamp = Annotated[
+    float, BeforeValidator(_to_epoch_seconds), Field(ge=0, le=MAX_TIMESTAMP, allow_inf_nan=False)
+]
 """Epoch seconds; ISO-8601 strings with a timezone are accepted and converted."""
+
+
+def _check_json(value: Any, depth: int = 0) -> None:
+    if depth > MAX_JSON_DEPTH:
+        raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels")
+    if isinstance(value, dict):
+        for item in value.values():
+            _check_json(item, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            _check_json(item, depth + 1)
+    elif isinstance(value, int) and not -MAX_INT - 1 <= value <= MAX_INT:
+        raise ValueError("integer outside the signed 64-bit range")
+    elif isinstance(value, float) and value != value:
+        raise ValueError("NaN is not a JSON number")
+
+
+def _bounded_json(value: Any) -> Any:
+    _check_json(value)
+    return value
+
+
+JsonObject = Annotated[dict[str, Any], AfterValidator(_bounded_json)]
+"""A free-form JSON object, at most :data:`MAX_JSON_DEPTH` deep, 64-bit integers."""
+Count = Annotated[int, Field(ge=1, le=MAX_INT)]
+_PRINTABLE = r"^[^\x00-\x1f\x7f]+$"
+EventId = Annotated[str, Field(min_length=1, max_length=200, pattern=_PRINTABLE)]
+"""An event id: 1–200 characters, no control characters."""
+LoopId = Annotated[str, Field(min_length=1, max_length=256, pattern=_PRINTABLE)]
+"""A loop id (the record key): 1–256 characters, no control characters."""
 
 
 class EditRange(BaseModel):
@@ -50,8 +98,8 @@ class EditRange(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
-    start_line: int = Field(ge=1)
-    end_line: int = Field(ge=1)
+    start_line: int = Field(ge=1, le=MAX_INT)
+    end_line: int = Field(ge=1, le=MAX_INT)
     content: str | None = None
 
     @model_validator(mode="after")
@@ -69,12 +117,12 @@ class EditRange(BaseModel):
 class ActionPayload(BaseModel):
     """What the agent did in one step of its loop."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="ignore", allow_inf_nan=False)
 
     action_type: str = Field(min_length=1, max_length=200)
     action_name: str | None = Field(None, max_length=500)
-    params: dict[str, Any] = Field(default_factory=dict)
-    iteration: int | None = Field(None, ge=1, description="Defaults to the loop's count.")
+    params: JsonObject = Field(default_factory=dict)
+    iteration: Count | None = Field(None, description="Defaults to the loop's count.")
     success: bool = True
     error_message: str | None = None
     terminated: bool = Field(False, description="The action ended the loop.")
@@ -85,8 +133,8 @@ class ActionPayload(BaseModel):
     )
     reflection_enabled: bool | None = Field(None, description="Per-loop switch, kept by the loop.")
     simple: bool = Field(False, description="A simple action gets Minimal reflection.")
-    spin_threshold: int | None = Field(None, ge=1, description="Per-loop Layer 1 threshold.")
-    resource_usage: dict[str, Any] = Field(default_factory=dict)
+    spin_threshold: Count | None = Field(None, description="Per-loop Layer 1 threshold.")
+    resource_usage: JsonObject = Field(default_factory=dict)
     side_effects: list[str] = Field(default_factory=list)
 
 
@@ -95,13 +143,25 @@ class ActionEvent(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
-    event_id: str = Field(min_length=1, max_length=200)
+    event_id: EventId
     schema_version: int = Field(SCHEMA_VERSION, ge=1, le=SCHEMA_VERSION)
     type: Literal["action"] = "action"
-    loop_id: str = Field(min_length=1, max_length=256)
+    loop_id: LoopId
     occurred_at: Timestamp
     published_at: Timestamp | None = None
     payload: ActionPayload
+
+    def redacted(self) -> ActionEvent:
+        """This event with secrets in its free-text and free-form fields redacted."""
+        payload = redact_fields(
+            self.payload,
+            ("action_name", "params", "error_message", "resource_usage", "side_effects"),
+        )
+        if payload.edit is not None:
+            edit = redact_fields(payload.edit, ("content",))
+            if edit is not payload.edit:
+                payload = payload.model_copy(update={"edit": edit})
+        return self if payload is self.payload else self.model_copy(update={"payload": payload})
 
 
 def _path(loc: tuple[int | str, ...]) -> str:
@@ -146,5 +206,6 @@ def validate_envelope(obj: Any, validate: Callable[[Any], T]) -> T:
 
 
 def validate_action(obj: Any) -> ActionEvent:
-    """Validate one decoded JSON value as an action event (see :func:`validate_envelope`)."""
-    return validate_envelope(obj, ActionEvent.model_validate)
+    """Validate one decoded JSON value as an action event (see :func:`validate_envelope`),
+    with its secrets redacted: nothing downstream ever sees them."""
+    return validate_envelope(obj, ActionEvent.model_validate).redacted()

@@ -6,7 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from loopwarden.schemas.events import SCHEMA_VERSION, Timestamp, validate_envelope
+from loopwarden.schemas.events import SCHEMA_VERSION, EventId, Timestamp, validate_envelope
+from loopwarden.schemas.redaction import redact_fields
 
 Score = Annotated[float, Field(ge=0.0, le=1.0)]
 
@@ -41,7 +42,9 @@ class MemoryPayload(BaseModel):
     scores: CorePactScores = Field(default_factory=CorePactScores)
     importance: Score | None = Field(None, description="Default: the weighted scores.")
     source_reliability: Score = 0.7
-    embedding: list[float] | None = None
+    embedding: list[Annotated[float, Field(allow_inf_nan=False)]] | None = Field(
+        None, max_length=8192
+    )
     source_loop_id: str | None = None
     source_event_id: str | None = None
 
@@ -51,13 +54,20 @@ class MemoryWrite(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
-    event_id: str = Field(min_length=1, max_length=200)
+    event_id: EventId
     schema_version: int = Field(SCHEMA_VERSION, ge=1, le=SCHEMA_VERSION)
     type: Literal["memory_write"] = "memory_write"
     occurred_at: Timestamp
     payload: MemoryPayload
 
+    def redacted(self) -> MemoryWrite:
+        """This write with secrets in its text fields redacted."""
+        payload = redact_fields(
+            self.payload, ("content", "tags", "potential_questions", "entity_refs")
+        )
+        return self if payload is self.payload else self.model_copy(update={"payload": payload})
+
 
 def validate_memory_write(obj: Any) -> MemoryWrite:
-    """Validate a memory write; errors name every wrong field."""
-    return validate_envelope(obj, MemoryWrite.model_validate)
+    """Validate a memory write, with its secrets redacted; errors name every wrong field."""
+    return validate_envelope(obj, MemoryWrite.model_validate).redacted()

@@ -11,10 +11,11 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from loopwarden.schemas.events import SCHEMA_VERSION, EditRange
+from loopwarden.schemas.events import SCHEMA_VERSION, EditRange, JsonObject, validate_envelope
 from loopwarden.schemas.levels import ReflectionLevel
+from loopwarden.schemas.redaction import redact
 
 
 class EnvironmentalImpact(BaseModel):
@@ -36,7 +37,7 @@ class ActionReflection(BaseModel):
 
     event_id: str
     action_type: str
-    action_params: dict[str, Any] = Field(default_factory=dict)
+    action_params: JsonObject = Field(default_factory=dict)
     execution_time_ms: float | None = None
     iteration_num: int
     success: bool
@@ -93,6 +94,20 @@ class ReflectionRequest(BaseModel):
     memory_budget_bytes: int = Field(0, description="Stage 3 memory budget for this level.")
     occurred_at: float
 
+    @model_validator(mode="after")
+    def _has_reflection(self) -> ReflectionRequest:
+        if self.kind is ReflectionRequestKind.ACTION_REFLECTION and self.reflection is None:
+            raise ValueError("an action_reflection request needs its reflection")
+        return self
+
     def to_json_dict(self) -> dict[str, Any]:
         """A plain dict ready for :func:`loopwarden.schemas.codec.dumps`."""
         return self.model_dump(mode="json")
+
+
+def validate_reflection_request(obj: Any) -> dict[str, Any]:
+    """Check a decoded reflection request against :class:`ReflectionRequest` and return it
+    as a plain dict with its secrets redacted; errors name every wrong field."""
+    validate_envelope(obj, ReflectionRequest.model_validate)
+    redacted: dict[str, Any] = redact(obj)
+    return redacted

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import faust
@@ -31,8 +31,10 @@ from faust.transport.drivers import aiokafka as faust_aiokafka
 from mode import ServiceT
 
 from loopwarden.settings import Settings
+from loopwarden.streams.dead_letters import DeadLetters
 from loopwarden.streams.offsets import probe_end_offsets
 from loopwarden.streams.replies import Replies
+from loopwarden.streams.runner import AgentRunner, ErrorPolicy, RetryPolicy
 from loopwarden.streams.sink import RecordSink
 
 
@@ -87,16 +89,35 @@ class LoopwardenApp(faust.App):
 
     loopwarden: Settings
     sink: RecordSink
+    dead_letters: DeadLetters
     replies: Replies
 
-    def raw_topic(self, name: str) -> Any:
-        """A topic of bytes keys and values with the configured partition count (agents
-        decode themselves, so a bad record cannot stop them)."""
+    def raw_topic(self, *names: str) -> Any:
+        """A topic (or several, read as one stream) of bytes keys and values with the
+        configured partition count (agents decode themselves, so a bad record cannot
+        stop them)."""
         return self.topic(
-            name,
+            *names,
             key_serializer="raw",
             value_serializer="raw",
             partitions=self.loopwarden.topics.partitions,
+        )
+
+    def runner(self, name: str, on_error: Callable[[], None] | None = None) -> AgentRunner:
+        """The :class:`AgentRunner` for agent ``name``, with the configured error policy."""
+        errors = self.loopwarden.errors
+
+        async def flush_when_full() -> None:
+            if self.sink.full:
+                await self.sink.flush()
+
+        return AgentRunner(
+            name,
+            self.dead_letters,
+            policy=ErrorPolicy(errors.on_processing_error),
+            retry=RetryPolicy(errors.retry_initial_s, errors.retry_max_s),
+            on_error=on_error,
+            flush_when_full=flush_when_full,
         )
 
     def _new_transport(self) -> Any:
@@ -156,5 +177,11 @@ def create_app(settings: Settings) -> LoopwardenApp:
     app.sink = RecordSink(
         lambda: app.producer._ensure_producer(),  # the aiokafka producer Faust flushes
         linger_s=kafka.producer_linger_ms / 1000.0,
+    )
+    app.dead_letters = DeadLetters(
+        app.sink,
+        settings.topics.dead_letter,
+        redact_values=settings.limits.redact_dead_letters,
+        burst=settings.errors.log_burst,
     )
     return app

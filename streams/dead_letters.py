@@ -1,50 +1,126 @@
-"""What every agent does with a record it cannot use: log it and dead-letter it."""
+"""What every agent does with a record it cannot use: dead-letter it, and say so (rate-limited).
+
+The dead-letter topic is a copy of the input for re-processing: a dead letter's
+value is the original bytes, secrets included, unless ``limits.redact_dead_letters``
+is set (then a JSON value is redacted structurally and anything else as text).
+Its reason, field paths and source position travel in ``lw.dlq.*`` headers, and
+those are always redacted.
+"""
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+import time
+import traceback
+from typing import TYPE_CHECKING
 
-from loopwarden.errors import FieldError
+from loopwarden.errors import EventDecodeError, FieldError
+from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
+from loopwarden.schemas.redaction import redact, redact_text
 from loopwarden.streams.sink import RecordSink
+
+if TYPE_CHECKING:
+    from loopwarden.streams.runner import Record
 
 log = logging.getLogger(__name__)
 
 
-def source_of(message: Any) -> SourcePosition:
-    """Where a Faust message came from."""
-    return SourcePosition(
-        message.topic,
-        message.partition,
-        message.offset,
-        int(message.timestamp * 1000) if message.timestamp else None,
-    )
+class RateLimitedLog:
+    """Logs the first ``burst`` lines of a kind per ``window_s``, then counts the rest."""
+
+    def __init__(self, logger: logging.Logger, burst: int = 10, window_s: float = 60.0) -> None:
+        self.logger = logger
+        self.burst = burst
+        self.window_s = window_s
+        self._window: dict[str, tuple[float, int]] = {}
+
+    def allow(self, kind: str, now: float | None = None) -> bool:
+        """True when a line of ``kind`` may be logged now."""
+        now = time.monotonic() if now is None else now
+        start, count = self._window.get(kind, (now, 0))
+        if now - start >= self.window_s:
+            if count > self.burst:
+                self.logger.warning(
+                    "%d more %s line(s) suppressed in the last %.0f s",
+                    count - self.burst,
+                    kind,
+                    now - start,
+                )
+            start, count = now, 0
+        self._window[kind] = (start, count + 1)
+        return count < self.burst
 
 
-def processing_error(exc: BaseException, message: Any, source: SourcePosition) -> DeadLetter:
-    """A dead letter for a record whose processing raised (a bug, not bad input)."""
-    log.exception(
-        "processing failed at %s[%d]@%d",
-        source.topic,
-        source.partition,
-        source.offset,
-        exc_info=exc,
-    )
-    error = FieldError("", f"{type(exc).__name__}: {exc}")
-    return DeadLetter(
-        "processing_error", str(error), message.value or b"", source, message.key, (error,)
-    )
+def redacted_value(value: bytes) -> bytes:
+    """``value`` with its secrets redacted (JSON structurally, anything else as text)."""
+    try:
+        return codec.dumps(redact(codec.loads(value)))
+    except (EventDecodeError, TypeError):
+        return redact_text(value.decode("utf-8", "replace")).encode()
 
 
-def send_dead_letter(sink: RecordSink, topic: str, letter: DeadLetter) -> None:
-    """Log the reason and queue the dead letter (original bytes, reason in headers)."""
-    log.warning(
-        "dead letter (%s) at %s[%d]@%d: %s",
-        letter.reason,
-        letter.source.topic,
-        letter.source.partition,
-        letter.source.offset,
-        letter.message,
-    )
-    sink.add(topic, letter.key, letter.value, headers=letter.headers())
+class DeadLetters:
+    """Sends dead letters to one topic through the sink, logging each reason sparingly."""
+
+    def __init__(
+        self, sink: RecordSink, topic: str, *, redact_values: bool = False, burst: int = 10
+    ) -> None:
+        self.sink = sink
+        self.topic = topic
+        self.redact_values = redact_values
+        self.limiter = RateLimitedLog(log, burst=burst)
+        self.sent = 0
+
+    def send(self, letter: DeadLetter) -> None:
+        """Queue ``letter`` (original bytes, reason in headers) and log it if not flooded."""
+        message = redact_text(letter.message)
+        if self.limiter.allow(f"dead letter ({letter.reason})"):
+            log.warning("dead letter (%s) at %s: %s", letter.reason, _where(letter.source), message)
+        if message != letter.message or self.redact_values:
+            value = redacted_value(letter.value) if self.redact_values else letter.value
+            letter = DeadLetter(
+                letter.reason,
+                message,
+                value,
+                letter.source,
+                letter.key,
+                letter.errors,
+                letter.batch_index,
+                letter.extra,
+            )
+        self.sink.add(self.topic, letter.key, letter.value, headers=letter.headers())
+        self.sent += 1
+
+    def processing_error(self, exc: BaseException, record: Record) -> None:
+        """Dead-letter a record whose processing raised (a bug or a poison value)."""
+        if self.limiter.allow("processing error traceback"):
+            log.error(
+                "processing failed at %s\n%s",
+                _where(record.source),
+                redact_text("".join(traceback.format_exception(exc))),
+            )
+        error = FieldError("", f"{type(exc).__name__}: {exc}")
+        self.send(
+            DeadLetter(
+                "processing_error",
+                str(error),
+                record.value or b"",
+                record.source,
+                record.key,
+                (error,),
+            )
+        )
+
+    def log_skipped(self, exc: BaseException, record: Record) -> None:
+        """Say that a record was skipped (``errors.on_processing_error=skip``)."""
+        if self.limiter.allow("skipped record"):
+            log.warning(
+                "skipped record at %s: %s",
+                _where(record.source),
+                redact_text(f"{type(exc).__name__}: {exc}"),
+            )
+
+
+def _where(source: SourcePosition) -> str:
+    return f"{source.topic}[{source.partition}]@{source.offset}"

@@ -26,7 +26,6 @@ from typing import Any
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError
-from aiokafka.partitioner import murmur2
 
 from loopwarden.agents.guardrails.family import family_of
 from loopwarden.errors import PublishError
@@ -35,7 +34,10 @@ from loopwarden.schemas.completions import validate_guardrail_event
 from loopwarden.schemas.events import ActionEvent, validate_action
 from loopwarden.schemas.ids import new_event_id
 from loopwarden.schemas.memory import validate_memory_write
+from loopwarden.schemas.positions import default_partition
 from loopwarden.settings import Settings
+
+__all__ = ["AsyncPublisher", "Publisher", "default_partition", "encode_event", "make_action_event"]
 
 log = logging.getLogger(__name__)
 
@@ -66,11 +68,6 @@ def encode_event(event: ActionEvent, published_at: float | None = None) -> bytes
     data = event.model_dump(mode="json", exclude_none=True)
     data["published_at"] = time.time() if published_at is None else published_at
     return codec.dumps(data)
-
-
-def default_partition(key: bytes, partition_count: int) -> int:
-    """Kafka's default partitioner: murmur2(key) & 0x7fffffff mod partitions."""
-    return (murmur2(key) & 0x7FFFFFFF) % partition_count
 
 
 class AsyncPublisher:

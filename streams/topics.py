@@ -7,10 +7,31 @@ import logging
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaConnectionError, TopicAlreadyExistsError
 
-from loopwarden.errors import BrokerError
+from loopwarden.errors import BrokerError, ConfigurationError
 from loopwarden.settings import Settings
 
 log = logging.getLogger(__name__)
+
+LOOP_STATE_TABLE = "loop-state"
+FAMILY_TABLE = "loop-family"
+_TABLES = (LOOP_STATE_TABLE, FAMILY_TABLE)
+
+
+def changelog_topics(settings: Settings) -> list[str]:
+
+    return [f"{settings.app_id}-{table}-changelog" for table in _TABLES]
+
+
+def copartitioned_topics(settings: Settings) -> list[str]:
+    """Topics whose partition *n* must hold the same loops: inputs, re-routes, changelogs."""
+    t = settings.topics
+    return [
+        t.actions,
+        t.actions_reroute,
+        t.loop_completions,
+        t.completions_reroute,
+        *changelog_topics(settings),
+    ]
 
 
 def topic_names(settings: Settings) -> list[str]:
@@ -26,13 +47,19 @@ def topic_names(settings: Settings) -> list[str]:
         t.memory_outcomes,
         t.decisions,
         t.dead_letter,
+        t.actions_reroute,
+        t.completions_reroute,
     ]
 
 
 async def ensure_topics(settings: Settings) -> list[str]:
-    """Create any missing loopwarden topic; return the names created.
+    """Create any missing loopwarden topic and table changelog; return the names created.
 
-    Existing topics are left as they are (their partition count is not changed).
+    Changelogs are created here, before any worker or API call can make the broker
+    auto-create one with its default partition count. Existing topics are left as
+    they are, but a co-partitioned one (see :func:`copartitioned_topics`) with
+    another partition count than ``topics.partitions`` is refused: loops would be
+    looked up on the wrong partition.
     """
     admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka.bootstrap_servers)
     try:
@@ -44,7 +71,10 @@ async def ensure_topics(settings: Settings) -> list[str]:
         ) from exc
     try:
         existing = set(await admin.list_topics())
-        missing = [name for name in topic_names(settings) if name not in existing]
+        await _check_partitions(admin, settings, existing)
+        changelogs = changelog_topics(settings)
+        wanted = topic_names(settings) + changelogs
+        missing = [name for name in wanted if name not in existing]
         if not missing:
             return []
         new_topics = [
@@ -53,7 +83,9 @@ async def ensure_topics(settings: Settings) -> list[str]:
                 num_partitions=settings.topics.partitions,
                 replication_factor=settings.topics.replication_factor,
                 # explicit configs: Tansu only describes configs set at creation
-                topic_configs={"cleanup.policy": "delete", "retention.ms": "604800000"},
+                topic_configs={"cleanup.policy": "compact"}
+                if name in changelogs
+                else {"cleanup.policy": "delete", "retention.ms": "604800000"},
             )
             for name in missing
         ]
@@ -64,3 +96,22 @@ async def ensure_topics(settings: Settings) -> list[str]:
         return missing
     finally:
         await admin.close()
+
+
+async def _check_partitions(
+    admin: AIOKafkaAdminClient, settings: Settings, existing: set[str]
+) -> None:
+    names = [name for name in copartitioned_topics(settings) if name in existing]
+    if not names:
+        return
+    wrong = []
+    for topic in await admin.describe_topics(names):
+        count = len(topic.get("partitions") or ())
+        if count and count != settings.topics.partitions:
+            wrong.append(f"{topic['topic']} has {count}")
+    if wrong:
+        raise ConfigurationError(
+            f"topics.partitions is {settings.topics.partitions} but "
+            + ", ".join(wrong)
+            + ": set LOOPWARDEN_TOPICS__PARTITIONS to the topics' count, or recreate them"
+        )

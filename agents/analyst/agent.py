@@ -15,12 +15,15 @@ from typing import Any
 
 from loopwarden.agents.analyst.analyst import MemoryContext, ReflectionAnalyst
 from loopwarden.agents.guardrails.family import family_of
-from loopwarden.errors import EventDecodeError
+from loopwarden.errors import EventError, EventTooLargeError, FieldError
 from loopwarden.schemas import codec
+from loopwarden.schemas.dead_letter import DeadLetter
 from loopwarden.schemas.events import SCHEMA_VERSION
 from loopwarden.schemas.ids import derived_id
+from loopwarden.schemas.reflection import validate_reflection_request
 from loopwarden.schemas.warnings import WarningKind
 from loopwarden.streams.app import LoopwardenApp
+from loopwarden.streams.runner import Record
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +53,32 @@ def logic_spin_warning(analysis: dict[str, Any], event_ids: list[str]) -> dict[s
     }
 
 
+_CACHED_FIELDS = (
+    "request_id",
+    "kind",
+    "level",
+    "is_spinning",
+    "reason",
+    "suggestions",
+    "next_actions",
+    "analysis",
+    "fallback_reason",
+    "occurred_at",
+)
+
+
+def cached(analysis: dict[str, Any]) -> dict[str, Any]:
+    """The ``reflection_cached`` event that keeps an analysis in the family's state."""
+    return {
+        "event_id": analysis["reflection_id"],
+        "schema_version": SCHEMA_VERSION,
+        "type": "reflection_cached",
+        "loop_id": analysis["loop_id"],
+        "occurred_at": analysis["occurred_at"],
+        "payload": {k: analysis[k] for k in _CACHED_FIELDS},
+    }
+
+
 def register_analyst(app: LoopwardenApp, memory: MemoryContext | None = None) -> ReflectionAnalyst:
     """Declare the reflections topic and the ``analyze_reflections`` agent."""
     settings = app.loopwarden
@@ -59,43 +88,31 @@ def register_analyst(app: LoopwardenApp, memory: MemoryContext | None = None) ->
     analyst = ReflectionAnalyst(settings.analyst, memory, language=settings.detection.language)
     sink = app.sink
 
+    async def handle(record: Record) -> None:
+        try:
+            if record.value and len(record.value) > settings.limits.max_event_bytes:
+                limit = settings.limits.max_event_bytes
+                error = FieldError("", f"request is {len(record.value)} bytes; limit {limit}")
+                raise EventTooLargeError(str(error), (error,))
+            request = validate_reflection_request(codec.loads(record.value or b""))
+        except EventError as exc:
+            app.dead_letters.send(
+                DeadLetter.from_error(exc, record.value or b"", record.source, record.key)
+            )
+            return
+        analysis = await analyst.analyze(request)
+        loop_id = analysis["loop_id"]
+        sink.add(names.reflections, loop_id.encode(), codec.dumps(analysis))
+        if analysis["kind"] == "semantic_spin_check" and analysis["is_spinning"]:
+            event_ids = [a["event_id"] for a in request.get("recent_actions", [])]
+            warning = logic_spin_warning(analysis, event_ids)
+            sink.add(names.warnings, loop_id.encode(), codec.dumps(warning))
+        sink.add(names.loop_completions, family_of(loop_id).encode(), codec.dumps(cached(analysis)))
+
+    runner = app.runner("analyze_reflections")
+
     @app.agent(requests, name="analyze_reflections", concurrency=settings.analyst.concurrency)
     async def analyze_reflections(stream: Any) -> None:
-        async for value in stream:
-            try:
-                request = codec.loads(value)
-                analysis = await analyst.analyze(request)
-            except (EventDecodeError, KeyError, TypeError) as exc:
-                log.warning("unreadable reflection request skipped: %s", exc)
-                continue
-            loop_id = analysis["loop_id"]
-            sink.add(names.reflections, loop_id.encode(), codec.dumps(analysis))
-            if analysis["kind"] == "semantic_spin_check" and analysis["is_spinning"]:
-                event_ids = [a["event_id"] for a in request.get("recent_actions", [])]
-                warning = logic_spin_warning(analysis, event_ids)
-                sink.add(names.warnings, loop_id.encode(), codec.dumps(warning))
-            cached = {
-                "event_id": analysis["reflection_id"],
-                "schema_version": SCHEMA_VERSION,
-                "type": "reflection_cached",
-                "loop_id": loop_id,
-                "occurred_at": analysis["occurred_at"],
-                "payload": {
-                    k: analysis[k]
-                    for k in (
-                        "request_id",
-                        "kind",
-                        "level",
-                        "is_spinning",
-                        "reason",
-                        "suggestions",
-                        "next_actions",
-                        "analysis",
-                        "fallback_reason",
-                        "occurred_at",
-                    )
-                },
-            }
-            sink.add(names.loop_completions, family_of(loop_id).encode(), codec.dumps(cached))
+        await runner.run(stream, handle)
 
     return analyst

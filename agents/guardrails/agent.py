@@ -1,7 +1,10 @@
 """The Faust side of the guardrails: completions and overrides → decisions, warnings.
 
 Records on the loop-completions topic are keyed by family id, so a family's
-state (the ``loop-family`` table) lives with its partition. Decisions go to the
+state (the ``loop-family`` table) lives with its partition; a record that
+arrived on another partition is re-routed there (the completions re-route
+topic). A family idle for ``limits.idle_family_ttl_s`` of event time starts
+fresh, and a timer deletes idle families to reclaim memory. Decisions go to the
 decisions topic keyed by family, guardrail warnings to the warnings topic keyed
 by loop id; HTTP callers waiting for an event are answered through
 ``app.replies``.
@@ -10,25 +13,27 @@ by loop id; HTTP callers waiting for an event are answered through
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from loopwarden.agents.guardrails.records import GuardrailProcessor
 from loopwarden.agents.guardrails.state import FamilyState
+from loopwarden.agents.monitor.expiry import IdleLoopSweeper
 from loopwarden.schemas import codec
+from loopwarden.schemas.positions import origin_from_headers
 from loopwarden.streams.app import LoopwardenApp
-from loopwarden.streams.dead_letters import processing_error, send_dead_letter, source_of
+from loopwarden.streams.runner import Record
 from loopwarden.streams.table_store import TableStore
+from loopwarden.streams.topics import FAMILY_TABLE
 
 log = logging.getLogger(__name__)
-
-FAMILY_TABLE = "loop-family"
 
 
 def register_guardrails(app: LoopwardenApp) -> TableStore:
     """Declare the completions topic, the family table and the ``apply_guardrails`` agent."""
     settings = app.loopwarden
     names = settings.topics
-    completions = app.raw_topic(names.loop_completions)
+    completions = app.raw_topic(names.loop_completions, names.completions_reroute)
     app.raw_topic(names.decisions)
     table = app.Table(
         FAMILY_TABLE,
@@ -38,34 +43,58 @@ def register_guardrails(app: LoopwardenApp) -> TableStore:
         help="Per-family guardrail state (traces, fatigue, reruns, bias history, overrides).",
     )
     store = TableStore(table, app.sink)
-    processor = GuardrailProcessor(settings.guardrails, settings.limits.max_event_bytes)
+    limits = settings.limits
+    processor = GuardrailProcessor(
+        settings.guardrails,
+        limits.max_event_bytes,
+        partitions=names.partitions,
+        idle_ttl_s=limits.idle_family_ttl_s,
+    )
+    sweeper = IdleLoopSweeper(limits.idle_family_ttl_s, limits.expiry_sweep_interval_s)
     sink = app.sink
 
     def load_state(family: str) -> FamilyState | None:
         data = store.get(family.encode())
         return FamilyState.restore(family, data) if data else None
 
+    def peek(key: bytes) -> tuple[int, float] | None:
+        data = store.get(key)
+        return FamilyState.peek_expiry(data) if data else None
+
+    def handle(record: Record) -> None:
+        source = record.source
+        origin = (
+            origin_from_headers(record.headers) if source.topic != names.loop_completions else None
+        )
+        outcome = processor.process(record.value, record.key, source, load_state, origin)
+        for family, state in outcome.states.items():
+            key = family.encode()
+            store.put(key, state.snapshot(), source.partition)
+            sweeper.touch(key, state.partition, state.updated_at)
+        for letter in outcome.dead_letters:
+            app.dead_letters.send(letter)
+        for reroute in outcome.reroutes:
+            sink.add(
+                names.completions_reroute,
+                reroute.key,
+                reroute.value,
+                partition=reroute.partition,
+                headers=reroute.headers,
+            )
+        for decision in outcome.decisions:
+            sink.add(names.decisions, decision["family_id"].encode(), codec.dumps(decision))
+        for warning in outcome.warnings:
+            sink.add(names.warnings, warning["loop_id"].encode(), codec.dumps(warning))
+        for event_id, result in outcome.replies:
+            app.replies.resolve(event_id, result)
+        if sweeper.due(source.partition, time.monotonic()):
+            for key in sweeper.expired(source.partition, store.keys(), peek):
+                store.delete(key, source.partition)
+
+    runner = app.runner("apply_guardrails")
+
     @app.agent(completions, name="apply_guardrails")
     async def apply_guardrails(stream: Any) -> None:
-        async for event in stream.events():
-            message = event.message
-            source = source_of(message)
-            try:
-                outcome = processor.process(message.value, message.key, source, load_state)
-            except Exception as exc:  # a bug must not stop the worker or lose the record
-                send_dead_letter(sink, names.dead_letter, processing_error(exc, message, source))
-                continue
-            for family, state in outcome.states.items():
-                store.put(family.encode(), state.snapshot(), source.partition)
-            for letter in outcome.dead_letters:
-                send_dead_letter(sink, names.dead_letter, letter)
-            for decision in outcome.decisions:
-                sink.add(names.decisions, decision["family_id"].encode(), codec.dumps(decision))
-            for warning in outcome.warnings:
-                sink.add(names.warnings, warning["loop_id"].encode(), codec.dumps(warning))
-            for event_id, result in outcome.replies:
-                app.replies.resolve(event_id, result)
-            if sink.full:
-                await sink.flush()
+        await runner.run(stream, handle)
 
     return store

@@ -1,4 +1,10 @@
-"""From a raw loop-completions record to guardrail results, with no broker involved."""
+"""From a raw loop-completions record to guardrail results, with no broker involved.
+
+Events are positioned and routed like actions (see
+:mod:`loopwarden.agents.monitor.records`), keyed by family instead of loop. A
+family idle for ``idle_ttl_s`` of event time starts fresh when its next event
+arrives, so the outcome depends on the events alone, not on when a sweep ran.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +15,14 @@ from typing import Any
 from loopwarden.agents.guardrails.engine import GuardrailEngine, Output
 from loopwarden.agents.guardrails.family import family_of
 from loopwarden.agents.guardrails.state import FamilyState
-from loopwarden.agents.monitor.records import decode_record
+from loopwarden.agents.monitor.records import Reroute, decode_record, reroute_of
 from loopwarden.schemas.completions import (
     LoopCompletion,
     ReflectionCached,
     validate_guardrail_event,
 )
 from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
+from loopwarden.schemas.positions import Origin
 from loopwarden.settings import GuardrailSettings
 
 FamilyLoader = Callable[[str], FamilyState | None]
@@ -30,16 +37,23 @@ class GuardrailRecordOutcome:
     decisions: list[Output] = field(default_factory=list)
     warnings: list[Output] = field(default_factory=list)
     dead_letters: list[DeadLetter] = field(default_factory=list)
+    reroutes: list[Reroute] = field(default_factory=list)
 
 
 class GuardrailProcessor:
     """Decode completions/overrides and apply them to family state."""
 
     def __init__(
-        self, settings: GuardrailSettings | None = None, max_event_bytes: int = 256 * 1024
+        self,
+        settings: GuardrailSettings | None = None,
+        max_event_bytes: int = 256 * 1024,
+        partitions: int = 0,
+        idle_ttl_s: float = float("inf"),
     ) -> None:
         self.engine = GuardrailEngine(settings)
         self.max_event_bytes = max_event_bytes
+        self.partitions = partitions
+        self.idle_ttl_s = idle_ttl_s
 
     def process(
         self,
@@ -47,17 +61,26 @@ class GuardrailProcessor:
         key: bytes | None,
         source: SourcePosition,
         load_state: FamilyLoader,
+        origin: Origin | None = None,
     ) -> GuardrailRecordOutcome:
-        """Process one record. ``load_state`` returns a family's stored state or None."""
+        """Process one record. ``load_state`` returns a family's stored state or None;
+        ``origin`` is set for a re-routed record."""
         decoded = decode_record(value, key, source, self.max_event_bytes, validate_guardrail_event)
         outcome = GuardrailRecordOutcome(dead_letters=decoded.dead_letters)
         for index, event in decoded.events:
             family = family_of(event.loop_id)
-            state = outcome.states.get(family) or load_state(family) or FamilyState(family)
+            at = origin or Origin(source.partition, source.offset, index)
+            if origin is None and self.partitions:
+                reroute = reroute_of(event, family, self.partitions, at)
+                if reroute is not None:
+                    outcome.reroutes.append(reroute)
+                    continue
+            state = outcome.states.get(family) or load_state(family)
+            if state is None or event.occurred_at - state.updated_at > self.idle_ttl_s:
+                state = FamilyState(family)
             state.partition = source.partition
-            position = [source.offset, index]
             remembered = state.results.get(event.event_id)
-            if remembered is not None or position <= state.last_position:
+            if remembered is not None or state.applied.applied(at):
                 # a duplicate or a record processed again after a restart: answer the same
                 if remembered is not None:
                     outcome.replies.append((event.event_id, remembered))
@@ -72,7 +95,7 @@ class GuardrailProcessor:
                 state.remember(event.event_id, {"status": "cached"})
             else:
                 outcome.replies.append((event.event_id, self.engine.override(state, event)))
-            state.last_position = position
+            state.applied.mark(at)
             state.updated_at = max(state.updated_at, event.occurred_at)
             outcome.states[family] = state
         return outcome

@@ -6,8 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loopwarden.schemas import codec
+from loopwarden.schemas.positions import AppliedPositions
 
-SNAPSHOT_VERSION = 1
+SNAPSHOT_VERSION = 2
 _REMEMBERED_RESULTS = 16
 _MAX_TRACES = 64
 _MAX_BIAS_TAGS = 256
@@ -32,7 +33,7 @@ class FamilyState:
     reasoning: dict[str, Any] | None = None
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
     reflections: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    last_position: list[int] = field(default_factory=lambda: [-1, -1])
+    applied: AppliedPositions = field(default_factory=AppliedPositions)
     updated_at: float = 0.0
 
     def put_trace(self, loop_id: str, trace: dict[str, Any]) -> None:
@@ -78,17 +79,29 @@ class FamilyState:
                 "rs": self.reasoning,
                 "res": self.results,
                 "rf": self.reflections,
-                "off": self.last_position,
+                "off": self.applied.snapshot(),
                 "ts": self.updated_at,
             }
         )
+
+    @staticmethod
+    def peek_expiry(data: bytes) -> tuple[int, float]:
+        """(partition, updated_at) of a snapshot, for the idle-family sweep."""
+        raw = codec.loads(data)
+        return raw["p"], raw["ts"]
 
     @classmethod
     def restore(cls, family: str, data: bytes) -> FamilyState:
         """Inverse of :meth:`snapshot`."""
         raw = codec.loads(data)
-        if raw.get("v") != SNAPSHOT_VERSION:
-            raise ValueError(f"unknown family state snapshot version {raw.get('v')!r}")
+        version = raw.get("v")
+        if version == 1:  # one position, on the family's own partition
+            offset, index = raw["off"]
+            applied = AppliedPositions({raw["p"]: (offset, index)})
+        elif version == SNAPSHOT_VERSION:
+            applied = AppliedPositions.restore(raw["off"])
+        else:
+            raise ValueError(f"unknown family state snapshot version {version!r}")
         return cls(
             family=family,
             partition=raw["p"],
@@ -105,6 +118,6 @@ class FamilyState:
             reasoning=raw["rs"],
             results=raw["res"],
             reflections=raw.get("rf", {}),
-            last_position=raw["off"],
+            applied=applied,
             updated_at=raw["ts"],
         )

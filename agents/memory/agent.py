@@ -6,6 +6,12 @@ Batches of up to ``memory.batch_max_writes`` or ``memory.batch_within_s`` go to
 LanceDB at once, in a thread so the stream keeps flowing. Outcomes (stored,
 duplicate, stored_with_conflicts, already_stored, rejected) go to the
 memory-outcomes topic; undecodable writes to the dead-letter topic.
+
+A batch that fails is applied write by write: a write that fails by itself
+(a deterministic error) is ``rejected`` with the reason; a transient failure
+(LanceDB or its disk unavailable) pauses the stream and retries the batch
+through the runner, so an outage rejects nothing and commits nothing past it.
+Writes are idempotent by event id, so a retried batch stores nothing twice.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from loopwarden.schemas.dead_letter import DeadLetter
 from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.memory import MemoryWrite, validate_memory_write
 from loopwarden.streams.app import LoopwardenApp
-from loopwarden.streams.dead_letters import send_dead_letter, source_of
+from loopwarden.streams.runner import Record, is_transient
 
 log = logging.getLogger(__name__)
 
@@ -70,31 +76,37 @@ def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
             log.info("memory maintenance: %s", report)
             sink.add(names.memory_outcomes, b"*", codec.dumps(report))
 
+    async def handle(records: list[Record]) -> None:
+        writes: list[MemoryWrite] = []
+        for record in records:
+            try:
+                writes.append(validate_memory_write(codec.loads(record.value or b"")))
+            except EventError as exc:
+                app.dead_letters.send(
+                    DeadLetter.from_error(exc, record.value or b"", record.source, record.key)
+                )
+        if not writes:
+            return
+        try:
+            outcomes = await asyncio.to_thread(apply, writes)
+        except Exception as exc:
+            if is_transient(exc):
+                raise  # the runner pauses and retries the whole batch
+            log.warning("memory batch failed (%s); applying its writes one by one", exc)
+            outcomes = []
+            for write in writes:
+                try:
+                    outcomes.extend(await asyncio.to_thread(apply, [write]))
+                except Exception as one:
+                    if is_transient(one):
+                        raise
+                    outcomes.append(rejected(write, one))
+        for outcome in outcomes:
+            outcome.setdefault("type", "memory_outcome")
+            sink.add(names.memory_outcomes, outcome["scope"].encode(), codec.dumps(outcome))
+
+    runner = app.runner("store_memories")
+
     @app.agent(writes_topic, name="store_memories")
     async def store_memories(stream: Any) -> None:
-        async for events in stream.take_events(cfg.batch_max_writes, within=cfg.batch_within_s):
-            writes: list[MemoryWrite] = []
-            for event in events:
-                message = event.message
-                try:
-                    writes.append(validate_memory_write(codec.loads(message.value)))
-                except EventError as exc:
-                    letter = DeadLetter.from_error(
-                        exc, message.value or b"", source_of(message), message.key
-                    )
-                    send_dead_letter(sink, names.dead_letter, letter)
-            if not writes:
-                continue
-            try:
-                outcomes = await asyncio.to_thread(apply, writes)
-            except Exception:  # one bad write must not sink the batch: retry one by one
-                log.exception("memory batch failed; applying its writes one by one")
-                outcomes = []
-                for write in writes:
-                    try:
-                        outcomes.extend(await asyncio.to_thread(apply, [write]))
-                    except Exception as exc:
-                        outcomes.append(rejected(write, exc))
-            for outcome in outcomes:
-                outcome.setdefault("type", "memory_outcome")
-                sink.add(names.memory_outcomes, outcome["scope"].encode(), codec.dumps(outcome))
+        await runner.run_batches(stream, handle, cfg.batch_max_writes, cfg.batch_within_s)

@@ -19,7 +19,6 @@ import numpy as np
 
 from loopwarden.agents.memory.embedding import Embedder
 from loopwarden.agents.memory.judge import ConflictJudge
-from loopwarden.agents.memory.redaction import redact_text
 from loopwarden.agents.memory.scoring import (
     DIMENSIONS,
     contradiction_confidence,
@@ -31,6 +30,7 @@ from loopwarden.agents.memory.scoring import (
 )
 from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.memory import MemoryWrite
+from loopwarden.schemas.redaction import redact_text
 from loopwarden.settings import MemorySettings
 from loopwarden.storage.memory_table import MemoryTable
 

@@ -1,11 +1,13 @@
 """The Faust side of the action monitor: decode → monitor → send → store.
 
 The agent reads raw bytes (a typed topic would stop the agent on the first
-undecodable value), hands each record to :class:`RecordProcessor`, stores the
-touched loop states in the ``loop-state`` table once per record, and queues the
-changelog records, warnings, reflection requests and dead letters on the app's
+undecodable value) from the actions topic and its re-route topic, hands each
+record to :class:`RecordProcessor`, stores the touched loop states in the
+``loop-state`` table once per record, and queues the changelog records,
+warnings, reflection requests, re-routed events and dead letters on the app's
 :class:`~loopwarden.streams.sink.RecordSink`, which sends them in batches and is
-flushed before every offset commit. Nothing else happens here.
+flushed before every offset commit. Errors follow the app's one policy
+(:class:`~loopwarden.streams.runner.AgentRunner`). Nothing else happens here.
 """
 
 from __future__ import annotations
@@ -18,13 +20,13 @@ from loopwarden.agents.monitor.expiry import IdleLoopSweeper
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.schemas import codec
+from loopwarden.schemas.positions import origin_from_headers
 from loopwarden.streams.app import LoopwardenApp
-from loopwarden.streams.dead_letters import processing_error, send_dead_letter, source_of
+from loopwarden.streams.runner import Record
 from loopwarden.streams.table_store import TableStore
+from loopwarden.streams.topics import LOOP_STATE_TABLE as STATE_TABLE
 
 log = logging.getLogger(__name__)
-
-STATE_TABLE = "loop-state"
 
 
 def register_action_monitor(app: LoopwardenApp) -> Any:
@@ -32,7 +34,7 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
     settings = app.loopwarden
     names = settings.topics
 
-    actions = app.raw_topic(names.actions)
+    actions = app.raw_topic(names.actions, names.actions_reroute)
     for output in (names.warnings, names.reflection_requests, names.dead_letter):
         app.raw_topic(output)  # declared so that Faust creates them; written through the sink
     states = app.Table(
@@ -43,7 +45,10 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
         help="Per-loop monitor state (window, counters, reflections).",
     )
     processor = RecordProcessor(
-        settings.detection, settings.limits.max_event_bytes, settings.limits.state_cache_loops
+        settings.detection,
+        settings.limits.max_event_bytes,
+        settings.limits.state_cache_loops,
+        partitions=names.partitions,
     )
     sweeper = IdleLoopSweeper(
         settings.limits.idle_loop_ttl_s, settings.limits.expiry_sweep_interval_s
@@ -78,39 +83,41 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
     app.on_partitions_revoked.connect(forget_cached_states)
     app.on_partitions_assigned.connect(forget_cached_states)
 
+    def handle(record: Record) -> None:
+        source = record.source
+        origin = origin_from_headers(record.headers) if source.topic != names.actions else None
+        outcome = processor.process(record.value, record.key, source, load_state, origin)
+        for loop_id, state in outcome.states.items():
+            key = loop_id.encode()
+            store.put(key, state.snapshot(), source.partition)
+            sweeper.touch(key, state.partition, state.last_seen)
+        for letter in outcome.dead_letters:
+            app.dead_letters.send(letter)
+        for reroute in outcome.reroutes:
+            sink.add(
+                names.actions_reroute,
+                reroute.key,
+                reroute.value,
+                partition=reroute.partition,
+                headers=reroute.headers,
+            )
+        for warning in outcome.warnings:
+            sink.add(names.warnings, warning["loop_id"].encode(), codec.dumps(warning))
+        for write in outcome.memory_writes:
+            sink.add(names.memory_writes, write["payload"]["scope"].encode(), codec.dumps(write))
+        for request in outcome.requests:
+            sink.add(names.reflection_requests, request["loop_id"].encode(), codec.dumps(request))
+        sweeper.record_seen(source.partition, time.monotonic())
+        if sweeper.due(source.partition, time.monotonic()):
+            for key in sweeper.expired(source.partition, store.keys(), peek):
+                store.delete(key, source.partition)
+                processor.evict(key.decode())
+
+    # a failed record may leave cached states half-updated: re-read them from the table
+    runner = app.runner("monitor_actions", on_error=processor.forget)
+
     @app.agent(actions, name="monitor_actions")
     async def monitor_actions(stream: Any) -> None:
-        async for event in stream.events():
-            message = event.message
-            source = source_of(message)
-            try:
-                outcome = processor.process(message.value, message.key, source, load_state)
-            except Exception as exc:  # a bug must not stop the worker or lose the record
-                processor.forget()  # cached states may be half-updated
-                send_dead_letter(sink, names.dead_letter, processing_error(exc, message, source))
-                continue
-            for loop_id, state in outcome.states.items():
-                key = loop_id.encode()
-                store.put(key, state.snapshot(), source.partition)
-                sweeper.touch(key, state.partition, state.last_seen)
-            for letter in outcome.dead_letters:
-                send_dead_letter(sink, names.dead_letter, letter)
-            for warning in outcome.warnings:
-                sink.add(names.warnings, warning["loop_id"].encode(), codec.dumps(warning))
-            for write in outcome.memory_writes:
-                sink.add(
-                    names.memory_writes, write["payload"]["scope"].encode(), codec.dumps(write)
-                )
-            for request in outcome.requests:
-                sink.add(
-                    names.reflection_requests, request["loop_id"].encode(), codec.dumps(request)
-                )
-            sweeper.record_seen(source.partition, time.monotonic())
-            if sweeper.due(source.partition, time.monotonic()):
-                for key in sweeper.expired(source.partition, store.keys(), peek):
-                    store.delete(key, source.partition)
-                    processor.evict(key.decode())
-            if sink.full:
-                await sink.flush()
+        await runner.run(stream, handle)
 
     return monitor_actions

@@ -28,6 +28,7 @@ from loopwarden.schemas import codec
 from loopwarden.schemas.events import SCHEMA_VERSION, ActionEvent
 from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.levels import ReflectionLevel
+from loopwarden.schemas.positions import Origin
 from loopwarden.schemas.reflection import ReflectionRequestKind
 from loopwarden.schemas.warnings import WarningKind
 from loopwarden.settings import DetectionSettings
@@ -52,20 +53,20 @@ class LoopMonitor:
         self.settings = settings or DetectionSettings()
 
     def observe(
-        self, state: LoopState, event: ActionEvent, position: tuple[int, int] | None = None
+        self, state: LoopState, event: ActionEvent, origin: Origin | None = None
     ) -> Findings | None:
         """Apply ``event`` to ``state``; None when it was applied or seen before.
 
-        ``position`` is the (offset, index-in-record) the event was read from;
-        an event at or before the loop's last applied position is skipped.
+        ``origin`` is where the event was published; an event at or before the
+        loop's last applied position on the same partition is skipped.
         """
         cfg = self.settings
         payload = event.payload
-        if position is not None and state.already_applied(*position):
+        if origin is not None and state.already_applied(origin):
             return None
         if state.has_event(event.event_id):
-            if position is not None:
-                state.mark_applied(*position)
+            if origin is not None:
+                state.mark_applied(origin)
             return None
 
         state.seq += 1
@@ -125,8 +126,8 @@ class LoopMonitor:
         if payload.terminated and cfg.task_completion_budget:
             findings.requests.append(self._completion_request(state, event, level))
 
-        if position is not None:
-            state.mark_applied(*position)
+        if origin is not None:
+            state.mark_applied(origin)
         if not state.first_seen:
             state.first_seen = event.occurred_at
         state.last_seen = max(state.last_seen, event.occurred_at)
@@ -134,11 +135,15 @@ class LoopMonitor:
 
     # -- builders ---------------------------------------------------------------------------
 
+    def _bounded(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``params`` as state keeps them: replaced when over ``state_params_max_bytes``."""
+        if params and len(codec.dumps(params)) > self.settings.state_params_max_bytes:
+            return {"_omitted": "larger than detection.state_params_max_bytes"}
+        return params
+
     def _record(self, event: ActionEvent, iteration: int) -> dict[str, Any]:
         payload = event.payload
-        params = payload.params
-        if params and len(codec.dumps(params)) > self.settings.state_params_max_bytes:
-            params = {"_omitted": "larger than detection.state_params_max_bytes"}
+        params = self._bounded(payload.params)
         return {
             "event_id": event.event_id,
             "action_type": payload.action_type,
@@ -374,7 +379,7 @@ class LoopMonitor:
         }
         cached = list(state.reflections)
         if cfg.reflection_cache_size:
-            state.reflections.append(reflection)
+            state.reflections.append({**reflection, "action_params": state.window[-1]["params"]})
             del state.reflections[: -cfg.reflection_cache_size]
         return self._request(
             ReflectionRequestKind.ACTION_REFLECTION,

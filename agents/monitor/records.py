@@ -1,11 +1,16 @@
 """From a raw Kafka record to findings, with no broker involved.
 
 A record holds one event (a JSON object) or a batch (a JSON array of objects
-that share a partition). :class:`RecordProcessor` decodes and validates it,
-sends what is wrong to dead letters (one per bad element, the rest still
-processed), groups the good events by loop in record order and applies them
-through :class:`LoopMonitor`. The Faust agent, ``loopwarden detect`` and audits
-all go through here.
+that share a partition). :class:`RecordProcessor` decodes and validates it
+(secrets are redacted by the validator), sends what is wrong to dead letters
+(one per bad element, the rest still processed) and applies the good events in
+record order through :class:`LoopMonitor`. The Faust agent, ``loopwarden
+detect`` and audits all go through here.
+
+With ``partitions`` set (the worker), an event whose loop id does not map to the
+partition it arrived on (murmur2, Kafka's default partitioner) is not applied
+here: it becomes a :class:`Reroute` to the loop's own partition, carrying its
+origin, so every loop's state lives in one place whatever the producer did.
 """
 
 from __future__ import annotations
@@ -21,9 +26,35 @@ from loopwarden.errors import EventDecodeError, EventError, EventTooLargeError, 
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
 from loopwarden.schemas.events import validate_action
+from loopwarden.schemas.positions import Origin, default_partition, origin_header
 from loopwarden.settings import DetectionSettings
 
 StateLoader = Callable[[str], LoopState | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Reroute:
+    """An event to send to its loop's own partition (of the re-route topic)."""
+
+    partition: int
+    key: bytes
+    value: bytes
+    origin: Origin
+
+    @property
+    def headers(self) -> list[tuple[str, bytes]]:
+        """The record's headers: its origin."""
+        return [origin_header(self.origin)]
+
+
+def reroute_of(event: Any, key: str, partitions: int, origin: Origin) -> Reroute | None:
+    """A :class:`Reroute` when ``key`` maps to another partition than ``origin``'s."""
+    encoded = key.encode()
+    target = default_partition(encoded, partitions)
+    if target == origin.partition:
+        return None
+    value = codec.dumps(event.model_dump(mode="json", exclude_none=True))
+    return Reroute(target, encoded, value, origin)
 
 
 @dataclass(slots=True)
@@ -35,6 +66,7 @@ class RecordOutcome:
     requests: list[Output] = field(default_factory=list)
     memory_writes: list[Output] = field(default_factory=list)
     dead_letters: list[DeadLetter] = field(default_factory=list)
+    reroutes: list[Reroute] = field(default_factory=list)
     events: int = 0
     skipped: int = 0
 
@@ -124,10 +156,12 @@ class RecordProcessor:
         detection: DetectionSettings | None = None,
         max_event_bytes: int = 256 * 1024,
         cache_loops: int = 0,
+        partitions: int = 0,
     ) -> None:
         self.monitor = LoopMonitor(detection)
         self.max_event_bytes = max_event_bytes
         self.cache_loops = cache_loops
+        self.partitions = partitions
         self._cache: OrderedDict[str, LoopState] = OrderedDict()
 
     def forget(self) -> None:
@@ -144,14 +178,25 @@ class RecordProcessor:
         key: bytes | None,
         source: SourcePosition,
         load_state: StateLoader,
+        origin: Origin | None = None,
     ) -> RecordOutcome:
-        """Process one record. ``load_state`` returns a loop's stored state or None."""
+        """Process one record. ``load_state`` returns a loop's stored state or None.
+
+        ``origin`` is set for a re-routed record (it is applied here, whatever its
+        key); otherwise events are positioned by ``source`` and routed.
+        """
         decoded = decode_record(value, key, source, self.max_event_bytes)
         outcome = RecordOutcome(dead_letters=decoded.dead_letters)
         states = outcome.states
         for index, event in decoded.events:
+            at = origin or Origin(source.partition, source.offset, index)
+            if origin is None and self.partitions:
+                reroute = reroute_of(event, event.loop_id, self.partitions, at)
+                if reroute is not None:
+                    outcome.reroutes.append(reroute)
+                    continue
             state = states.get(event.loop_id) or self._state(event.loop_id, source, load_state)
-            findings = self.monitor.observe(state, event, (source.offset, index))
+            findings = self.monitor.observe(state, event, at)
             if findings is None:
                 outcome.skipped += 1
                 continue

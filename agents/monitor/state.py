@@ -2,8 +2,9 @@
 
 Everything a loop needs between events lives here: the window of recent
 actions, the iteration count, the Layer 1 streak, the Layer 3 edit counter,
-the last reflections, per-loop overrides, and the source position of the last
-applied event (so a record reprocessed after a restart is not applied twice).
+the last reflections, per-loop overrides, and the origin of the last applied
+event per source partition (so a record reprocessed after a restart is not
+applied twice, whatever partition a producer put it on).
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from typing import Any
 from loopwarden.agents.spin.action_type import ActionTypeStreak
 from loopwarden.agents.spin.code_edit import CodeEditSpinDetector
 from loopwarden.schemas import codec
+from loopwarden.schemas.positions import AppliedPositions, Origin
 
-SNAPSHOT_VERSION = 1
+SNAPSHOT_VERSION = 2
 
 
 @dataclass(slots=True)
@@ -32,18 +34,17 @@ class LoopState:
     spin_threshold: int | None = None
     reflection_enabled: bool | None = None
     reflections: list[dict[str, Any]] = field(default_factory=list)
-    last_offset: int = -1
-    last_index: int = -1
+    applied: AppliedPositions = field(default_factory=AppliedPositions)
     first_seen: float = 0.0
     last_seen: float = 0.0
 
-    def already_applied(self, offset: int, index: int) -> bool:
-        """True when the event at (offset, index) was applied before (a replay)."""
-        return (offset, index) <= (self.last_offset, self.last_index)
+    def already_applied(self, origin: Origin) -> bool:
+        """True when the event at ``origin`` was applied before (a replay)."""
+        return self.applied.applied(origin)
 
-    def mark_applied(self, offset: int, index: int) -> None:
-        """Remember the source position of the event just applied."""
-        self.last_offset, self.last_index = offset, index
+    def mark_applied(self, origin: Origin) -> None:
+        """Remember the origin of the event just applied."""
+        self.applied.mark(origin)
 
     def has_event(self, event_id: str) -> bool:
         """True when ``event_id`` is among the actions in the window (a re-publish)."""
@@ -63,7 +64,7 @@ class LoopState:
                 "thr": self.spin_threshold,
                 "ren": self.reflection_enabled,
                 "rf": self.reflections,
-                "off": [self.last_offset, self.last_index],
+                "off": self.applied.snapshot(),
                 "ts": [self.first_seen, self.last_seen],
             }
         )
@@ -72,9 +73,14 @@ class LoopState:
     def restore(cls, loop_id: str, data: bytes) -> LoopState:
         """Decode a snapshot written by :meth:`snapshot`."""
         raw = codec.loads(data)
-        if raw.get("v") != SNAPSHOT_VERSION:
-            raise ValueError(f"unknown loop state snapshot version {raw.get('v')!r}")
-        offset, index = raw["off"]
+        version = raw.get("v")
+        if version == 1:  # one position, on the loop's own partition
+            offset, index = raw["off"]
+            applied = AppliedPositions({raw["p"]: (offset, index)})
+        elif version == SNAPSHOT_VERSION:
+            applied = AppliedPositions.restore(raw["off"])
+        else:
+            raise ValueError(f"unknown loop state snapshot version {version!r}")
         first_seen, last_seen = raw["ts"]
         return cls(
             loop_id=loop_id,
@@ -87,8 +93,7 @@ class LoopState:
             spin_threshold=raw["thr"],
             reflection_enabled=raw["ren"],
             reflections=raw["rf"],
-            last_offset=offset,
-            last_index=index,
+            applied=applied,
             first_seen=first_seen,
             last_seen=last_seen,
         )

@@ -3,7 +3,9 @@
 from loopwarden.agents.monitor.loop_monitor import LoopMonitor
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.agents.spin import texts
+from loopwarden.schemas import codec
 from loopwarden.schemas.levels import ReflectionLevel
+from loopwarden.schemas.positions import Origin
 from loopwarden.schemas.reflection import ReflectionRequest, ReflectionRequestKind
 from loopwarden.schemas.warnings import LoopWarning, WarningKind
 from loopwarden.settings import DetectionSettings
@@ -22,7 +24,7 @@ class Typed:
 def run(events, settings=None, state=None):
     monitor = LoopMonitor(settings or DetectionSettings())
     state = state or LoopState(events[0].loop_id)
-    findings = [monitor.observe(state, e, (i, 0)) for i, e in enumerate(events)]
+    findings = [monitor.observe(state, e, Origin(0, i)) for i, e in enumerate(events)]
     return state, [Typed(f) if f is not None else None for f in findings]
 
 
@@ -130,10 +132,10 @@ def test_a_reprocessed_position_is_skipped(make_action):
     state = LoopState("loop-1")
     events = [make_action(action_type="a") for _ in range(3)]
     for offset, event in enumerate(events[:2]):
-        monitor.observe(state, event, (offset, 0))
-    assert monitor.observe(state, events[1], (1, 0)) is None  # replay after a restart
+        monitor.observe(state, event, Origin(0, offset))
+    assert monitor.observe(state, events[1], Origin(0, 1)) is None  # replay after a restart
     assert state.seq == 2
-    findings = monitor.observe(state, events[2], (2, 0))
+    findings = monitor.observe(state, events[2], Origin(0, 2))
     assert findings.warnings[0]["consecutive_count"] == 3
 
 
@@ -141,8 +143,8 @@ def test_a_republished_event_id_is_skipped(make_action):
     monitor = LoopMonitor()
     state = LoopState("loop-1")
     event = make_action(action_type="a")
-    assert monitor.observe(state, event, (0, 0)) is not None
-    assert monitor.observe(state, event, (5, 0)) is None
+    assert monitor.observe(state, event, Origin(0, 0)) is not None
+    assert monitor.observe(state, event, Origin(0, 5)) is None
     assert state.seq == 1
 
 
@@ -172,7 +174,7 @@ def test_state_snapshot_round_trip_continues_detection(make_action):
     state, _ = run(events[:2])
     restored = LoopState.restore(state.loop_id, state.snapshot())
     assert restored == state
-    findings = LoopMonitor().observe(restored, events[2], (2, 0))
+    findings = LoopMonitor().observe(restored, events[2], Origin(0, 2))
     assert findings.warnings[0]["event_ids"] == [e.event_id for e in events]
 
 
@@ -239,3 +241,36 @@ def test_a_completed_task_searches_four_kilobytes_of_memories(make_action):
     quiet = DetectionSettings(learn_from_failures=False, task_completion_budget=0)
     _, (none,) = run([make_action(action_type="finish", terminated=True)], quiet)
     assert none.raw.memory_writes == [] and none.requests == []
+
+
+def test_events_of_one_loop_from_two_partitions_are_all_applied(make_action):
+    """Issue 15.2: offsets of different partitions are not comparable."""
+    monitor = LoopMonitor()
+    state = LoopState("loop-1")
+    events = [make_action(action_type="a") for _ in range(3)]
+    assert monitor.observe(state, events[0], Origin(1, 40)) is not None
+    assert monitor.observe(state, events[1], Origin(0, 3)) is not None  # a lower offset elsewhere
+    findings = monitor.observe(state, events[2], Origin(1, 41))
+    assert findings.warnings[0]["consecutive_count"] == 3
+    assert monitor.observe(state, events[1], Origin(0, 3)) is None  # and replays still skip
+    restored = LoopState.restore(state.loop_id, state.snapshot())
+    assert restored.already_applied(Origin(0, 3)) and not restored.already_applied(Origin(0, 4))
+
+
+def test_version_1_snapshots_still_restore(make_action):
+    state, _ = run([make_action(action_type="a")])
+    raw = codec.loads(state.snapshot())
+    raw["v"], raw["off"], raw["p"] = 1, [7, 0], 2
+    restored = LoopState.restore("loop-1", codec.dumps(raw))
+    assert restored.already_applied(Origin(2, 7)) and not restored.already_applied(Origin(1, 0))
+
+
+def test_cached_reflections_keep_bounded_params(make_action):
+    """Issue 15.6: the reflection cache is capped like the window."""
+    events = [
+        make_action(action_type="a", success=False, params={"blob": "x" * 100_000})
+        for _ in range(5)
+    ]
+    state, _ = run(events)
+    assert len(state.snapshot()) < 20_000
+    assert all("_omitted" in r["action_params"] for r in state.reflections)

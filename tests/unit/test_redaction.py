@@ -1,6 +1,6 @@
 """Secrets are redacted before anything is stored or embedded."""
 
-from loopwarden.agents.memory.redaction import REDACTED, redact, redact_text
+from loopwarden.schemas.redaction import REDACTED, redact, redact_text
 
 
 def test_passwords_and_tokens():

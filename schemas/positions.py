@@ -1,0 +1,81 @@
+"""Where an event came from, and which of those positions a state has applied.
+
+An event is identified in the stream by its *origin*: the partition and offset of
+the record it was published in, and its index inside that record (0 for a
+single-event record). A record that reached the wrong partition (a producer that
+does not partition by murmur2 of the loop id, or sent no key) is re-routed to
+the loop's own partition and keeps its origin, so every event has exactly one
+origin however it travelled.
+
+Offsets are ordered only within a partition, so a state remembers the last
+applied (offset, index) *per origin partition*: an event at or before it on the
+same partition is a replay, an event from another partition never is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from aiokafka.partitioner import murmur2
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """The partition, offset and index-in-record an event was first published at."""
+
+    partition: int
+    offset: int
+    index: int = 0
+
+
+@dataclass(slots=True)
+class AppliedPositions:
+    """The last applied (offset, index) per origin partition."""
+
+    last: dict[int, tuple[int, int]] = field(default_factory=dict)
+
+    def applied(self, origin: Origin) -> bool:
+        """True when the event at ``origin`` was applied before (a replay)."""
+        last = self.last.get(origin.partition)
+        return last is not None and (origin.offset, origin.index) <= last
+
+    def mark(self, origin: Origin) -> None:
+        """Remember ``origin`` as applied."""
+        self.last[origin.partition] = (origin.offset, origin.index)
+
+    def snapshot(self) -> dict[str, list[int]]:
+        """JSON-ready form (partition numbers as string keys)."""
+        return {str(p): [o, i] for p, (o, i) in self.last.items()}
+
+    @classmethod
+    def restore(cls, data: dict[str, list[int]]) -> AppliedPositions:
+        """Decode :meth:`snapshot`."""
+        return cls({int(p): (o, i) for p, (o, i) in data.items()})
+
+
+def default_partition(key: bytes, partition_count: int) -> int:
+    """Kafka's default partitioner: murmur2(key) & 0x7fffffff mod partitions.
+
+    Java clients, aiokafka and librdkafka's ``murmur2_random`` agree on it; the
+    state of a loop lives on the partition its id maps to.
+    """
+    return (murmur2(key) & 0x7FFFFFFF) % partition_count
+
+
+ORIGIN_HEADER = "lw.origin"
+"""Header of a re-routed record: ``partition:offset:index`` where it was first published."""
+
+
+def origin_header(origin: Origin) -> tuple[str, bytes]:
+    """The header that carries ``origin`` with a re-routed record."""
+    return ORIGIN_HEADER, f"{origin.partition}:{origin.offset}:{origin.index}".encode()
+
+
+def origin_from_headers(headers: Iterable[tuple[str, bytes]] | None) -> Origin | None:
+    """The origin of a re-routed record, or None for a record read where it was published."""
+    for name, value in headers or ():
+        if name == ORIGIN_HEADER:
+            partition, offset, index = (int(part) for part in value.split(b":"))
+            return Origin(partition, offset, index)
+    return None

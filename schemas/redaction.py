@@ -1,0 +1,271 @@
+"""Secret redaction, applied to every event right after validation (and again before LanceDB).
+
+Two passes, both pure:
+
+- **by key name** (structured values): the value under a key such as ``password``,
+  ``api_key``, ``client_secret``, ``Authorization`` or ``AWS_SECRET_ACCESS_KEY``
+  becomes ``[REDACTED]`` whatever it looks like;
+- **by value pattern** (every string): the token shapes of detect-secrets' regex
+  plugins (AWS, GitHub, GitLab, Slack, Stripe, JWT, basic-auth URLs, private-key
+  headers, …, maintained upstream) plus what those plugins leave to code scanners'
+  context — ``key=value`` and ``"key": "value"`` assignments, ``Authorization:
+  Basic|Bearer …``, ``mysql -p…`` / ``--password …``, whole PEM private keys,
+  ``sk-…`` keys, Luhn-valid card numbers and national id numbers.
+
+Three cheap scans (a keyword, a run of token characters, a run of digits) decide
+which patterns can match, so ordinary text costs a few microseconds. What is
+replaced is the secret, not its context (``postgres://admin:[REDACTED]@db``), so
+a redacted message still explains itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+from typing import Any, TypeVar
+
+from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+from detect_secrets.plugins.base import RegexBasedDetector
+from pydantic import BaseModel
+
+REDACTED = "[REDACTED]"
+
+# detect-secrets plugins whose patterns are not about secrets in free text.
+_SKIPPED_PLUGINS = frozenset({"IPPublicDetector", "ArtifactoryDetector"})
+
+_SECRET_WORDS = (
+    r"password|passwd|passphrase|pwd|secret|api[_-]?key|apikey|access[_-]?key|"
+    r"private[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|token|"
+    r"credentials?|密码|口令"
+)
+# A key that names a secret, optionally quoted, inside longer names (AWS_SECRET_ACCESS_KEY)
+# but not as a prefix of another word (``max_tokens``, ``secretary``).
+_ASSIGNMENT = re.compile(
+    rf"((?:{_SECRET_WORDS})(?:[_.-][A-Za-z0-9_.-]*)?[\"']?(?:\s*[:=：]\s*|\s+is\s+)[\"']?)"
+    rf"((?:Bearer|Basic)\s+)?([^\s\"',;&}}\]]+)",
+    re.IGNORECASE,
+)
+_AUTH_HEADER = re.compile(
+    r"(\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:(?:basic|bearer|digest|token|"
+    r"negotiate)\s+)?)([^\s\"',;]+)",
+    re.IGNORECASE,
+)
+_SCHEME_CREDENTIAL = re.compile(r"(\b(?:bearer|basic)\s+)([A-Za-z0-9._~+/=-]{8,})", re.IGNORECASE)
+_CLI_PASSWORD = re.compile(
+    r"(\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p)([^\s\"']+)"
+    r"|(--password[= ]\s*|\bsshpass\s+-p\s*)([^\s\"']+)",
+    re.IGNORECASE,
+)
+_PRIVATE_KEY_BLOCK = re.compile(
+    r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----.*?"
+    r"(?:-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|$)",
+    re.DOTALL,
+)
+_KEY_SHAPES = re.compile(
+    r"\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}|ghp_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|"
+    r"xox[abpors]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{30,})"
+)
+_CARD = re.compile(r"(?<![\d.])(?:\d[ -]?){12,18}\d(?![\d.])")
+_CN_ID = re.compile(r"\b\d{6}(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx]\b")
+_SSN = re.compile(r"\b(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}\b")
+
+
+def _plugin_patterns() -> list[re.Pattern[str]]:
+    patterns: list[re.Pattern[str]] = []
+    for plugin in get_mapping_from_secret_type_to_class().values():
+        if issubclass(plugin, RegexBasedDetector) and plugin.__name__ not in _SKIPPED_PLUGINS:
+            patterns.extend(plugin.denylist)
+    return patterns
+
+
+def _luhn(digits: str) -> bool:
+    total, parity = 0, len(digits) % 2
+    for i, ch in enumerate(digits):
+        d = int(ch)
+        if i % 2 == parity:
+            d *= 2
+            if d > 9:
+                d -= 9
+        total += d
+    return total % 10 == 0
+
+
+def _card(match: re.Match[str]) -> str:
+    digits = re.sub(r"\D", "", match.group(0))
+    return REDACTED if 13 <= len(digits) <= 19 and _luhn(digits) else match.group(0)
+
+
+_TOKEN_TAIL = re.compile(r"[A-Za-z0-9_+/=-]*")
+_PUNCTUATION = re.compile(r"\W*")
+
+
+def _redact_match(match: re.Match[str]) -> str:
+    """Redact a detect-secrets match.
+
+    Its plugins are written for detection: a group may be the secret (``://user:(pw)@``)
+    or only a prefix (``(ghp)_…``). A first group that starts the match stands for the
+    whole match; otherwise the text from the group on is redacted, keeping a
+    punctuation-only suffix (``@``, a quote). A lazily ended token (a JWT's signature)
+    is redacted to its last token character.
+    """
+    whole = match.group(0)
+    offset = match.start(0)
+    for index in range(1, (match.re.groups or 0) + 1):
+        start, end = match.span(index)
+        if start < 0:
+            continue
+        if start == offset:
+            break
+        suffix = whole[end - offset :]
+        keep = suffix if _PUNCTUATION.fullmatch(suffix) else ""
+        return whole[: start - offset] + REDACTED + keep
+    return REDACTED
+
+
+def _keep_prefix(match: re.Match[str]) -> str:
+    if match.re is _CLI_PASSWORD:
+        prefix = match.group(1) if match.group(1) is not None else match.group(3)
+        return prefix + REDACTED
+    if match.re is _ASSIGNMENT:
+        return match.group(1) + (match.group(2) or "") + REDACTED
+    return match.group(1) + REDACTED
+
+
+def _sub_tokens(pattern: re.Pattern[str], text: str) -> str:
+    """``pattern.sub`` with whole-match redactions extended over trailing token characters."""
+    out: list[str] = []
+    position = 0
+    for match in pattern.finditer(text):
+        if match.start() < position:
+            continue
+        end = match.end()
+        replacement = _redact_match(match)
+        if replacement == REDACTED:
+            end = _TOKEN_TAIL.match(text, end).end()  # type: ignore[union-attr]
+        out.append(text[position : match.start()])
+        out.append(replacement)
+        position = end
+    if not out:
+        return text
+    out.append(text[position:])
+    return "".join(out)
+
+
+# Cheap checks that decide which patterns can match at all: most text has no keyword,
+# no run of 16 token characters and no run of 8 digits, and costs three scans.
+_KEYWORD = re.compile(
+    r"pass|pwd|pw|secret|token|key|auth|cred|bearer|basic|mysql|mariadb|://|begin|putty|"
+    r"hooks|密码|口令"
+)  # searched in the lower-cased text: a case-insensitive alternation is ten times slower
+_LONG_TOKEN = re.compile(r"[A-Za-z0-9_-]{16}")
+_DIGIT_RUN = re.compile(r"\d(?:[ -]?\d){7}")
+
+
+class Redactor:
+    """Replaces secrets in text and in JSON-like values with ``[REDACTED]``."""
+
+    def __init__(self) -> None:
+        self._plugins = _plugin_patterns()
+
+    def text(self, text: str) -> str:
+        """``text`` with every secret replaced."""
+        keyword = _KEYWORD.search(text.lower()) is not None
+        token = _LONG_TOKEN.search(text) is not None
+        digits = _DIGIT_RUN.search(text) is not None
+        if not (keyword or token or digits):
+            return text
+        if keyword:
+            text = _PRIVATE_KEY_BLOCK.sub(REDACTED, text)
+            for pattern in (_AUTH_HEADER, _ASSIGNMENT, _SCHEME_CREDENTIAL, _CLI_PASSWORD):
+                text = pattern.sub(_keep_prefix, text)
+        if keyword or token:
+            for pattern in self._plugins:
+                text = _sub_tokens(pattern, text)
+            text = _KEY_SHAPES.sub(REDACTED, text)
+        if digits:
+            text = _CN_ID.sub(REDACTED, text)
+            text = _SSN.sub(REDACTED, text)
+            text = _CARD.sub(_card, text)
+        return text
+
+    def value(self, value: Any) -> Any:
+        """``value`` with secrets replaced; the same object when it holds none."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            changed = False
+            out: dict[Any, Any] = {}
+            for key, item in value.items():
+                if isinstance(key, str) and is_secret_key(key) and _is_secret_scalar(item):
+                    new: Any = REDACTED
+                else:
+                    new = self.value(item)
+                changed = changed or new is not item
+                out[key] = new
+            return out if changed else value
+        if isinstance(value, list | tuple):
+            items = [self.value(item) for item in value]
+            if any(new is not old for new, old in zip(items, value, strict=True)):
+                return items
+            return value
+        return value
+
+
+def _is_secret_scalar(value: Any) -> bool:
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, str):
+        return bool(value) and value != REDACTED
+    return isinstance(value, int | float)
+
+
+_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
+_SECRET_KEY = re.compile(
+    r"(?:^|_)(?:password|passwd|passphrase|pwd|pass|secret|token|apikey|api_key|access_key|"
+    r"private_key|credentials?|authorization|auth|cookie|session_?id|cvv|cvc|pin|ssn|密码|口令)"
+    r"(?:_|$)"
+)
+
+
+@lru_cache(maxsize=4096)
+def is_secret_key(key: str) -> bool:
+    """True for a key whose value is a secret (``password``, ``clientSecret``, ``X-Api-Key``)."""
+    normalized = _CAMEL.sub(r"\1_\2", key).lower().replace("-", "_").replace(".", "_")
+    return _SECRET_KEY.search(normalized) is not None
+
+
+_DEFAULT: Redactor | None = None
+
+
+def default_redactor() -> Redactor:
+    """The process-wide :class:`Redactor` (its patterns are compiled once)."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = Redactor()
+    return _DEFAULT
+
+
+def redact_text(text: str) -> str:
+    """``text`` with every secret replaced by ``[REDACTED]``."""
+    return default_redactor().text(text)
+
+
+def redact(value: Any) -> Any:
+    """Redact a JSON-like value: secret keys entirely, every string by pattern."""
+    return default_redactor().value(value)
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def redact_fields(model: M, names: Iterable[str]) -> M:
+    """``model`` with the named fields redacted; the same object when none held a secret."""
+    redactor = default_redactor()
+    update = {}
+    for name in names:
+        value = getattr(model, name)
+        new = redactor.value(value)
+        if new is not value:
+            update[name] = new
+    return model.model_copy(update=update) if update else model

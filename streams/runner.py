@@ -1,0 +1,196 @@
+"""One runner for every agent: read a record, hand it to the capability, apply one error policy.
+
+Each agent (monitor, guardrails, analyst, memory) gives the runner a *handler*
+that decodes a record, processes it and queues its outputs on the sink. The
+runner decides what an exception means, the same way for all of them:
+
+- bad input never reaches here: handlers turn it into dead letters themselves
+  (with the field paths), because only they know the contract;
+- a **transient** failure (storage or a model endpoint unavailable: ``OSError``,
+  timeouts, :class:`TransientError`) pauses the stream and retries the same
+  record with exponential backoff, saying so once per attempt streak — the
+  offset is not committed past it and nothing is rejected for an outage;
+- any other exception is a bug or a poison value: by ``errors.on_processing_error``
+  the record is dead-lettered with reason ``processing_error`` (default), skipped
+  with a log line, or re-raised (the agent crashes and Faust restarts it).
+
+Tracebacks and dead-letter lines are rate-limited, so a flood of bad records
+costs a counter, not a log line each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from loopwarden.errors import LoopwardenError
+from loopwarden.schemas.dead_letter import SourcePosition
+from loopwarden.streams.dead_letters import DeadLetters
+
+log = logging.getLogger(__name__)
+
+
+class ErrorPolicy(StrEnum):
+    """What the runner does with a record whose processing raised."""
+
+    DEAD_LETTER = "dead_letter"
+    SKIP = "skip"
+    RAISE = "raise"
+
+
+class TransientError(LoopwardenError):
+    """A dependency is unavailable for now (storage, a model endpoint): retry later."""
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True for failures that a retry can cure (I/O, timeouts, connections)."""
+    if isinstance(exc, TransientError | TimeoutError | ConnectionError):
+        return True
+    if isinstance(exc, OSError):
+        return True
+    text = str(exc)
+    return "LanceError(IO)" in text or "No space left" in text
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """A consumed record as handlers see it."""
+
+    value: bytes | None
+    key: bytes | None
+    headers: Sequence[tuple[str, bytes]]
+    source: SourcePosition
+
+    @classmethod
+    def of(cls, message: Any) -> Record:
+        """From a Faust message."""
+        return cls(
+            message.value,
+            message.key,
+            list(message.headers or ()),
+            SourcePosition(
+                message.topic,
+                message.partition,
+                message.offset,
+                int(message.timestamp * 1000) if message.timestamp else None,
+            ),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Backoff for transient failures: ``initial_s`` doubling up to ``max_s``, forever."""
+
+    initial_s: float = 0.5
+    max_s: float = 30.0
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait before retry number ``attempt`` (1-based)."""
+        return min(self.max_s, self.initial_s * 2 ** (attempt - 1))
+
+
+Handler = Callable[[Record], Awaitable[None] | None]
+BatchHandler = Callable[[list[Record]], Awaitable[None] | None]
+
+
+class AgentRunner:
+    """Runs one agent's handler over its stream with the shared error policy."""
+
+    def __init__(
+        self,
+        name: str,
+        dead_letters: DeadLetters,
+        *,
+        policy: ErrorPolicy = ErrorPolicy.DEAD_LETTER,
+        retry: RetryPolicy | None = None,
+        on_error: Callable[[], None] | None = None,
+        flush_when_full: Callable[[], Awaitable[None] | None] | None = None,
+    ) -> None:
+        self.name = name
+        self.dead_letters = dead_letters
+        self.policy = policy
+        self.retry = retry or RetryPolicy()
+        self.on_error = on_error
+        self.flush_when_full = flush_when_full
+        self.processed = 0
+        self.failed = 0
+        self.retries = 0
+
+    async def run(self, stream: Any, handle: Handler) -> None:
+        """Process every record of ``stream`` (a Faust stream) with ``handle``."""
+        async for event in stream.events():
+            record = Record.of(event.message)
+            await self._guarded(lambda r=record: handle(r), [record])
+            await self._after()
+
+    async def run_batches(
+        self, stream: Any, handle: BatchHandler, max_records: int, within_s: float
+    ) -> None:
+        """Process ``stream`` in batches of at most ``max_records`` or ``within_s``."""
+        batches: AsyncIterator[Any] = stream.take_events(max_records, within=within_s)
+        async for events in batches:
+            records = [Record.of(event.message) for event in events]
+            await self._guarded(lambda rs=records: handle(rs), records)
+            await self._after()
+
+    async def _after(self) -> None:
+        if self.flush_when_full is not None:
+            result = self.flush_when_full()
+            if inspect.isawaitable(result):
+                await result
+
+    async def _guarded(self, call: Callable[[], Any], records: list[Record]) -> None:
+        attempt = 0
+        while True:
+            try:
+                result = call()
+                if inspect.isawaitable(result):
+                    await result
+            except Exception as exc:
+                if self.on_error is not None:
+                    self.on_error()
+                if is_transient(exc):
+                    attempt += 1
+                    self.retries += 1
+                    delay = self.retry.delay(attempt)
+                    log.warning(
+                        "%s: %s at %s; retrying the same %d record(s) in %.1f s (attempt %d)",
+                        self.name,
+                        _describe(exc),
+                        _where(records[0].source),
+                        len(records),
+                        delay,
+                        attempt,
+                    )
+                    await asyncio.sleep(delay)
+                    continue
+                self._failed(exc, records)
+                return
+            else:
+                if attempt:
+                    log.warning("%s: recovered after %d retries", self.name, attempt)
+                self.processed += len(records)
+                return
+
+    def _failed(self, exc: Exception, records: list[Record]) -> None:
+        self.failed += len(records)
+        if self.policy is ErrorPolicy.RAISE:
+            raise exc
+        for record in records:
+            if self.policy is ErrorPolicy.DEAD_LETTER:
+                self.dead_letters.processing_error(exc, record)
+            else:
+                self.dead_letters.log_skipped(exc, record)
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _where(source: SourcePosition) -> str:
+    return f"{source.topic}[{source.partition}]@{source.offset}"
