@@ -21,6 +21,7 @@ start" of a default worker. ``kafka.session_timeout_s`` defaults to 6 s.
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 from collections.abc import Callable, Iterable, Mapping
@@ -30,12 +31,15 @@ import faust
 from faust.transport.drivers import aiokafka as faust_aiokafka
 from mode import ServiceT
 
+from loopwarden.errors import PublishError
 from loopwarden.settings import Settings
 from loopwarden.streams.dead_letters import DeadLetters
 from loopwarden.streams.offsets import probe_end_offsets
 from loopwarden.streams.replies import Replies
 from loopwarden.streams.runner import AgentRunner, ErrorPolicy, RetryPolicy
 from loopwarden.streams.sink import RecordSink
+
+log = logging.getLogger(__name__)
 
 
 class _TunedConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
@@ -64,18 +68,27 @@ class _TunedConsumer(faust_aiokafka.Consumer):
 
 
 class _SinkFlushingProducer(faust_aiokafka.Producer):
-    """Faust flushes its producer before every commit: flush the sink first."""
+    """Faust flushes its producer before every commit: deliver the sink first.
+
+    A failed delivery is retried with backoff until it succeeds, so the commit
+    waits (and the agents, once the sink is full) instead of passing it; raising
+    here would crash the consumer's commit task and stop the worker.
+    """
 
     async def flush(self) -> None:
         app = self.app
         if isinstance(app, LoopwardenApp):
-            await app.sink.flush()
+            errors = app.loopwarden.errors
+            await app.sink.deliver(errors.retry_initial_s, errors.retry_max_s)
         await super().flush()
 
     async def on_stop(self) -> None:
         app = self.app
         if isinstance(app, LoopwardenApp) and self._producer is not None:
-            await app.sink.flush()
+            try:
+                await app.sink.flush()
+            except PublishError as exc:  # not committed: reprocessed by the next worker
+                log.error("stopping with %s; their inputs will be processed again", exc)
         await super().on_stop()
 
 

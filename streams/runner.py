@@ -28,7 +28,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from loopwarden.errors import LoopwardenError
+from aiokafka.errors import KafkaError
+
+from loopwarden.errors import LoopwardenError, PublishError
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.streams.dead_letters import DeadLetters
 
@@ -49,7 +51,9 @@ class TransientError(LoopwardenError):
 
 def is_transient(exc: BaseException) -> bool:
     """True for failures that a retry can cure (I/O, timeouts, connections)."""
-    if isinstance(exc, TransientError | TimeoutError | ConnectionError):
+    if isinstance(exc, TransientError | PublishError | TimeoutError | ConnectionError):
+        return True
+    if isinstance(exc, KafkaError) and exc.retriable:
         return True
     if isinstance(exc, OSError):
         return True
@@ -140,11 +144,11 @@ class AgentRunner:
 
     async def _after(self) -> None:
         if self.flush_when_full is not None:
-            result = self.flush_when_full()
-            if inspect.isawaitable(result):
-                await result
+            await self._guarded(self.flush_when_full, [], count=False)
 
-    async def _guarded(self, call: Callable[[], Any], records: list[Record]) -> None:
+    async def _guarded(
+        self, call: Callable[[], Any], records: list[Record], count: bool = True
+    ) -> None:
         attempt = 0
         while True:
             try:
@@ -159,22 +163,24 @@ class AgentRunner:
                     self.retries += 1
                     delay = self.retry.delay(attempt)
                     log.warning(
-                        "%s: %s at %s; retrying the same %d record(s) in %.1f s (attempt %d)",
+                        "%s: %s at %s; retrying in %.1f s (attempt %d)",
                         self.name,
                         _describe(exc),
-                        _where(records[0].source),
-                        len(records),
+                        _where(records[0].source) if records else "output flush",
                         delay,
                         attempt,
                     )
                     await asyncio.sleep(delay)
                     continue
+                if not records:
+                    raise
                 self._failed(exc, records)
                 return
             else:
                 if attempt:
                     log.warning("%s: recovered after %d retries", self.name, attempt)
-                self.processed += len(records)
+                if count:
+                    self.processed += len(records)
                 return
 
     def _failed(self, exc: Exception, records: list[Record]) -> None:

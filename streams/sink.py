@@ -12,6 +12,11 @@ offsets, and the worker's producer flushes the sink first (see
 :mod:`loopwarden.streams.app`), so no offset is committed before the outputs of
 the records below it are acknowledged. Records of one topic-partition are sent
 in the order they were added.
+
+A delivery that fails (also in a background flush nobody awaits) is latched, as
+Quix Streams' producer does: its records are kept, ahead of newer ones, and the
+next :meth:`flush` sends them again and raises :class:`PublishError` until they
+are delivered. A commit therefore never passes an undelivered output.
 """
 
 from __future__ import annotations
@@ -59,7 +64,26 @@ class RecordSink:
         self._background: set[asyncio.Task[None]] = set()
         self._partition_counts: dict[str, int] = {}
         self._partition_of: dict[tuple[str, bytes], int] = {}
+        self._error: BaseException | None = None
         self.sent = 0
+
+    @property
+    def delivery_error(self) -> BaseException | None:
+        """The first delivery failure not yet cured by a successful flush."""
+        return self._error
+
+    @property
+    def pending_records(self) -> int:
+        """Records added (or kept after a failed delivery) and not yet delivered."""
+        return sum(len(records) for records in self._buffers.values())
+
+    async def idle(self) -> None:
+        """Start the pending background flush now and wait until background flushes end."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._flush_in_background()
+        while self._background:
+            await asyncio.gather(*list(self._background), return_exceptions=True)
 
     @property
     def buffered_bytes(self) -> int:
@@ -88,25 +112,82 @@ class RecordSink:
             self._timer = loop.call_later(self.linger_s, self._flush_in_background)
 
     async def flush(self) -> None:
-        """Send everything added so far and wait until the broker acknowledged it."""
+        """Send everything added so far and wait until the broker acknowledged it.
+
+        Raises :class:`PublishError` when a record is still undelivered (it is kept
+        and sent again by the next flush).
+        """
         async with self._lock:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
             buffers, self._buffers, self._bytes = self._buffers, {}, 0
             if not buffers:
+                if self._error is not None:  # nothing kept, yet a delivery failed: say so
+                    error, self._error = self._error, None
+                    raise PublishError(f"output not delivered: {error}") from error
                 return
-            producer = self._producer()
-            deliveries = []
-            for topic, records in buffers.items():
-                for partition, group in (
-                    await self._by_partition(producer, topic, records)
-                ).items():
-                    deliveries.extend(await self._send(producer, topic, partition, group))
-            results = await asyncio.gather(*deliveries, return_exceptions=True)
-            errors = [r for r in results if isinstance(r, BaseException)]
-            if errors:
-                raise PublishError(f"{len(errors)} output batch(es) not delivered: {errors[0]}")
+            failed: dict[str, list[_Pending]] = {}
+            errors: list[BaseException] = []
+            try:
+                producer = self._producer()
+                sends: list[tuple[str, list[_Pending], list[asyncio.Future[object]]]] = []
+                for topic, records in buffers.items():
+                    groups = await self._by_partition(producer, topic, records)
+                    for partition, group in groups.items():
+                        sends.append(
+                            (topic, group, await self._send(producer, topic, partition, group))
+                        )
+            except Exception as exc:  # the producer cannot even take them: keep everything
+                self._keep(buffers)
+                self._error = self._error or exc
+                raise PublishError(f"output not delivered: {exc}") from exc
+            for topic, group, deliveries in sends:
+                results = await asyncio.gather(*deliveries, return_exceptions=True)
+                group_errors = [r for r in results if isinstance(r, BaseException)]
+                if group_errors:
+                    failed.setdefault(topic, []).extend(group)
+                    errors.extend(group_errors)
+                else:
+                    self.sent += len(group)
+            if failed:
+                self._keep(failed)
+                self._error = self._error or errors[0]
+                count = sum(len(group) for group in failed.values())
+                raise PublishError(f"{count} output record(s) not delivered: {errors[0]}")
+            self._error = None
+
+    async def deliver(self, initial_s: float = 0.5, max_s: float = 30.0) -> None:
+        """Flush, retrying with backoff until everything is delivered (a commit waits)."""
+        attempt = 0
+        while True:
+            try:
+                await self.flush()
+            except PublishError as exc:
+                attempt += 1
+                delay = min(max_s, initial_s * 2 ** (attempt - 1))
+                log.warning(
+                    "%s; %d record(s) kept, offsets not committed; retrying in %.1f s",
+                    exc,
+                    self.pending_records,
+                    delay,
+                )
+                await asyncio.sleep(delay)
+            else:
+                if attempt:
+                    log.warning("output delivered after %d retries", attempt)
+                return
+
+    def _keep(self, undelivered: dict[str, list[_Pending]]) -> None:
+        """Put undelivered records back, ahead of those added since."""
+        for topic, records in undelivered.items():
+            newer = self._buffers.get(topic, [])
+            self._buffers[topic] = records + newer
+        self._bytes = sum(
+            len(r.value or b"") + len(r.key or b"") + 16
+            for records in self._buffers.values()
+            for r in records
+        )
 
     def _flush_in_background(self) -> None:
         self._timer = None
@@ -117,8 +198,8 @@ class RecordSink:
     async def _flush_logged(self) -> None:
         try:
             await self.flush()
-        except Exception:  # the commit-time flush raises again; here we only log
-            log.exception("sending output batches failed")
+        except PublishError as exc:  # latched: the commit-time flush retries and raises
+            log.warning("%s; kept for the next flush, offsets are not committed past them", exc)
 
     async def _by_partition(
         self, producer: AIOKafkaProducer, topic: str, records: list[_Pending]
@@ -171,5 +252,4 @@ class RecordSink:
                     raise PublishError(f"a record for {topic} is larger than a producer batch")
         if batch.record_count():
             deliveries.append(await producer.send_batch(batch, topic, partition=partition))
-        self.sent += len(records)
         return deliveries

@@ -58,3 +58,63 @@ async def test_records_arrive_in_order_on_their_key_partition(broker):
         assert {r[0] for r in mine} == {default_partition(key, 4)}
         assert [r[2] for r in mine] == [v for k, v in sent if k == key]
         assert mine[0][3]["n"] == str(sent.index((key, mine[0][2]))).encode()
+
+
+async def test_a_failed_background_delivery_is_not_flushed_past(tmp_path):
+    """Issue 15.3: a background flush that fails must make the next flush fail (so Faust
+    does not commit), and the undelivered records are kept and delivered once it can."""
+    from loopwarden.errors import PublishError
+    from loopwarden.streams.broker import EmbeddedBroker
+
+    first = EmbeddedBroker(log_path=tmp_path / "first.log").start()
+    settings = isolated_settings(first, "sink-fail")
+    create_topics(settings)
+    topic = settings.topics.warnings
+    producer = AIOKafkaProducer(
+        bootstrap_servers=first.bootstrap_servers, request_timeout_ms=1500, retry_backoff_ms=50
+    )
+    await producer.start()
+    second = None
+    try:
+        sink = RecordSink(lambda: producer, linger_s=0.001)
+        await sink.flush()  # nothing buffered: fine
+        await producer.partitions_for(topic)
+        first.stop()  # the broker goes away: the linger-triggered background flush fails
+        for i in range(10):
+            sink.add(topic, b"k", f"r{i}".encode())
+        await sink.idle()
+        assert sink.delivery_error is not None
+        with pytest.raises(PublishError):
+            await sink.flush()
+        assert sink.pending_records == 10  # kept, not dropped
+
+        second = EmbeddedBroker(port=first.port, log_path=tmp_path / "second.log").start()
+        create_topics(settings)  # a memory broker comes back empty
+        sink.add(topic, b"k", b"r10")
+        await sink.flush()
+        assert sink.delivery_error is None and sink.pending_records == 0
+        values = await _read(second.bootstrap_servers, topic, b"k", 11)
+    finally:
+        await producer.stop()
+        if second is not None:
+            second.stop()
+    assert values == [f"r{i}".encode() for i in range(11)]  # all of them, in order
+
+
+async def _read(bootstrap: str, topic: str, key: bytes, count: int) -> list[bytes]:
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap, fetch_max_wait_ms=5, enable_auto_commit=False
+    )
+    await consumer.start()
+    try:
+        partition = TopicPartition(topic, default_partition(key, 4))
+        consumer.assign([partition])
+        await consumer.seek_to_beginning(partition)
+        values: list[bytes] = []
+        while len(values) < count:
+            batch = await consumer.getmany(partition, timeout_ms=5000)
+            assert batch, f"only {values} arrived"
+            values.extend(r.value for r in batch[partition])
+        return values
+    finally:
+        await consumer.stop()

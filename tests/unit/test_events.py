@@ -49,3 +49,43 @@ def test_unknown_fields_are_ignored_for_forward_compatibility():
 def test_bad_reflection_level_names_the_choices():
     with pytest.raises(EventValidationError, match=r"payload\.reflection_level"):
         validate_action(envelope(payload={"action_type": "a", "reflection_level": "huge"}))
+
+
+def _action(**payload):
+    return {
+        "event_id": "e",
+        "loop_id": "l",
+        "occurred_at": 1,
+        "payload": {"action_type": "a", **payload},
+    }
+
+
+@pytest.mark.parametrize(
+    ("payload", "path"),
+    [
+        ({"iteration": 2**64}, "payload.iteration"),
+        ({"params": {"n": 2**70}}, "payload.params"),
+        (
+            {
+                "resource_usage": {
+                    "deep": __import__("functools").reduce(lambda v, _: {"x": v}, range(40), 1)
+                }
+            },
+            "payload.resource_usage",
+        ),
+        ({"duration_ms": float("nan")}, "payload.duration_ms"),
+        ({"spin_threshold": 2**63}, "payload.spin_threshold"),
+    ],
+)
+def test_poison_values_are_field_errors(payload, path):
+    """Issue 15.9: values that crashed an agent later (orjson's 64-bit and depth limits)."""
+    with pytest.raises(EventValidationError) as error:
+        validate_action(_action(**payload))
+    assert error.value.errors[0].path == path
+
+
+def test_hostile_ids_are_field_errors():
+    bad = dict(_action(), loop_id="a\x00b")
+    with pytest.raises(EventValidationError) as error:
+        validate_action(bad)
+    assert error.value.errors[0].path == "loop_id"

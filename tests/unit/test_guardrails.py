@@ -13,8 +13,12 @@ from loopwarden.agents.guardrails import (
     family_of,
     rerun_index,
 )
+from loopwarden.agents.guardrails.records import GuardrailProcessor
 from loopwarden.errors import EventValidationError
+from loopwarden.schemas import codec
 from loopwarden.schemas.completions import LoopTrace, validate_guardrail_event
+from loopwarden.schemas.dead_letter import SourcePosition
+from loopwarden.schemas.positions import Origin, default_partition
 from loopwarden.settings import GuardrailSettings
 
 CFG = GuardrailSettings()
@@ -256,3 +260,61 @@ def test_cached_reflections_survive_the_snapshot():
     restored = FamilyState.restore("F", state.snapshot())
     assert restored == state
     assert [r["reason"] for r in restored.reflections["F_r1"]] == ["r2", "r3", "r4"]
+
+
+def _completion(event_id, loop_id, at):
+    return codec.dumps(
+        {
+            "event_id": event_id,
+            "type": "loop_complete",
+            "loop_id": loop_id,
+            "occurred_at": at,
+            "payload": {"reflection_status": "done", "alignment_score": 0.2, "drift_score": 0.8},
+        }
+    )
+
+
+def test_a_completion_on_another_partition_is_rerouted_with_its_origin():
+    family = "fam-route"
+    own = default_partition(family.encode(), 4)
+    wrong = (own + 1) % 4
+    processor = GuardrailProcessor(partitions=4)
+    outcome = processor.process(
+        _completion("c1", family, 100), None, SourcePosition("c", wrong, 7), lambda f: None
+    )
+    assert outcome.states == {} and len(outcome.reroutes) == 1
+    reroute = outcome.reroutes[0]
+    assert (reroute.partition, reroute.key, reroute.origin) == (
+        own,
+        family.encode(),
+        Origin(wrong, 7, 0),
+    )
+    applied = processor.process(
+        reroute.value,
+        reroute.key,
+        SourcePosition("c-reroute", own, 0),
+        lambda f: None,
+        reroute.origin,
+    )
+    assert applied.decisions and applied.states[family].applied.applied(Origin(wrong, 7, 0))
+
+
+def test_an_idle_family_starts_fresh_in_event_time():
+    processor = GuardrailProcessor(idle_ttl_s=3600)
+    states = {}
+    first = processor.process(
+        _completion("c1", "fam", 1000), None, SourcePosition("c", 0, 0), states.get
+    )
+    states.update(first.states)
+    assert first.decisions[0]["decision_result"]["decision"] == "rerun"
+    again = processor.process(
+        _completion("c2", "fam_r1", 2000), None, SourcePosition("c", 0, 1), states.get
+    )
+    assert again.states["fam"].traces.keys() >= {"fam", "fam_r1"}
+    later = processor.process(
+        _completion("c3", "fam_r2", 9000),
+        None,
+        SourcePosition("c", 0, 2),
+        {**states, **again.states}.get,
+    )
+    assert list(later.states["fam"].traces) == ["fam_r2"]  # older than the TTL: forgotten

@@ -1,0 +1,117 @@
+"""The one error policy every agent runs under (streams/runner.py), without a broker."""
+
+from __future__ import annotations
+
+import logging
+from types import SimpleNamespace
+
+import pytest
+
+from loopwarden.errors import PublishError
+from loopwarden.streams.dead_letters import DeadLetters, RateLimitedLog
+from loopwarden.streams.runner import (
+    AgentRunner,
+    ErrorPolicy,
+    RetryPolicy,
+    TransientError,
+    is_transient,
+)
+
+
+class Buffer:
+    """Collects what would be sent (stands in for the sink: no Kafka involved)."""
+
+    def __init__(self):
+        self.records = []
+        self.full = False
+
+    def add(self, topic, key, value, *, partition=None, headers=()):
+        self.records.append((topic, key, value, dict(headers)))
+
+
+class Stream:
+    """An iterable of consumed messages, shaped as Faust's ``stream.events()``."""
+
+    def __init__(self, values):
+        self.values = values
+
+    async def events(self):
+        for offset, value in enumerate(self.values):
+            message = SimpleNamespace(
+                value=value,
+                key=b"k",
+                headers=[],
+                topic="in",
+                partition=0,
+                offset=offset,
+                timestamp=None,
+            )
+            yield SimpleNamespace(message=message)
+
+
+def runner(policy=ErrorPolicy.DEAD_LETTER):
+    sink = Buffer()
+    letters = DeadLetters(sink, "dlq")
+    return AgentRunner("test", letters, policy=policy, retry=RetryPolicy(0.001, 0.002)), sink
+
+
+async def test_a_failing_record_is_dead_lettered_and_the_next_is_processed():
+    run, sink = runner()
+    seen = []
+
+    def handle(record):
+        if record.value == b"boom":
+            raise ValueError("poison")
+        seen.append(record.value)
+
+    await run.run(Stream([b"a", b"boom", b"b"]), handle)
+    assert seen == [b"a", b"b"]
+    (topic, key, value, headers) = sink.records[0]
+    assert (topic, key, value) == ("dlq", b"k", b"boom")
+    assert headers["lw.dlq.reason"] == b"processing_error"
+    assert headers["lw.dlq.message"] == b"ValueError: poison"
+    assert run.failed == 1 and run.processed == 2
+
+
+async def test_skip_and_raise_policies():
+    skip, sink = runner(ErrorPolicy.SKIP)
+    await skip.run(Stream([b"x"]), lambda r: 1 / 0)
+    assert sink.records == [] and skip.failed == 1
+    crash, _ = runner(ErrorPolicy.RAISE)
+    with pytest.raises(ZeroDivisionError):
+        await crash.run(Stream([b"x"]), lambda r: 1 / 0)
+
+
+async def test_a_transient_failure_retries_the_same_record_without_rejecting_it():
+    run, sink = runner()
+    attempts = []
+
+    async def handle(record):
+        attempts.append(record.source.offset)
+        if len(attempts) < 4:
+            raise OSError("disk unavailable")
+
+    await run.run(Stream([b"a"]), handle)
+    assert attempts == [0, 0, 0, 0] and run.retries == 3
+    assert sink.records == [] and run.processed == 1
+
+
+def test_transient_classification():
+    assert is_transient(OSError("x")) and is_transient(TimeoutError())
+    assert is_transient(TransientError("model down")) and is_transient(PublishError("x"))
+    assert is_transient(RuntimeError("LanceError(IO): read failed"))
+    assert not is_transient(ValueError("bad")) and not is_transient(KeyError("k"))
+
+
+def test_retry_backoff_doubles_up_to_its_cap():
+    policy = RetryPolicy(0.5, 3.0)
+    assert [policy.delay(n) for n in (1, 2, 3, 4, 5)] == [0.5, 1.0, 2.0, 3.0, 3.0]
+
+
+def test_rate_limited_log_counts_what_it_suppresses(caplog):
+    limiter = RateLimitedLog(logging.getLogger("t"), burst=3, window_s=10)
+    allowed = [limiter.allow("bad", now=float(i) / 100) for i in range(50)]
+    assert allowed.count(True) == 3
+    with caplog.at_level(logging.WARNING):
+        assert limiter.allow("bad", now=20.0)
+    assert "47 more bad line(s) suppressed" in caplog.text
