@@ -130,6 +130,17 @@ class ApiSettings(BaseModel):
     request_timeout_s: float = Field(
         10.0, gt=0, description="How long a request waits for the stream to process it."
     )
+    protect_completions: bool = Field(
+        True,
+        description="With a token configured, completions (which can finalize or halt a "
+        "family) need it too.",
+    )
+    protect_status: bool = Field(
+        False, description="The (read-only, redacted) status needs the token too."
+    )
+    max_body_bytes: int = Field(
+        64 * 1024, ge=1024, description="Larger request bodies are refused with 413."
+    )
 
 
 class AnalystSettings(BaseModel):
@@ -317,6 +328,15 @@ class PublisherSettings(BaseModel):
 
     batch_max_events: int = Field(50, ge=1)
     linger_ms: float = Field(2.0, ge=0)
+    acks: Literal["all", "1", "0"] = Field(
+        "all", description="Acknowledgements a publish waits for (all in-sync replicas)."
+    )
+    idempotence: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="Idempotent producer (no duplicates from the client's own retries). "
+        "auto: on, falling back with one warning on a broker without it (the embedded "
+        "Tansu); events carry ids, so the worker skips a duplicate anyway.",
+    )
 
 
 class Settings(BaseSettings):

@@ -173,6 +173,9 @@ def create_app(settings: Settings) -> LoopwardenApp:
         web_port=settings.web_port or 6066,
         web_bind=settings.web_bind,
         web_host=advertised_web_host(settings),
+        # Faust's /router and /table pages would expose every table's values unauthenticated
+        web_router_enabled=False,
+        web_tables_enabled=False,
         consumer_auto_offset_reset="earliest",
         broker_session_timeout=kafka.session_timeout_s,
         broker_heartbeat_interval=kafka.heartbeat_interval_s,

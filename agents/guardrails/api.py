@@ -8,9 +8,21 @@
 Any worker answers: a request is forwarded to the worker that owns the loop
 family's partition (found through Faust's partition assignor), which publishes
 the event to the loop-completions topic and answers once its own agent has
-processed it. Overrides change what a loop may do, so they need
-``LOOPWARDEN_API__TOKEN``; a worker refuses to start the API with overrides
-enabled and no token.
+processed it.
+
+Who may call what:
+
+- overrides always need ``Authorization: Bearer $LOOPWARDEN_API__TOKEN`` (a worker
+  refuses to start the API with overrides enabled and no token);
+- a completion can finalize or halt a family, so with a token configured it
+  needs the token too (``api.protect_completions``, on by default);
+- the status is read-only and shows redacted values; ``api.protect_status``
+  puts it behind the token as well.
+
+The token is only read from the header, never from the query string. Bodies
+over ``api.max_body_bytes`` get 413. A completion's event id comes from the
+``Idempotency-Key`` header, or from the loop id and the body, so a client that
+retries after a timeout is answered with the first result and counted once.
 """
 
 from __future__ import annotations
@@ -33,7 +45,7 @@ from loopwarden.errors import ConfigurationError, EventValidationError
 from loopwarden.schemas import codec
 from loopwarden.schemas.completions import OverridePayload, validate_guardrail_event
 from loopwarden.schemas.events import field_errors
-from loopwarden.schemas.ids import new_event_id
+from loopwarden.schemas.ids import derived_id, new_event_id
 from loopwarden.streams.app import LoopwardenApp
 from loopwarden.streams.table_store import TableStore
 
@@ -41,7 +53,8 @@ log = logging.getLogger(__name__)
 
 ROUTED_HEADER = "X-Loopwarden-Routed"
 SERVED_BY_HEADER = "X-Loopwarden-Served-By"
-_FORWARDED_HEADERS = ("Authorization", "Content-Type")
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+_FORWARDED_HEADERS = ("Authorization", "Content-Type", IDEMPOTENCY_HEADER)
 
 
 class ApiError(Exception):
@@ -72,24 +85,37 @@ def register_guardrails_api(app: LoopwardenApp, store: TableStore) -> None:
     settings = app.loopwarden
     engine = GuardrailEngine(settings.guardrails)
 
-    async def body_json(request: Request) -> dict[str, Any]:
+    async def read_body(request: Request) -> tuple[bytes, dict[str, Any]]:
+        """The raw body and its JSON object; 413 when too large, 400 when not an object."""
+        limit = settings.api.max_body_bytes
+        declared = request.headers.get("Content-Length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise ApiError(413, f"request body over {limit} bytes (api.max_body_bytes)")
         try:
             raw = await request.read()
+        except Exception as exc:  # aiohttp's own limit, a broken upload
+            raise ApiError(413, f"request body not readable: {exc}") from exc
+        if len(raw) > limit:
+            raise ApiError(413, f"request body over {limit} bytes (api.max_body_bytes)")
+        try:
             data = codec.loads(raw) if raw else None
         except Exception as exc:
             raise ApiError(400, f"request body is not valid JSON: {exc}") from exc
         if not isinstance(data, dict):
             raise ApiError(400, "request body must be a JSON object")
-        return data
+        return raw, data
 
-    def authorize(request: Request) -> None:
+    def check_token(request: Request, what: str) -> None:
         token = settings.api.token
-        if not settings.api.overrides_enabled:
-            raise ApiError(403, "overrides are disabled on this deployment")
         supplied = request.headers.get("Authorization", "")
         expected = f"Bearer {token.get_secret_value()}" if token else None
         if expected is None or not hmac.compare_digest(supplied.encode(), expected.encode()):
-            raise ApiError(401, "overrides need 'Authorization: Bearer <token>'")
+            raise ApiError(401, f"{what} need 'Authorization: Bearer <token>'")
+
+    def authorize(request: Request) -> None:
+        if not settings.api.overrides_enabled:
+            raise ApiError(403, "overrides are disabled on this deployment")
+        check_token(request, "overrides")
 
     async def forward(view: View, request: Request, family: str, body: bytes) -> Response | None:
         """Send the request to the family's owner; None when that is this worker."""
@@ -118,8 +144,10 @@ def register_guardrails_api(app: LoopwardenApp, store: TableStore) -> None:
                 headers={SERVED_BY_HEADER: served_by},
             )
 
-    async def publish_and_wait(kind: str, loop_id: str, payload: dict[str, Any]) -> Any:
-        event_id = new_event_id()
+    async def publish_and_wait(
+        kind: str, loop_id: str, payload: dict[str, Any], event_id: str | None = None
+    ) -> Any:
+        event_id = event_id or new_event_id()
         try:
             event = validate_guardrail_event(
                 {
@@ -146,7 +174,7 @@ def register_guardrails_api(app: LoopwardenApp, store: TableStore) -> None:
             )
             return await _wait(waiter, settings.api.request_timeout_s)
         finally:
-            app.replies.discard(event_id)
+            app.replies.discard(event_id, waiter)
 
     def load(family: str) -> FamilyState | None:
         data = store.get(family.encode())
@@ -166,8 +194,7 @@ def register_guardrails_api(app: LoopwardenApp, store: TableStore) -> None:
     class LoopComplete(View):
         async def post(self, request: Request) -> Response:
             async def handle() -> Any:
-                raw = await request.read()
-                data = await body_json(request)
+                raw, data = await read_body(request)
                 try:
                     body = LoopCompleteRequest.model_validate(data)
                 except ValidationError as exc:
@@ -178,12 +205,16 @@ def register_guardrails_api(app: LoopwardenApp, store: TableStore) -> None:
                     ) from exc
                 if body.override_fatigue or body.override_max_reruns:
                     authorize(request)
+                elif settings.api.protect_completions and settings.api.token is not None:
+                    check_token(request, "completions")
                 family = family_of(body.loop_id)
                 forwarded = await forward(self, request, family, raw)
                 if forwarded is not None:
                     return forwarded
                 payload = body.model_dump(exclude={"loop_id"}, exclude_none=True)
-                return await publish_and_wait("loop_complete", body.loop_id, payload)
+                key = request.headers.get(IDEMPOTENCY_HEADER) or codec.dumps(payload).decode()
+                event_id = derived_id("loop_complete", body.loop_id, key)
+                return await publish_and_wait("loop_complete", body.loop_id, payload, event_id)
 
             return await answer(self, handle)
 
@@ -191,6 +222,8 @@ def register_guardrails_api(app: LoopwardenApp, store: TableStore) -> None:
     class GuardrailsStatus(View):
         async def get(self, request: Request, loop_id: str) -> Response:
             async def handle() -> Any:
+                if settings.api.protect_status:
+                    check_token(request, "status requests")
                 family = family_of(loop_id)
                 forwarded = await forward(self, request, family, b"")
                 if forwarded is not None:
@@ -207,8 +240,7 @@ def register_guardrails_api(app: LoopwardenApp, store: TableStore) -> None:
         async def post(self, request: Request, loop_id: str) -> Response:
             async def handle() -> Any:
                 authorize(request)
-                raw = await request.read()
-                data = await body_json(request)
+                raw, data = await read_body(request)
                 try:
                     OverridePayload.model_validate(data)
                 except ValidationError as exc:

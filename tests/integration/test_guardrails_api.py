@@ -51,6 +51,7 @@ async def test_loop_complete_status_and_override(api_worker):
                 "orchestrator_persona": "SAGE",
                 "reflection_persona": "SAGE",
             },
+            token=TOKEN,
         )
         assert status == 200, body
         assert body["decision_result"]["new_loop_id"] == f"{family}_r1"
@@ -102,6 +103,11 @@ async def test_bad_bodies_are_refused_with_the_reason(api_worker):
     async with aiohttp.ClientSession() as session:
         status, body, _ = await call(session, "POST", url, data=b"{not json")
         assert status == 400 and "not valid JSON" in body["message"]
+        status, body, _ = await call(session, "POST", url, data=b"[1, 2]")
+        assert status == 400 and "JSON object" in body["message"]
+        huge = b'{"loop_id": "x", "pad": "' + b"x" * 200_000 + b'"}'
+        status, body, _ = await call(session, "POST", url, data=huge, token=TOKEN)
+        assert status == 413 and "api.max_body_bytes" in body["message"]
         status, body, _ = await call(
             session,
             "POST",
@@ -149,6 +155,7 @@ async def test_any_worker_answers_for_any_family(broker, worker_factory):
                     "alignment_score": 0.9,
                     "drift_score": 0.1,
                 },
+                token=TOKEN,
                 retry_s=90,
             )
             assert status == 200, body
@@ -165,3 +172,39 @@ async def test_any_worker_answers_for_any_family(broker, worker_factory):
             assert answers[0] == answers[1]
             assert answers[0]["guardrails_status"]["trace"]["decision"] == "finalize"
     assert served_elsewhere >= 1  # some requests were answered by the partition's owner
+
+
+COMPLETION = {"reflection_status": "done", "alignment_score": 0.5, "drift_score": 0.5}
+
+
+async def test_completions_need_the_token_and_a_retry_counts_once(api_worker):
+    """Issue 15.10: a client retry after a 504 is applied once; 15: who may call what."""
+    family = f"retry-{uuid.uuid4().hex[:6]}"
+    url = f"{api_worker}/orchestrator/loop-complete"
+    body = {"loop_id": family, **COMPLETION}
+    async with aiohttp.ClientSession() as session:
+        status, answer, _ = await call(session, "POST", url, json=body)
+        assert status == 401 and "completions need" in answer["message"]
+        status, _, _ = await call(session, "POST", f"{url}?token={TOKEN}", json=body)
+        assert status == 401  # never from the query string
+        answers = [await call(session, "POST", url, json=body, token=TOKEN) for _ in range(3)]
+        assert [a[0] for a in answers] == [200, 200, 200]
+        assert answers[0][1] == answers[1][1] == answers[2][1]
+        status, state, _ = await call(
+            session, "GET", f"{api_worker}/orchestrator/guardrails-status/{family}"
+        )
+        assert state["guardrails_status"]["rerun_count"] == 1  # not 3
+        keyed = {"loop_id": f"{family}_r1", **COMPLETION}
+        first = await call(session, "POST", url, json=keyed, token=TOKEN)
+        headers = {"Authorization": f"Bearer {TOKEN}", "Idempotency-Key": "attempt-1"}
+        async with session.post(url, json=keyed, headers=headers) as response:
+            assert response.status == 200
+        assert first[0] == 200
+        status, state, _ = await call(
+            session, "GET", f"{api_worker}/orchestrator/guardrails-status/{family}"
+        )
+        # the same body under an explicit key is another completion (the client said so)
+        assert state["guardrails_status"]["rerun_count"] == 3
+        for faust_page in ("/router", "/table/loop-family"):
+            async with session.get(f"{api_worker}{faust_page}") as response:
+                assert response.status == 404, faust_page
