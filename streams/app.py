@@ -1,18 +1,10 @@
 """The Faust application, tuned for per-record cost and fast group joins.
 
-Two things faust-streaming does not expose are set here:
-
-- the consumer's ``fetch_max_wait_ms`` (hard-coded to 1500 ms in faust's aiokafka
-  driver). Tansu parks every fetch for the full wait, so each consume hop would
-  cost up to 1.5 s; ``kafka.fetch_max_wait_ms`` (10 ms) bounds it.
-- the built-in Monitor sensor, which costs about 40 % of throughput and is
-  replaced by loopwarden's own telemetry.
-- the producer's ``flush`` (called before every offset commit) first flushes the
-  :class:`RecordSink` that batches the worker's output (see :mod:`.sink`).
-
-Table recovery reads the changelog up to each partition's end offset, which
-Tansu under-reports (see :mod:`loopwarden.streams.offsets`); with
-``kafka.probe_end_offsets`` (default on) the true end is probed first.
+The Faust/aiokafka workarounds (fetch wait, end-offset probe, sink flush before
+commits) live in :mod:`loopwarden.streams.workarounds`, each with a contract
+test. The built-in Monitor sensor costs about 40 % of throughput and is removed;
+nothing replaces it yet (telemetry is a later issue). Faust's ``/router`` and
+``/table`` pages are off: they would serve table values without authentication.
 
 Group joins: on Tansu a JoinGroup waits half of the session timeout for other
 members (measured: 60 s → 30 s, 10 s → 5 s, 6 s → 3 s), which was the "33 s
@@ -21,80 +13,20 @@ start" of a default worker. ``kafka.session_timeout_s`` defaults to 6 s.
 
 from __future__ import annotations
 
-import logging
 import os
 import socket
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import faust
-from faust.transport.drivers import aiokafka as faust_aiokafka
 from mode import ServiceT
 
-from loopwarden.errors import PublishError
 from loopwarden.settings import Settings
 from loopwarden.streams.dead_letters import DeadLetters
-from loopwarden.streams.offsets import probe_end_offsets
 from loopwarden.streams.replies import Replies
 from loopwarden.streams.runner import AgentRunner, ErrorPolicy, RetryPolicy
 from loopwarden.streams.sink import RecordSink
-
-log = logging.getLogger(__name__)
-
-
-class _TunedConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
-    async def _highwaters(self, partitions: list[Any]) -> Mapping[Any, int]:
-        reported = await super()._highwaters(partitions)
-        app = self.app
-        if not isinstance(app, LoopwardenApp) or not app.loopwarden.kafka.probe_end_offsets:
-            return reported
-        kafka = app.loopwarden.kafka
-        return await probe_end_offsets(
-            kafka.bootstrap_servers, reported, fetch_max_wait_ms=kafka.fetch_max_wait_ms
-        )
-
-    def _create_worker_consumer(self, transport: Any) -> Any:
-        consumer = super()._create_worker_consumer(transport)
-        app = self.app
-        if isinstance(app, LoopwardenApp):
-            # aiokafka reads this attribute when it builds its Fetcher in start().
-            consumer._fetch_max_wait_ms = app.loopwarden.kafka.fetch_max_wait_ms
-        return consumer
-
-
-class _TunedConsumer(faust_aiokafka.Consumer):
-    def _new_consumer_thread(self) -> faust_aiokafka.AIOKafkaConsumerThread:
-        return _TunedConsumerThread(self, loop=self.loop, beacon=self.beacon)
-
-
-class _SinkFlushingProducer(faust_aiokafka.Producer):
-    """Faust flushes its producer before every commit: deliver the sink first.
-
-    A failed delivery is retried with backoff until it succeeds, so the commit
-    waits (and the agents, once the sink is full) instead of passing it; raising
-    here would crash the consumer's commit task and stop the worker.
-    """
-
-    async def flush(self) -> None:
-        app = self.app
-        if isinstance(app, LoopwardenApp):
-            errors = app.loopwarden.errors
-            await app.sink.deliver(errors.retry_initial_s, errors.retry_max_s)
-        await super().flush()
-
-    async def on_stop(self) -> None:
-        app = self.app
-        if isinstance(app, LoopwardenApp) and self._producer is not None:
-            try:
-                await app.sink.flush()
-            except PublishError as exc:  # not committed: reprocessed by the next worker
-                log.error("stopping with %s; their inputs will be processed again", exc)
-        await super().on_stop()
-
-
-class _TunedTransport(faust_aiokafka.Transport):
-    Consumer = _TunedConsumer
-    Producer = _SinkFlushingProducer
+from loopwarden.streams.workarounds import TunedTransport
 
 
 class LoopwardenApp(faust.App):
@@ -134,10 +66,10 @@ class LoopwardenApp(faust.App):
         )
 
     def _new_transport(self) -> Any:
-        return _TunedTransport(self.conf.broker_consumer, self)
+        return TunedTransport(self.conf.broker_consumer, self)
 
     def _new_producer_transport(self) -> Any:
-        return _TunedTransport(self.conf.broker_producer, self)
+        return TunedTransport(self.conf.broker_producer, self)
 
     def on_init_dependencies(self) -> Iterable[ServiceT]:
         services = super().on_init_dependencies()

@@ -1,0 +1,51 @@
+"""Contract tests on the real broker: each workaround still does its job (see
+``loopwarden.streams.workarounds``; the wiring is asserted in the unit tests)."""
+
+from __future__ import annotations
+
+import pytest
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
+from loopwarden.streams.offsets import probe_end_offsets
+from loopwarden.streams.worker import build_worker_app
+
+from .conftest import create_topics, isolated_settings
+
+pytestmark = pytest.mark.integration
+
+
+async def test_the_worker_consumer_fetches_with_the_configured_wait(broker):
+    settings = isolated_settings(broker, "fetch-wait")
+    app = build_worker_app(settings)
+    thread = app.consumer._thread
+    consumer = thread._create_worker_consumer(app.transport)
+    assert consumer._fetch_max_wait_ms == settings.kafka.fetch_max_wait_ms
+    await consumer.start()
+    try:
+        assert consumer._fetcher._fetch_max_wait_ms == settings.kafka.fetch_max_wait_ms == 10
+    finally:
+        await consumer.stop()
+
+
+async def test_the_probe_finds_the_end_of_a_batched_partition(broker):
+    settings = isolated_settings(broker, "probe")
+    create_topics(settings)
+    topic = settings.topics.warnings
+    producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap_servers)
+    await producer.start()
+    try:
+        batch = producer.create_batch()
+        for i in range(5):
+            batch.append(key=None, value=f"r{i}".encode(), timestamp=None)
+        await (await producer.send_batch(batch, topic, partition=1))
+    finally:
+        await producer.stop()
+    consumer = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap_servers)
+    await consumer.start()
+    try:
+        tp = TopicPartition(topic, 1)
+        reported = await consumer.end_offsets([tp])
+    finally:
+        await consumer.stop()
+    probed = await probe_end_offsets(broker.bootstrap_servers, reported)
+    assert probed[tp] == 5, (reported, probed)

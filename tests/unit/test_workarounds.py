@@ -1,0 +1,66 @@
+"""Contract tests: each Faust/aiokafka workaround is still wired where the library calls it.
+
+An upgrade that renames a hook or stops calling it would leave a subclass's
+override silently dead; these tests fail instead. The broker-side behaviour of
+each workaround is asserted in ``tests/integration/test_workarounds.py``.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from aiokafka import AIOKafkaConsumer
+from faust.tables.recovery import Recovery
+from faust.transport import consumer as faust_consumer
+from faust.transport.drivers import aiokafka as faust_aiokafka
+from faust.web import base as faust_web
+
+from loopwarden.settings import Settings
+from loopwarden.streams import workarounds
+from loopwarden.streams.topics import changelog_topics
+from loopwarden.streams.worker import build_worker_app
+
+
+def test_the_worker_app_uses_the_tuned_consumer_and_producer():
+    app = build_worker_app(Settings())
+    assert isinstance(app.consumer, workarounds._TunedConsumer)
+    assert isinstance(app.consumer._thread, workarounds._TunedConsumerThread)
+    assert isinstance(app.producer, workarounds._SinkFlushingProducer)
+
+
+def test_overridden_hooks_exist_in_faust_and_are_called():
+    base = faust_aiokafka.AIOKafkaConsumerThread
+    for hook in ("_highwaters", "_create_worker_consumer"):
+        assert hook in vars(base), f"faust no longer defines {hook}"
+    assert "_new_consumer_thread" in vars(faust_aiokafka.Consumer)
+    # the worker consumer is built through the hook, and recovery asks for highwaters
+    assert "_create_worker_consumer(" in inspect.getsource(base._create_consumer)
+    assert "highwaters(" in inspect.getsource(Recovery)
+
+
+def test_aiokafka_builds_its_fetcher_from_the_patched_attribute():
+    source = inspect.getsource(AIOKafkaConsumer.start)
+    assert "fetch_max_wait_ms=self._fetch_max_wait_ms" in source
+
+
+def test_faust_flushes_the_producer_before_committing():
+    source = inspect.getsource(faust_consumer.Consumer._commit_offsets)
+    flush = source.index("self.app.producer.flush()")
+    assert flush < source.index("self._commit(")
+
+
+def test_faust_router_and_table_pages_are_switched_off():
+    assert faust_web.BLUEPRINT_FLAGS["faust.web.apps.router:blueprint"] == "web_router_enabled"
+    assert faust_web.BLUEPRINT_FLAGS["faust.web.apps.tables.blueprint"] == "web_tables_enabled"
+    app = build_worker_app(Settings(web_port=6066, api={"token": "t"}))
+    assert app.conf.web_router_enabled is False and app.conf.web_tables_enabled is False
+
+
+def test_table_store_writes_where_faust_reads_and_changelogs_are_named_as_created():
+    settings = Settings()
+    app = build_worker_app(settings)
+    names = {table.changelog_topic.get_topic_name() for table in app.tables.values()}
+    assert names == set(changelog_topics(settings))
+    table = app.tables["loop-state"]
+    table.data[b"k"] = b"v"  # what TableStore.put does
+    assert table.get(b"k") == b"v" and list(table.keys()) == [b"k"]
