@@ -13,7 +13,11 @@ SECRETS: tuple[tuple[str, str, str], ...] = (
     ("json password", '{"user": "admin", "password": "S3cr3t-json!"}', "S3cr3t-json!"),
     ("url credentials", "auth failed for postgres://admin:S3cretUrl@db/prod", "S3cretUrl"),
     ("basic auth header", "Authorization: Basic YWRtaW46aHVudGVyMg==", "YWRtaW46aHVudGVyMg=="),
-    ("bearer token", "curl -H 'Authorization: Bearer tok_live_9a8b7c6d5e4f'", "tok_live_9a8b7c6d5e4f"),
+    (
+        "bearer token",
+        "curl -H 'Authorization: Bearer tok_live_9a8b7c6d5e4f'",
+        "tok_live_9a8b7c6d5e4f",
+    ),
     ("mysql -p", "mysql -u root -pMyDbPass42 prod", "MyDbPass42"),
     (
         "aws secret env",
@@ -21,8 +25,16 @@ SECRETS: tuple[tuple[str, str, str], ...] = (
         "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
     ),
     ("aws key id", "key AKIAIOSFODNN7EXAMPLE leaked", "AKIAIOSFODNN7EXAMPLE"),
-    ("openai key", "use sk-proj-abcdefghijklmnopqrstuvwxyz123456", "sk-proj-abcdefghijklmnopqrstuvwxyz123456"),
-    ("github token", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
+    (
+        "openai key",
+        "use sk-proj-abcdefghijklmnopqrstuvwxyz123456",
+        "sk-proj-abcdefghijklmnopqrstuvwxyz123456",
+    ),
+    (
+        "github token",
+        "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+    ),
     (
         "jwt",
         "token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
