@@ -267,6 +267,12 @@ class KafkaSettings(BaseModel):
     max_poll_records: int = Field(5000, ge=1)
     stream_buffer_maxsize: int = Field(16384, ge=1)
     producer_linger_ms: int = Field(2, ge=0)
+    producer_request_timeout_s: float = Field(
+        30.0,
+        gt=0,
+        description="How long the worker's producer waits for a delivery before it fails "
+        "and is retried (Faust's default, 20 minutes, looked like a stalled worker).",
+    )
     probe_end_offsets: bool = Field(
         True,
         description="Read past reported end offsets before table recovery and when a "

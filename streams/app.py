@@ -116,6 +116,7 @@ def create_app(settings: Settings) -> LoopwardenApp:
         stream_buffer_maxsize=kafka.stream_buffer_maxsize,
         stream_wait_empty=False,
         producer_linger=kafka.producer_linger_ms / 1000.0,
+        producer_request_timeout=kafka.producer_request_timeout_s,
         producer_max_batch_size=1024 * 1024,
         autodiscover=False,
         datadir=os.path.join(settings.data_dir, "{conf.name}-data"),

@@ -59,12 +59,17 @@ class EmbeddedBroker:
     """
 
     def __init__(
-        self, port: int | None = None, host: str = "127.0.0.1", log_path: Path | None = None
+        self,
+        port: int | None = None,
+        host: str = "127.0.0.1",
+        log_path: Path | None = None,
+        advertised_port: int | None = None,
     ) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ConfigurationError("the embedded broker listens on loopback only")
         self.host = host
         self.port = port or free_port(host)
+        self.advertised_port = advertised_port or self.port
         self.log_path = log_path
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -82,7 +87,7 @@ class EmbeddedBroker:
             "--listener-url",
             url,
             "--advertised-listener-url",
-            url,
+            f"tcp://{self.host}:{self.advertised_port}",  # a proxy in the fault suite
         ]
         output = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
         try:

@@ -49,3 +49,42 @@ async def test_the_probe_finds_the_end_of_a_batched_partition(broker):
         await consumer.stop()
     probed = await probe_end_offsets(broker.bootstrap_servers, reported)
     assert probed[tp] == 5, (reported, probed)
+
+
+async def test_the_probe_is_not_fooled_by_a_slow_broker(tmp_path):
+    """Issue 15.8: the probe gave up after one empty 100 ms poll; a broker answering a
+    fetch in 300 ms (Tansu under load) made recovery stop short and state go backwards."""
+    from loopwarden.faults.proxy import BrokerProxy
+    from loopwarden.streams.broker import EmbeddedBroker, free_port
+
+    proxy_port = free_port()
+    with EmbeddedBroker(log_path=tmp_path / "b.log", advertised_port=proxy_port) as slow:
+        proxy = BrokerProxy(proxy_port, slow.port).start()
+        try:
+            bootstrap = f"127.0.0.1:{proxy_port}"
+            settings = isolated_settings(slow, "slow-probe").namespaced(
+                "x", bootstrap_servers=bootstrap
+            )
+            create_topics(settings)
+            topic = settings.topics.warnings
+            producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
+            await producer.start()
+            try:
+                batch = producer.create_batch()
+                for i in range(7):
+                    batch.append(key=None, value=f"r{i}".encode(), timestamp=None)
+                await (await producer.send_batch(batch, topic, partition=0))
+            finally:
+                await producer.stop()
+            tp = TopicPartition(topic, 0)
+            consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap)
+            await consumer.start()
+            try:
+                reported = await consumer.end_offsets([tp])
+            finally:
+                await consumer.stop()
+            proxy.delay_s = 0.3
+            probed = await probe_end_offsets(bootstrap, reported)
+        finally:
+            proxy.stop()
+    assert probed[tp] == 7, (reported, probed)
