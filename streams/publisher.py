@@ -25,7 +25,7 @@ from types import TracebackType
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
-from aiokafka.errors import KafkaError, UnknownError, UnsupportedVersionError
+from aiokafka.errors import KafkaError
 
 from loopwarden.agents.guardrails.family import family_of
 from loopwarden.errors import PublishError
@@ -36,6 +36,7 @@ from loopwarden.schemas.ids import new_event_id
 from loopwarden.schemas.memory import validate_memory_write
 from loopwarden.schemas.positions import default_partition
 from loopwarden.settings import Settings
+from loopwarden.streams.producer import start_producer
 
 __all__ = ["AsyncPublisher", "Publisher", "default_partition", "encode_event", "make_action_event"]
 
@@ -68,14 +69,6 @@ def encode_event(event: ActionEvent, published_at: float | None = None) -> bytes
     data = event.model_dump(mode="json", exclude_none=True)
     data["published_at"] = time.time() if published_at is None else published_at
     return codec.dumps(data)
-
-
-_WARNED_NO_IDEMPOTENCE: set[str] = set()
-
-
-def _no_idempotence(exc: KafkaError) -> bool:
-    """The broker refused InitProducerId (Tansu answers UnknownError)."""
-    return isinstance(exc, UnknownError | UnsupportedVersionError)
 
 
 class AsyncPublisher:
@@ -117,7 +110,7 @@ class AsyncPublisher:
         looked up without asking the broker to auto-create it, since an
         auto-created topic would get the broker's default partition count.
         """
-        self._producer = await self._start_producer()
+        self._producer = await start_producer(self.bootstrap_servers, self.settings.publisher)
         try:
             cluster = await self._producer.client.fetch_all_metadata()
             partitions = cluster.partitions_for_topic(self.topic)
@@ -131,36 +124,6 @@ class AsyncPublisher:
             self._producer = None
             raise
         self._partition_count = len(partitions)
-
-    async def _start_producer(self) -> AIOKafkaProducer:
-        cfg = self.settings.publisher
-        acks: int | str = "all" if cfg.acks == "all" else int(cfg.acks)
-        idempotent = cfg.idempotence != "off" and acks == "all"
-        while True:
-            producer = AIOKafkaProducer(
-                bootstrap_servers=self.bootstrap_servers,
-                linger_ms=1,
-                max_batch_size=256 * 1024,
-                max_request_size=4 * 1024 * 1024,
-                acks=acks,
-                enable_idempotence=idempotent,
-            )
-            try:
-                await producer.start()
-                return producer
-            except KafkaError as exc:
-                await producer.stop()
-                if not (idempotent and cfg.idempotence == "auto" and _no_idempotence(exc)):
-                    raise
-                if self.bootstrap_servers not in _WARNED_NO_IDEMPOTENCE:
-                    _WARNED_NO_IDEMPOTENCE.add(self.bootstrap_servers)
-                    log.warning(
-                        "%s does not support idempotent producers (%s); publishing without "
-                        "(LOOPWARDEN_PUBLISHER__IDEMPOTENCE=off silences this)",
-                        self.bootstrap_servers,
-                        type(exc).__name__,
-                    )
-                idempotent = False
 
     async def stop(self) -> None:
         """Flush what is buffered, then disconnect."""

@@ -1,0 +1,141 @@
+"""kill -9 of the worker at random points during a stream with known spins and memory writes.
+
+A share of the kills lands during start-up (group join, table recovery): the
+schedule that once lost 274 warnings for good and left a worker stalled with
+memory writes pending. After the last kill a worker runs to the end of the
+stream; then every expected warning and reflection request must be on its topic
+with the content the detectors give offline (same-id redeliveries allowed),
+every memory write must have an outcome that is not ``rejected``, and LanceDB
+must hold no duplicate row.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from typing import Any
+
+import lancedb
+
+from loopwarden.faults.harness import (
+    MONITOR_WARNINGS,
+    Cluster,
+    cluster,
+    compare,
+    expected_outputs,
+    make_workload,
+    read_json,
+    wait_committed,
+)
+from loopwarden.streams.publisher import AsyncPublisher
+
+
+async def _publish(c: Cluster, workload: Any, duration_s: float) -> list[str]:
+    """Publish the workload spread over ``duration_s``; returns the memory write ids."""
+    events = workload.events
+    chunks = max(1, int(duration_s / 0.25))
+    size = max(1, len(events) // chunks)
+    memory_ids: list[str] = []
+    async with AsyncPublisher(c.settings) as publisher:
+        for start in range(0, len(events), size):
+            for event in events[start : start + size]:
+                publisher.publish_event(event)
+            index = start // size
+            if index < len(workload.memories):
+                memory_ids.append(await publisher.remember(workload.memories[index]))
+            await asyncio.sleep(0.25)
+        for text in workload.memories[len(memory_ids) :]:
+            memory_ids.append(await publisher.remember(text))
+    return memory_ids
+
+
+async def _kill_repeatedly(
+    c: Cluster, rng: random.Random, kills: int, startup_share: float
+) -> dict[str, int]:
+    worker = c.start_worker()
+    during_startup = 0
+    for _ in range(kills):
+        if rng.random() < startup_share:
+            during_startup += 1
+            await asyncio.sleep(rng.uniform(0.3, 4.5))  # joining, recovering
+        else:
+            await asyncio.sleep(rng.uniform(4.5, 9.0))  # processing
+        worker.kill()
+        worker.wait(10)
+        worker = c.start_worker()
+    return {"kills": kills, "during_startup": during_startup}
+
+
+def _lance_rows(uri: str) -> tuple[int, int]:
+    """(rows, rows sharing an id with another row) of the memories table."""
+    db = lancedb.connect(uri)
+    if "memories" not in db.table_names():
+        return 0, 0
+    ids = db.open_table("memories").to_arrow().column("id").to_pylist()
+    return len(ids), len(ids) - len(set(ids))
+
+
+async def crash_run(
+    seed: int,
+    *,
+    kills: int = 20,
+    loops: int = 60,
+    events_per_loop: int = 40,
+    memories: int = 30,
+    startup_share: float = 0.4,
+    catch_up_s: float = 240.0,
+) -> dict[str, Any]:
+    """One seeded run; returns its measurements (see the module docstring)."""
+    rng = random.Random(seed)
+    began = time.monotonic()
+    workload = make_workload(seed, loops, events_per_loop, memories=memories)
+    with cluster(
+        f"crash{seed}", analyst={"enabled": False}, memory={"maintenance_interval_s": 0}
+    ) as c:
+        expected = expected_outputs(workload, c.settings)
+        duration = kills * (0.5 * 2.4 + 0.5 * 6.75)
+        memory_ids, schedule = await asyncio.gather(
+            _publish(c, workload, duration), _kill_repeatedly(c, rng, kills, startup_share)
+        )
+        names = c.settings.topics
+        behind = await wait_committed(
+            c.settings, [names.actions, names.actions_reroute, names.memory_writes], catch_up_s
+        )
+        bootstrap = c.settings.kafka.bootstrap_servers
+        warnings = [
+            w for w in await read_json(bootstrap, names.warnings) if w["kind"] in MONITOR_WARNINGS
+        ]
+        requests = await read_json(bootstrap, names.reflection_requests)
+        outcomes = await read_json(bootstrap, names.memory_outcomes)
+        rows, duplicate_rows = _lance_rows(c.settings.memory.uri)
+    writes = expected.lessons | set(memory_ids)
+    status = {o["event_id"]: o["status"] for o in outcomes if o.get("type") == "memory_outcome"}
+    return {
+        "seed": seed,
+        **schedule,
+        "events": len(workload.events),
+        "warnings": compare(expected.warnings, warnings, "warning_id").__dict__,
+        "requests": compare(expected.requests, requests, "request_id").__dict__,
+        "memory_writes": len(writes),
+        "memory_missing": len(writes - status.keys()),
+        "memory_rejected": sum(1 for s in status.values() if s == "rejected"),
+        "lance_rows": rows,
+        "lance_duplicate_rows": duplicate_rows,
+        "uncommitted_at_end": behind,
+        "seconds": round(time.monotonic() - began, 1),
+    }
+
+
+def crash_ok(result: dict[str, Any]) -> bool:
+    """Every goal of the crash scenario met."""
+    return (
+        result["warnings"]["missing"] == 0
+        and result["warnings"]["changed"] == 0
+        and result["requests"]["missing"] == 0
+        and result["requests"]["changed"] == 0
+        and result["memory_missing"] == 0
+        and result["memory_rejected"] == 0
+        and result["lance_duplicate_rows"] == 0
+        and not any(result["uncommitted_at_end"].values())
+    )

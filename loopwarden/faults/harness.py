@@ -1,0 +1,327 @@
+"""What every fault scenario needs: a broker, workers by pid, a workload with known
+outputs, and a way to read back what the workers produced.
+
+Expected outputs come from the same record processors the workers run, offline,
+over the same events in each loop's publish order; a scenario compares them
+with what is on the output topics once the workers' group has committed
+everything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+
+from loopwarden.agents.monitor.loop_monitor import LoopMonitor
+from loopwarden.agents.monitor.state import LoopState
+from loopwarden.cli.runtime import start_worker_process, stop_process
+from loopwarden.schemas import codec
+from loopwarden.schemas.events import ActionEvent
+from loopwarden.settings import Settings
+from loopwarden.streams.broker import EmbeddedBroker, free_port
+from loopwarden.streams.offsets import probe_end_offsets
+from loopwarden.streams.publisher import make_action_event
+from loopwarden.streams.topics import ensure_topics
+
+MONITOR_WARNINGS = frozenset({"action_type_spin", "code_edit_spin", "action_failed"})
+ACTION_TYPES = ("search", "read_file", "modify_code", "run_tests", "shell", "write_notes")
+
+
+@dataclass
+class Workload:
+    """Events to publish, in order, and memory writes to publish beside them."""
+
+    events: list[ActionEvent]
+    memories: list[str] = field(default_factory=list)
+
+
+def make_workload(
+    seed: int,
+    loops: int,
+    events_per_loop: int,
+    *,
+    repeat_p: float = 0.6,
+    fail_p: float = 0.03,
+    memories: int = 0,
+) -> Workload:
+    """Interleaved loops whose actions repeat their predecessor with ``repeat_p`` (spins)."""
+    rng = random.Random(seed)
+    tag = f"{seed}-{uuid.uuid4().hex[:6]}"
+    last: dict[str, str] = {}
+    remaining = {f"loop-{tag}-{i}": events_per_loop for i in range(loops)}
+    events: list[ActionEvent] = []
+    start = 1_767_225_600.0
+    while remaining:
+        loop_id = rng.choice(sorted(remaining))
+        remaining[loop_id] -= 1
+        if not remaining[loop_id]:
+            del remaining[loop_id]
+        action = last.get(loop_id) if rng.random() < repeat_p else None
+        action = action or rng.choice(ACTION_TYPES)
+        last[loop_id] = action
+        failed = rng.random() < fail_p
+        events.append(
+            make_action_event(
+                loop_id,
+                action,
+                occurred_at=start + len(events) * 0.01,
+                params={"step": len(events)},
+                success=not failed,
+                error_message=f"exit code {rng.randint(1, 9)}" if failed else None,
+            )
+        )
+    texts = [
+        f"fact {tag} number {i}: build {rng.randint(0, 10**6)} passed" for i in range(memories)
+    ]
+    return Workload(events, texts)
+
+
+@dataclass
+class Expected:
+    """Outputs the detectors produce offline for a workload."""
+
+    warnings: dict[str, dict[str, Any]]
+    requests: dict[str, dict[str, Any]]
+    lessons: set[str]
+
+
+def expected_outputs(workload: Workload, settings: Settings) -> Expected:
+    """Run the monitor over the workload as the worker would (each loop in publish order)."""
+    monitor = LoopMonitor(settings.detection)
+    states: dict[str, LoopState] = {}
+    warnings: dict[str, dict[str, Any]] = {}
+    requests: dict[str, dict[str, Any]] = {}
+    lessons: set[str] = set()
+    for event in workload.events:
+        state = states.setdefault(event.loop_id, LoopState(event.loop_id))
+        findings = monitor.observe(state, event)
+        if findings is None:
+            continue
+        warnings.update((w["warning_id"], codec.loads(codec.dumps(w))) for w in findings.warnings)
+        requests.update((r["request_id"], codec.loads(codec.dumps(r))) for r in findings.requests)
+        lessons.update(m["event_id"] for m in findings.memory_writes)
+    return Expected(warnings, requests, lessons)
+
+
+@dataclass
+class Comparison:
+    """Produced against expected outputs, by id."""
+
+    expected: int
+    received: int
+    missing: int
+    changed: int
+    duplicates: int
+
+    @property
+    def ok(self) -> bool:
+        """Nothing missing, nothing changed (duplicates are same-id redeliveries)."""
+        return self.missing == 0 and self.changed == 0
+
+
+def compare(expected: dict[str, dict[str, Any]], got: list[dict[str, Any]], key: str) -> Comparison:
+    """Compare outputs by their id field ``key``."""
+    seen: dict[str, int] = {}
+    changed = set()
+    for item in got:
+        item_id = item[key]
+        seen[item_id] = seen.get(item_id, 0) + 1
+        if item_id in expected and item != expected[item_id]:
+            changed.add(item_id)
+    missing = [i for i in expected if i not in seen]
+    duplicates = sum(count - 1 for count in seen.values())
+    return Comparison(len(expected), len(seen), len(missing), len(changed), duplicates)
+
+
+class Cluster:
+    """An embedded broker (optionally behind a proxy), isolated settings, workers by pid."""
+
+    def __init__(
+        self, name: str, workdir: Path, *, partitions: int = 4, proxy: bool = False
+    ) -> None:
+        self.workdir = workdir
+        self.proxy: Any = None
+        advertised = free_port() if proxy else None
+        self.broker = EmbeddedBroker(log_path=workdir / "broker.log", advertised_port=advertised)
+        self.name = name
+        self.partitions = partitions
+        self.workers: list[subprocess.Popen[bytes]] = []
+        self.settings = Settings()
+        self._proxy_port = advertised
+
+    def start(self, **overrides: Any) -> Cluster:
+        """Start the broker (and proxy), build settings (``overrides`` per group), topics."""
+        self.broker.start()
+        bootstrap = self.broker.bootstrap_servers
+        if self._proxy_port:
+            from loopwarden.faults.proxy import BrokerProxy
+
+            self.proxy = BrokerProxy(self._proxy_port, self.broker.port).start()
+            bootstrap = f"127.0.0.1:{self._proxy_port}"
+        data = tempfile.mkdtemp(prefix="lw-fault-", dir=self.workdir)
+        settings = Settings().namespaced(
+            f"{self.name}-{uuid.uuid4().hex[:6]}",
+            bootstrap_servers=bootstrap,
+            partitions=self.partitions,
+        )
+        memory = settings.memory.model_copy(update={"uri": f"{data}/memory", "embedder": "hashing"})
+        updates: dict[str, Any] = {"data_dir": data, "memory": memory, "log_level": "info"}
+        for group, values in overrides.items():
+            current = getattr(settings, group)
+            updates[group] = (
+                current.model_copy(update=values) if isinstance(values, dict) else values
+            )
+        self.settings = settings.model_copy(update=updates)
+        self._create_topics()
+        return self
+
+    def renamespace(self, tag: str) -> None:
+        """Fresh topic names and app id for the next phase (the broker slows as topics grow)."""
+        fresh = self.settings.namespaced(
+            f"{tag}-{uuid.uuid4().hex[:6]}", partitions=self.partitions
+        )
+        self.settings = fresh
+        self._create_topics()
+
+    def _create_topics(self) -> None:
+        with ThreadPoolExecutor(1) as pool:  # callers may be inside an event loop
+            pool.submit(asyncio.run, ensure_topics(self.settings)).result(60)
+
+    def start_worker(self) -> subprocess.Popen[bytes]:
+        """A ``loopwarden worker`` process with the cluster's settings."""
+        log = self.workdir / f"worker-{len(self.workers)}.log"
+        process = start_worker_process(self.settings, str(log))
+        self.workers.append(process)
+        return process
+
+    def worker_logs(self) -> str:
+        """Every worker's log, concatenated."""
+        return "".join(
+            p.read_text(errors="replace") for p in sorted(self.workdir.glob("worker-*.log"))
+        )
+
+    def stop(self) -> None:
+        """Stop the workers, the proxy and the broker this cluster started (by pid)."""
+        for process in self.workers:
+            if process.poll() is None:
+                stop_process(process, timeout_s=10)
+        if self.proxy is not None:
+            self.proxy.stop()
+        self.broker.stop()
+
+
+@contextmanager
+def cluster(name: str, **overrides: Any) -> Iterator[Cluster]:
+    """A started :class:`Cluster` in a temporary directory, stopped afterwards."""
+    proxy = bool(overrides.pop("proxy", False))
+    partitions = int(overrides.pop("partitions", 4))
+    with tempfile.TemporaryDirectory(prefix=f"lw-{name}-") as workdir:
+        running = Cluster(name, Path(workdir), partitions=partitions, proxy=proxy)
+        try:
+            yield running.start(**overrides)
+        finally:
+            running.stop()
+
+
+async def end_offsets(bootstrap: str, topics: list[str]) -> dict[TopicPartition, int]:
+    """True end offsets of every partition of ``topics``."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap)
+    await consumer.start()
+    try:
+        partitions = [
+            TopicPartition(topic, p)
+            for topic in topics
+            for p in sorted(
+                consumer.partitions_for_topic(topic) or await _partitions(consumer, topic)
+            )
+        ]
+        reported = await consumer.end_offsets(partitions)
+    finally:
+        await consumer.stop()
+    return await probe_end_offsets(bootstrap, reported)
+
+
+async def _partitions(consumer: AIOKafkaConsumer, topic: str) -> set[int]:
+    await consumer._client.force_metadata_update()
+    return consumer.partitions_for_topic(topic) or set()
+
+
+async def wait_committed(settings: Settings, topics: list[str], timeout_s: float) -> dict[str, int]:
+    """Wait until the workers' group committed to the end of ``topics``.
+
+    Returns the records still uncommitted per topic (all zero when caught up).
+    """
+    bootstrap = settings.kafka.bootstrap_servers
+    reader = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap, group_id=settings.app_id, enable_auto_commit=False
+    )
+    await reader.start()
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            ends = await end_offsets(bootstrap, topics)
+            behind = {topic: 0 for topic in topics}
+            for tp, end in ends.items():
+                committed = await reader.committed(tp) or 0
+                behind[tp.topic] += max(0, end - committed)
+            if not any(behind.values()) or time.monotonic() > deadline:
+                return behind
+            await asyncio.sleep(0.5)
+    finally:
+        await reader.stop()
+
+
+async def read_topic(bootstrap: str, topic: str) -> list[tuple[bytes | None, bytes | None, list]]:
+    """Every record of ``topic`` now: (key, value, headers)."""
+    ends = {tp: end for tp, end in (await end_offsets(bootstrap, [topic])).items() if end}
+    records: list[tuple[bytes | None, bytes | None, list]] = []
+    if not ends:
+        return records
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, fetch_max_wait_ms=10)
+    await consumer.start()
+    try:
+        consumer.assign(list(ends))
+        await consumer.seek_to_beginning(*ends)
+        waiting = dict(ends)
+        while waiting:
+            batches = await consumer.getmany(*waiting, timeout_ms=1000, max_records=20_000)
+            for batch in batches.values():
+                records.extend((r.key, r.value, list(r.headers or ())) for r in batch)
+            for tp in list(waiting):
+                if await consumer.position(tp) >= waiting[tp]:
+                    del waiting[tp]
+    finally:
+        await consumer.stop()
+    return records
+
+
+async def read_json(bootstrap: str, topic: str) -> list[dict[str, Any]]:
+    """The JSON values of ``topic`` (tombstones skipped)."""
+    return [codec.loads(value) for _, value, _ in await read_topic(bootstrap, topic) if value]
+
+
+async def wait_ready(settings: Settings, timeout_s: float = 120.0) -> float:
+    """Wait until a worker answers (a failed action's warning comes back); returns seconds."""
+    from loopwarden.streams.publisher import AsyncPublisher
+    from loopwarden.streams.subscriber import WarningSubscriber
+
+    began = time.monotonic()
+    loop_id = f"ready-{uuid.uuid4().hex[:8]}"
+    async with WarningSubscriber(settings, loop_id=loop_id) as warnings:
+        async with AsyncPublisher(settings) as publisher:
+            await publisher.publish(loop_id, "ping", success=False, error_message="ready?")
+        if not await warnings.collect(1, timeout_s):
+            raise TimeoutError(f"no worker answered within {timeout_s:.0f} s")
+    return time.monotonic() - began

@@ -1,0 +1,68 @@
+"""The client SDK's Kafka producer: durable by default (acks=all, idempotent).
+
+``publisher.idempotence=auto`` asks for an idempotent producer and, on a broker
+that refuses InitProducerId (the embedded Tansu answers UnknownError), falls
+back to a plain one with a single warning per broker and process. Events carry
+ids, so a duplicate from a client retry is skipped by the worker either way.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from aiokafka import AIOKafkaProducer
+from aiokafka.errors import KafkaError, UnknownError, UnsupportedVersionError
+
+from loopwarden.settings import PublisherSettings
+
+log = logging.getLogger(__name__)
+
+_REFUSED_IDEMPOTENCE: set[str] = set()
+
+
+class _QuietInitProducerId(logging.Filter):
+    """aiokafka logs a broker's refusal of idempotence as an error; auto mode handles it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "InitProducerId" not in record.getMessage()
+
+
+async def start_producer(bootstrap_servers: str, cfg: PublisherSettings) -> AIOKafkaProducer:
+    """A started producer with the publisher's durability settings."""
+    acks: int | str = "all" if cfg.acks == "all" else int(cfg.acks)
+    auto = cfg.idempotence == "auto"
+    idempotent = cfg.idempotence != "off" and acks == "all"
+    if auto and bootstrap_servers in _REFUSED_IDEMPOTENCE:
+        idempotent = False
+    sender_log = logging.getLogger("aiokafka.producer.sender")
+    while True:
+        producer = AIOKafkaProducer(
+            bootstrap_servers=bootstrap_servers,
+            linger_ms=1,
+            max_batch_size=256 * 1024,
+            max_request_size=4 * 1024 * 1024,
+            acks=acks,
+            enable_idempotence=idempotent,
+        )
+        quiet = _QuietInitProducerId() if auto else None
+        if quiet is not None:
+            sender_log.addFilter(quiet)  # the refusal is expected in auto mode
+        try:
+            await producer.start()
+            return producer
+        except KafkaError as exc:
+            await producer.stop()
+            refused = isinstance(exc, UnknownError | UnsupportedVersionError)
+            if not (idempotent and auto and refused):
+                raise
+            _REFUSED_IDEMPOTENCE.add(bootstrap_servers)
+            log.warning(
+                "%s does not support idempotent producers (%s); publishing without "
+                "(LOOPWARDEN_PUBLISHER__IDEMPOTENCE=off silences this)",
+                bootstrap_servers,
+                type(exc).__name__,
+            )
+            idempotent = False
+        finally:
+            if quiet is not None:
+                sender_log.removeFilter(quiet)
