@@ -292,6 +292,12 @@ class LimitSettings(BaseModel):
         3600.0, gt=0, description="Loop state idle this long (event time) is expired."
     )
     expiry_sweep_interval_s: float = Field(30.0, gt=0)
+    max_clock_skew_s: float = Field(
+        300.0,
+        gt=0,
+        description="An event's time counts for expiry at most this far past its record's "
+        "timestamp (a producer's clock running ahead must not expire other loops).",
+    )
     state_cache_loops: int = Field(
         100_000, ge=0, description="Loop states a worker keeps decoded in memory (0: none)."
     )

@@ -18,7 +18,7 @@ from typing import Any
 
 from loopwarden.agents.guardrails.records import GuardrailProcessor
 from loopwarden.agents.guardrails.state import FamilyState
-from loopwarden.agents.monitor.expiry import IdleLoopSweeper
+from loopwarden.agents.monitor.expiry import IdleLoopSweeper, trusted_event_time
 from loopwarden.schemas import codec
 from loopwarden.schemas.positions import origin_from_headers
 from loopwarden.streams.app import LoopwardenApp
@@ -70,7 +70,10 @@ def register_guardrails(app: LoopwardenApp) -> TableStore:
         for family, state in outcome.states.items():
             key = family.encode()
             store.put(key, state.snapshot(), source.partition)
-            sweeper.touch(key, state.partition, state.updated_at)
+            seen = trusted_event_time(
+                state.updated_at, source.timestamp_ms, limits.max_clock_skew_s
+            )
+            sweeper.touch(key, state.partition, seen)
         for letter in outcome.dead_letters:
             app.dead_letters.send(letter)
         for reroute in outcome.reroutes:

@@ -16,7 +16,7 @@ import logging
 import time
 from typing import Any
 
-from loopwarden.agents.monitor.expiry import IdleLoopSweeper
+from loopwarden.agents.monitor.expiry import IdleLoopSweeper, trusted_event_time
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.schemas import codec
@@ -56,6 +56,7 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
 
     sink = app.sink
     store = TableStore(states, sink)
+    max_skew = settings.limits.max_clock_skew_s
 
     def load_state(loop_id: str) -> LoopState | None:
         data = store.get(loop_id.encode())
@@ -90,7 +91,8 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
         for loop_id, state in outcome.states.items():
             key = loop_id.encode()
             store.put(key, state.snapshot(), source.partition)
-            sweeper.touch(key, state.partition, state.last_seen)
+            seen = trusted_event_time(state.last_seen, source.timestamp_ms, max_skew)
+            sweeper.touch(key, state.partition, seen)
         for letter in outcome.dead_letters:
             app.dead_letters.send(letter)
         for reroute in outcome.reroutes:

@@ -9,11 +9,25 @@ A loop is idle, and its state is dropped, when
   quiet partition never advances event time) — checked by a timer.
 
 Deletions go to the loop's partition's changelog.
+
+Event time comes from producers and is not trusted beyond the record's own
+timestamp: :func:`trusted_event_time` caps it at the record's broker timestamp
+plus ``limits.max_clock_skew_s``, so one event dated a year ahead cannot advance
+a partition's watermark and expire every other loop on it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+
+
+def trusted_event_time(
+    event_time: float, record_timestamp_ms: int | None, max_skew_s: float
+) -> float:
+    """``event_time``, but no later than the record's timestamp plus ``max_skew_s``."""
+    if record_timestamp_ms is None:
+        return event_time
+    return min(event_time, record_timestamp_ms / 1000.0 + max_skew_s)
 
 
 class IdleLoopSweeper:

@@ -62,7 +62,7 @@ def make_workload(
     last: dict[str, str] = {}
     remaining = {f"loop-{tag}-{i}": events_per_loop for i in range(loops)}
     events: list[ActionEvent] = []
-    start = 1_767_225_600.0
+    start = time.time()  # event time near the records' time, as a real agent's
     while remaining:
         loop_id = rng.choice(sorted(remaining))
         remaining[loop_id] -= 1

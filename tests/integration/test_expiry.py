@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 
 import pytest
 
@@ -29,7 +30,7 @@ async def test_an_idle_loop_forgets_its_streak(broker, worker_factory):
     settings = isolated_settings(broker, "expiry", idle_loop_ttl_s=60, expiry_sweep_interval_s=0.05)
     worker_factory(settings)
     idle, busy = two_loops_on_one_partition(settings.topics.partitions)
-    t0 = 1_800_000_000.0
+    t0 = time.time() - 7200  # event time in the past: within the records' clock
     async with LayerOneWarnings(settings) as warnings:
         async with AsyncPublisher(settings, batching=False) as publisher:
             await publisher.publish(idle, "search", occurred_at=t0)
@@ -71,3 +72,28 @@ async def test_loops_of_a_quiet_partition_expire_by_wall_clock(broker, worker_fa
     # without expiry the first new "search" would have been the third in a row
     assert [w.event_ids for w in received] == [fresh]
     assert other  # (the helper also names a second loop of that partition)
+
+
+async def test_an_event_dated_a_year_ahead_does_not_expire_its_neighbours(broker, worker_factory):
+    """A producer's clock running ahead moved the partition's event time a year on, and
+    every other loop of the partition lost its state (seen in the outage scenario)."""
+    settings = isolated_settings(broker, "skew", idle_loop_ttl_s=900, expiry_sweep_interval_s=0.05)
+    worker_factory(settings)
+    steady, skewed = two_loops_on_one_partition(settings.topics.partitions)
+    now = time.time()
+    async with LayerOneWarnings(settings) as warnings:
+        async with AsyncPublisher(settings, batching=False) as publisher:
+            await publisher.publish(steady, "search", occurred_at=now)
+            await publisher.publish(steady, "search", occurred_at=now + 1)
+            for i in range(3):  # a year ahead
+                await publisher.publish(skewed, "think", occurred_at=now + 365 * 86400 + i)
+            await publisher.flush()
+            (barrier,) = await warnings.collect(1, 60)
+            assert barrier.loop_id == skewed
+            await asyncio.sleep(0.2)  # the next record on the partition runs the sweep
+            await publisher.publish(skewed, "write", occurred_at=now + 365 * 86400 + 3)
+            third = await publisher.publish(steady, "search", occurred_at=now + 2)
+        received = await warnings.collect(1, 30)
+    assert [(w.loop_id, w.trigger_event_id, w.consecutive_count) for w in received] == [
+        (steady, third, 3)
+    ]
