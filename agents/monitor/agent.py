@@ -75,7 +75,12 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
     @app.timer(settings.limits.expiry_sweep_interval_s, name="expire_quiet_partitions")
     async def expire_quiet_partitions() -> None:
         for partition in sweeper.quiet_partitions(time.monotonic()):
-            for key in sweeper.expired(partition, store.keys(), peek, everything=True):
+            expired = sweeper.expired(partition, store.keys(), peek, everything=True)
+            if expired:
+                log.info(
+                    "partition %d quiet for the TTL: %d loop(s) expired", partition, len(expired)
+                )
+            for key in expired:
                 store.delete(key, partition)
                 processor.evict(key.decode())
 
@@ -111,7 +116,14 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
             sink.add(names.reflection_requests, request["loop_id"].encode(), codec.dumps(request))
         sweeper.record_seen(source.partition, time.monotonic())
         if sweeper.due(source.partition, time.monotonic()):
-            for key in sweeper.expired(source.partition, store.keys(), peek):
+            expired = sweeper.expired(source.partition, store.keys(), peek)
+            if expired:
+                log.info(
+                    "partition %d: %d loop(s) idle for the TTL (event time) expired",
+                    source.partition,
+                    len(expired),
+                )
+            for key in expired:
                 store.delete(key, source.partition)
                 processor.evict(key.decode())
 

@@ -32,8 +32,9 @@ from loopwarden.streams.publisher import AsyncPublisher, make_action_event
 
 def _streaks(tag: str, loops: int, length: int) -> Workload:
     """``loops`` loops of one repeated action each, interleaved: every loop spins."""
+    start = time.time()  # near the records' own time, as a live agent's events
     events = [
-        make_action_event(f"{tag}-{i}", "search", occurred_at=1_767_225_600 + n, params={"n": n})
+        make_action_event(f"{tag}-{i}", "search", occurred_at=start + n, params={"n": n})
         for n in range(length)
         for i in range(loops)
     ]
