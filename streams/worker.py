@@ -18,6 +18,7 @@ from loopwarden.agents.monitor.agent import register_action_monitor
 from loopwarden.errors import ConfigurationError
 from loopwarden.settings import Settings
 from loopwarden.streams.app import LoopwardenApp, create_app
+from loopwarden.streams.dead_letters import RateLimitedLog
 from loopwarden.streams.topics import ensure_topics
 
 
@@ -48,11 +49,49 @@ class _DropRemovedSensorNoise(logging.Filter):
         return "Missing sensor state" not in record.getMessage()
 
 
+class _QuietRepeats(logging.Filter):
+    """Lets ``burst`` lines of one message template through per minute, then counts.
+
+    With the broker unreachable aiokafka logs every failed connection, fetch and
+    metadata request: about 70 error lines a second, which drown the one line
+    that matters. The repeats are summarised once a minute instead.
+    """
+
+    def __init__(self, burst: int) -> None:
+        super().__init__()
+        self.limiter = RateLimitedLog(logging.getLogger("loopwarden.broker"), burst=burst)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.WARNING:
+            return True
+        return self.limiter.allow(f"{record.name}: {record.msg}")
+
+
+_KAFKA_CLIENT_LOGGERS = (
+    "aiokafka",
+    "aiokafka.conn",
+    "aiokafka.cluster",
+    "aiokafka.consumer.fetcher",
+    "aiokafka.consumer.group_coordinator",
+    "aiokafka.consumer.consumer",
+    "aiokafka.producer.sender",
+    "aiokafka.producer.producer",
+)
+
+
+def quiet_kafka_client_logs(burst: int) -> None:
+    """Rate-limit repeated warnings and errors of the Kafka client (see :class:`_QuietRepeats`)."""
+    quiet = _QuietRepeats(burst)
+    for name in _KAFKA_CLIENT_LOGGERS:
+        logging.getLogger(name).addFilter(quiet)
+
+
 def run_worker(settings: Settings | None = None) -> None:
     """Run a worker in this process until it is stopped (SIGINT/SIGTERM)."""
     settings = settings or Settings()
     for name in ("faust.app.base", LoopwardenApp.__module__):
         logging.getLogger(name).addFilter(_DropRemovedSensorNoise())
+    quiet_kafka_client_logs(settings.errors.log_burst)
     app = build_worker_app(settings)  # settings errors surface before Kafka is contacted
     os.makedirs(settings.data_dir, exist_ok=True)  # Faust creates only the last level
     asyncio.run(ensure_topics(settings))
