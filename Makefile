@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo test lint bench reliability clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/action_monitor.py
+
+# the fault suite in full (about half an hour); a reduced form is part of `make test`
+reliability: $(STAMP)
+	$(BIN)/python benchmarks/reliability.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache benchmarks/results

@@ -70,7 +70,7 @@ async def _kill_repeatedly(
 def _lance_rows(uri: str) -> tuple[int, int]:
     """(rows, rows sharing an id with another row) of the memories table."""
     db = lancedb.connect(uri)
-    if "memories" not in db.table_names():
+    if "memories" not in db.list_tables().tables:
         return 0, 0
     ids = db.open_table("memories").to_arrow().column("id").to_pylist()
     return len(ids), len(ids) - len(set(ids))

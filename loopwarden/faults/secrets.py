@@ -252,7 +252,7 @@ def _scan_files(root: Path) -> int:
 def _scan_rows(uri: str) -> int:
     db = lancedb.connect(uri)
     count = 0
-    for name in db.table_names():
+    for name in db.list_tables().tables:
         table = (
             db.open_table(name)
             .to_arrow()
