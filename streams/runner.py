@@ -58,7 +58,19 @@ def is_transient(exc: BaseException) -> bool:
     if isinstance(exc, OSError):
         return True
     text = str(exc)
-    return "LanceError(IO)" in text or "No space left" in text
+    return any(marker in text for marker in _TRANSIENT_MARKERS)
+
+
+# How LanceDB (a RuntimeError from Rust) and object stores word an unavailable storage.
+_TRANSIENT_MARKERS = (
+    "LanceError(IO)",
+    "Not found:",
+    "No such file",
+    "No space left",
+    "Permission denied",
+    "timed out",
+    "Connection reset",
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -188,3 +188,36 @@ async def test_a_bad_write_is_rejected_alone(broker, worker_factory):
     assert "embedding has 3 dimensions" in received[f"{scope}-bad"]["reason"]
     assert received[f"{scope}-good-1"]["status"].startswith("stored")
     assert received[f"{scope}-good-2"]["status"].startswith("stored")
+
+
+async def test_a_storage_outage_pauses_memory_writes_instead_of_rejecting_them(
+    broker, worker_factory
+):
+    """Issue 15.4: a transient LanceDB/disk failure made writes 'rejected' for good."""
+    import os
+    import time
+    from pathlib import Path
+
+    settings = isolated_settings(broker, "mem-outage")
+    settings = settings.model_copy(
+        update={"memory": settings.memory.model_copy(update={"embedder": "hashing"})}
+    )
+    worker = worker_factory(settings)
+    uri = Path(settings.memory.uri)
+    scope = f"outage-{uuid.uuid4().hex[:6]}"
+    async with (
+        MemoryOutcomeSubscriber(settings, scope=scope) as outcomes,
+        AsyncPublisher(settings) as publisher,
+    ):
+        await publisher.remember("the first fact", event_id=f"{scope}-1", scope=scope)
+        (first,) = await outcomes.collect(1, 90)
+        assert first["status"] == "stored"
+        os.rename(uri, f"{uri}.away")  # the storage goes away
+        await publisher.remember("the second fact", event_id=f"{scope}-2", scope=scope)
+        deadline = time.monotonic() + 60
+        while "retrying" not in worker.log() and time.monotonic() < deadline:
+            await asyncio.sleep(0.2)  # waiting on the worker's own report of the retry
+        assert "retrying" in worker.log(), worker.log()[-3000:]
+        os.rename(f"{uri}.away", uri)  # and comes back
+        (second,) = await outcomes.collect(1, 120)
+    assert (second["event_id"], second["status"]) == (f"{scope}-2", "stored")

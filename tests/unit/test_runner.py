@@ -100,6 +100,7 @@ def test_transient_classification():
     assert is_transient(OSError("x")) and is_transient(TimeoutError())
     assert is_transient(TransientError("model down")) and is_transient(PublishError("x"))
     assert is_transient(RuntimeError("LanceError(IO): read failed"))
+    assert is_transient(RuntimeError("lance error: Not found: /m/memories.lance/data/1.lance"))
     assert not is_transient(ValueError("bad")) and not is_transient(KeyError("k"))
 
 
