@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from aiokafka.partitioner import murmur2
 
@@ -52,6 +53,15 @@ class AppliedPositions:
     def restore(cls, data: dict[str, list[int]]) -> AppliedPositions:
         """Decode :meth:`snapshot`."""
         return cls({int(p): (o, i) for p, (o, i) in data.items()})
+
+    @classmethod
+    def from_state_snapshot(cls, raw: dict[str, Any]) -> AppliedPositions:
+        """The positions of a decoded state snapshot (``off``), of either version:
+        1 kept one ``[offset, index]`` on the state's own partition (``p``)."""
+        if raw.get("v") == 1:
+            offset, index = raw["off"]
+            return cls({raw["p"]: (offset, index)})
+        return cls.restore(raw["off"])
 
 
 def default_partition(key: bytes, partition_count: int) -> int:

@@ -48,6 +48,18 @@ class LoopwardenApp(faust.App):
             partitions=self.loopwarden.topics.partitions,
         )
 
+    def reroute(self, topic: str, reroutes: Iterable[Any]) -> None:
+        """Queue events for their loop's own partition of ``topic`` (a re-route topic);
+        each has ``partition``, ``key``, ``value`` and ``headers`` (its origin)."""
+        for reroute in reroutes:
+            self.sink.add(
+                topic,
+                reroute.key,
+                reroute.value,
+                partition=reroute.partition,
+                headers=reroute.headers,
+            )
+
     def runner(self, name: str, on_error: Callable[[], None] | None = None) -> AgentRunner:
         """The :class:`AgentRunner` for agent ``name``, with the configured error policy."""
         errors = self.loopwarden.errors

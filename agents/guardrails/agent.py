@@ -76,14 +76,7 @@ def register_guardrails(app: LoopwardenApp) -> TableStore:
             sweeper.touch(key, state.partition, seen)
         for letter in outcome.dead_letters:
             app.dead_letters.send(letter)
-        for reroute in outcome.reroutes:
-            sink.add(
-                names.completions_reroute,
-                reroute.key,
-                reroute.value,
-                partition=reroute.partition,
-                headers=reroute.headers,
-            )
+        app.reroute(names.completions_reroute, outcome.reroutes)
         for decision in outcome.decisions:
             sink.add(names.decisions, decision["family_id"].encode(), codec.dumps(decision))
         for warning in outcome.warnings:

@@ -95,13 +95,9 @@ class FamilyState:
         """Inverse of :meth:`snapshot`."""
         raw = codec.loads(data)
         version = raw.get("v")
-        if version == 1:  # one position, on the family's own partition
-            offset, index = raw["off"]
-            applied = AppliedPositions({raw["p"]: (offset, index)})
-        elif version == SNAPSHOT_VERSION:
-            applied = AppliedPositions.restore(raw["off"])
-        else:
+        if version not in (1, SNAPSHOT_VERSION):
             raise ValueError(f"unknown family state snapshot version {version!r}")
+        applied = AppliedPositions.from_state_snapshot(raw)
         return cls(
             family=family,
             partition=raw["p"],

@@ -100,14 +100,7 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
             sweeper.touch(key, state.partition, seen)
         for letter in outcome.dead_letters:
             app.dead_letters.send(letter)
-        for reroute in outcome.reroutes:
-            sink.add(
-                names.actions_reroute,
-                reroute.key,
-                reroute.value,
-                partition=reroute.partition,
-                headers=reroute.headers,
-            )
+        app.reroute(names.actions_reroute, outcome.reroutes)
         for warning in outcome.warnings:
             sink.add(names.warnings, warning["loop_id"].encode(), codec.dumps(warning))
         for write in outcome.memory_writes:

@@ -74,13 +74,9 @@ class LoopState:
         """Decode a snapshot written by :meth:`snapshot`."""
         raw = codec.loads(data)
         version = raw.get("v")
-        if version == 1:  # one position, on the loop's own partition
-            offset, index = raw["off"]
-            applied = AppliedPositions({raw["p"]: (offset, index)})
-        elif version == SNAPSHOT_VERSION:
-            applied = AppliedPositions.restore(raw["off"])
-        else:
+        if version not in (1, SNAPSHOT_VERSION):
             raise ValueError(f"unknown loop state snapshot version {version!r}")
+        applied = AppliedPositions.from_state_snapshot(raw)
         first_seen, last_seen = raw["ts"]
         return cls(
             loop_id=loop_id,
