@@ -20,6 +20,7 @@ from loopwarden.settings import Settings
 from loopwarden.streams.app import LoopwardenApp, create_app
 from loopwarden.streams.dead_letters import RateLimitedLog
 from loopwarden.streams.topics import ensure_topics
+from loopwarden.streams.watchdog import register_broker_watchdog
 
 
 def build_worker_app(settings: Settings | None = None) -> LoopwardenApp:
@@ -39,6 +40,7 @@ def build_worker_app(settings: Settings | None = None) -> LoopwardenApp:
         register_analyst(app, LanceMemoryContext(memory))
     if not app.agents:
         raise ConfigurationError("this worker has no agents to run: check LOOPWARDEN_ROLES")
+    register_broker_watchdog(app)
     return app
 
 

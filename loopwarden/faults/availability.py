@@ -130,7 +130,7 @@ async def outage_run(seed: int, *, outage_s: float = 10.0) -> dict[str, Any]:
 
 def _said(log: str) -> bool:
     """The worker said that the broker was unreachable and that it recovered."""
-    return "not delivered" in log or "retrying" in log or "Unable connect" in log
+    return "does not answer" in log and "answers again" in log
 
 
 def _since(began: float) -> float:
