@@ -10,7 +10,9 @@ everything.
 from __future__ import annotations
 
 import asyncio
+import os
 import random
+import shutil
 import subprocess
 import tempfile
 import time
@@ -213,10 +215,20 @@ class Cluster:
         )
 
     def stop(self) -> None:
-        """Stop the workers, the proxy and the broker this cluster started (by pid)."""
+        """Stop the workers, the proxy and the broker this cluster started (by pid).
+
+        With ``LOOPWARDEN_FAULTS_LOGS`` set, the workers' and broker's logs are kept
+        in that folder (under the cluster's name) for a post-mortem.
+        """
         for process in self.workers:
             if process.poll() is None:
                 stop_process(process, timeout_s=10)
+        keep = os.environ.get("LOOPWARDEN_FAULTS_LOGS")
+        if keep:
+            target = Path(keep) / self.name
+            target.mkdir(parents=True, exist_ok=True)
+            for log in self.workdir.glob("*.log"):
+                shutil.copy(log, target / log.name)
         if self.proxy is not None:
             self.proxy.stop()
         self.broker.stop()
