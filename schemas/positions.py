@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from aiokafka.partitioner import murmur2
@@ -64,11 +65,13 @@ class AppliedPositions:
         return cls.restore(raw["off"])
 
 
+@lru_cache(maxsize=200_000)
 def default_partition(key: bytes, partition_count: int) -> int:
     """Kafka's default partitioner: murmur2(key) & 0x7fffffff mod partitions.
 
     Java clients, aiokafka and librdkafka's ``murmur2_random`` agree on it; the
-    state of a loop lives on the partition its id maps to.
+    state of a loop lives on the partition its id maps to. Cached: murmur2 in
+    Python costs about 4 µs, and the worker routes every event by it.
     """
     return (murmur2(key) & 0x7FFFFFFF) % partition_count
 

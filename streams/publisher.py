@@ -42,8 +42,6 @@ __all__ = ["AsyncPublisher", "Publisher", "default_partition", "encode_event", "
 
 log = logging.getLogger(__name__)
 
-_PARTITION_CACHE_MAX = 100_000
-
 
 def make_action_event(
     loop_id: str,
@@ -94,7 +92,6 @@ class AsyncPublisher:
         self._batch_max = self.settings.publisher.batch_max_events
         self._producer: AIOKafkaProducer | None = None
         self._partition_count = 0
-        self._partition_of: dict[str, int] = {}
         self._buffers: dict[int, list[tuple[str, str, bytes]]] = {}
         self._timers: dict[int, asyncio.TimerHandle] = {}
         self._inflight: set[asyncio.Future[Any]] = set()
@@ -281,13 +278,7 @@ class AsyncPublisher:
     # -- internals --------------------------------------------------------------------------
 
     def _partition(self, loop_id: str) -> int:
-        partition = self._partition_of.get(loop_id)
-        if partition is None:
-            if len(self._partition_of) >= _PARTITION_CACHE_MAX:
-                self._partition_of.clear()
-            partition = default_partition(loop_id.encode(), self._partition_count)
-            self._partition_of[loop_id] = partition
-        return partition
+        return default_partition(loop_id.encode(), self._partition_count)
 
     def _flush_partition(self, partition: int) -> None:
         timer = self._timers.pop(partition, None)

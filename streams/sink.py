@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from aiokafka import AIOKafkaProducer
 
 from loopwarden.errors import PublishError
-from loopwarden.streams.publisher import default_partition
+from loopwarden.schemas.positions import default_partition
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,6 @@ class RecordSink:
         self._timer: asyncio.TimerHandle | None = None
         self._background: set[asyncio.Task[None]] = set()
         self._partition_counts: dict[str, int] = {}
-        self._partition_of: dict[tuple[str, bytes], int] = {}
         self._error: BaseException | None = None
         self.sent = 0
 
@@ -212,19 +211,9 @@ class RecordSink:
                 if count is None:
                     count = len(await producer.partitions_for(topic))
                     self._partition_counts[topic] = count
-                partition = self._partition(topic, record.key, count)
+                partition = 0 if record.key is None else default_partition(record.key, count)
             groups.setdefault(partition, []).append(record)
         return groups
-
-    def _partition(self, topic: str, key: bytes | None, count: int) -> int:
-        if key is None:
-            return 0
-        cached = self._partition_of.get((topic, key))
-        if cached is None:
-            if len(self._partition_of) > 200_000:
-                self._partition_of.clear()
-            cached = self._partition_of[(topic, key)] = default_partition(key, count)
-        return cached
 
     async def _send(
         self, producer: AIOKafkaProducer, topic: str, partition: int, records: list[_Pending]
