@@ -36,6 +36,7 @@ class LoopwardenApp(faust.App):
     sink: RecordSink
     dead_letters: DeadLetters
     replies: Replies
+    runners: dict[str, AgentRunner]
 
     def raw_topic(self, *names: str) -> Any:
         """A topic (or several, read as one stream) of bytes keys and values with the
@@ -68,7 +69,7 @@ class LoopwardenApp(faust.App):
             if self.sink.full:
                 await self.sink.flush()
 
-        return AgentRunner(
+        runner = AgentRunner(
             name,
             self.dead_letters,
             policy=ErrorPolicy(errors.on_processing_error),
@@ -76,6 +77,8 @@ class LoopwardenApp(faust.App):
             on_error=on_error,
             flush_when_full=flush_when_full,
         )
+        self.runners[name] = runner
+        return runner
 
     def _new_transport(self) -> Any:
         return TunedTransport(self.conf.broker_consumer, self)
@@ -135,6 +138,7 @@ def create_app(settings: Settings) -> LoopwardenApp:
     )
     app.loopwarden = settings
     app.replies = Replies()
+    app.runners = {}
     app.sink = RecordSink(
         lambda: app.producer._ensure_producer(),  # the aiokafka producer Faust flushes
         linger_s=kafka.producer_linger_ms / 1000.0,

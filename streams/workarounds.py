@@ -12,6 +12,18 @@ assert that each is still in effect, so an upgrade that silently disables one
 - **end-offset probe**: table recovery reads the changelog up to each partition's
   end offset, which Tansu under-reports (see :mod:`loopwarden.streams.offsets`);
   with ``kafka.probe_end_offsets`` (default on) the true end is probed first.
+- **stale fetches after a seek**: Faust hands a fetched batch from the consumer
+  thread to the event loop and yields it record by record; a rebalance or seek
+  in between (kills during start-up make one a second after the first join)
+  rewinds aiokafka to the committed offsets, yet Faust keeps yielding the old
+  batch under the new generation. Its records then arrive ahead of the rewound
+  ones: Faust's read offset jumps past records it then drops as already read
+  (never processed, never acked: the commit stalls, or a recorded gap commits
+  past them), and its acked list gets duplicates (commits crawl one offset per
+  interval). Loop states skipped those events as replays and went backwards.
+  The consumer thread now notes each partition's position when it hands a batch
+  over, and the consumer stops yielding a batch whose partition was reassigned
+  or moved since: aiokafka re-fetches from the new position.
 - **sink flush before commits**: Faust flushes its producer before every offset
   commit; the worker's producer delivers the :class:`~.sink.RecordSink` first,
   retrying until it succeeds (raising there would crash the commit task).
@@ -23,7 +35,7 @@ These classes expect the app to be a :class:`~loopwarden.streams.app.LoopwardenA
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from faust.transport.drivers import aiokafka as faust_aiokafka
@@ -34,7 +46,34 @@ from loopwarden.streams.offsets import probe_end_offsets
 log = logging.getLogger(__name__)
 
 
+class _FetchedRecords(dict):  # type: ignore[type-arg]
+    """A fetched batch with each partition's aiokafka state and position at hand-over."""
+
+    positions: dict[Any, tuple[Any, int]]
+
+
 class _TunedConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
+    async def _fetch_records(
+        self,
+        consumer: Any,
+        active_partitions: Any,
+        timeout: float | None = None,
+        max_records: int | None = None,
+    ) -> Any:
+        records = await super()._fetch_records(
+            consumer, active_partitions, timeout=timeout, max_records=max_records
+        )
+        if not records:
+            return records
+        batch = _FetchedRecords(records)
+        assignment = consumer._subscription.subscription.assignment
+        batch.positions = {}
+        for tp in records:
+            state = assignment.state_value(tp) if assignment is not None else None
+            if state is not None and state.has_valid_position:
+                batch.positions[tp] = (state, state.position)
+        return batch
+
     async def _highwaters(self, partitions: list[Any]) -> Mapping[Any, int]:
         reported = await super()._highwaters(partitions)
         kafka = self.app.loopwarden.kafka
@@ -52,8 +91,38 @@ class _TunedConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
 
 
 class _TunedConsumer(faust_aiokafka.Consumer):
+    stale_records = 0
+    _positions: dict[Any, tuple[Any, int]]
+
     def _new_consumer_thread(self) -> faust_aiokafka.AIOKafkaConsumerThread:
         return _TunedConsumerThread(self, loop=self.loop, beacon=self.beacon)
+
+    async def _wait_next_records(self, timeout: float) -> Any:
+        records, active_partitions = await super()._wait_next_records(timeout)
+        self._positions = getattr(records, "positions", {})
+        return records, active_partitions
+
+    async def getmany(self, timeout: float) -> AsyncIterator[Any]:
+        stale: set[Any] = set()
+        async for tp, message in super().getmany(timeout):
+            if tp in stale or not self._still_at_fetched_position(tp):
+                if tp not in stale:
+                    stale.add(tp)
+                    log.info(
+                        "%s was reassigned or moved since its records were fetched: "
+                        "dropping them (they are fetched again from the new position)",
+                        tp,
+                    )
+                self.stale_records += 1
+                continue
+            yield tp, message
+
+    def _still_at_fetched_position(self, tp: Any) -> bool:
+        fetched = self._positions.get(tp)
+        if fetched is None:
+            return True
+        state, position = fetched
+        return bool(state._assignment.active) and state._position == position
 
 
 class _SinkFlushingProducer(faust_aiokafka.Producer):

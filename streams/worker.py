@@ -19,6 +19,7 @@ from loopwarden.errors import ConfigurationError
 from loopwarden.settings import Settings
 from loopwarden.streams.app import LoopwardenApp, create_app
 from loopwarden.streams.dead_letters import RateLimitedLog
+from loopwarden.streams.diagnostics import register_diagnostics
 from loopwarden.streams.topics import ensure_topics
 from loopwarden.streams.watchdog import register_broker_watchdog
 
@@ -41,6 +42,7 @@ def build_worker_app(settings: Settings | None = None) -> LoopwardenApp:
     if not app.agents:
         raise ConfigurationError("this worker has no agents to run: check LOOPWARDEN_ROLES")
     register_broker_watchdog(app)
+    register_diagnostics(app)
     return app
 
 

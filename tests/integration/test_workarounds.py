@@ -88,3 +88,43 @@ async def test_the_probe_is_not_fooled_by_a_slow_broker(tmp_path):
         finally:
             proxy.stop()
     assert probed[tp] == 7, (reported, probed)
+
+
+async def test_records_fetched_before_a_seek_or_a_reassignment_are_stale(broker):
+    """Issue 15.8: Faust yielded a batch fetched before a rebalance after the rewind to
+    the committed offsets; its records overtook the rewound ones (dropped as already
+    read: the commit stalled, or loop states skipped events and went backwards)."""
+    settings = isolated_settings(broker, "stale-fetch")
+    create_topics(settings)
+    tp = TopicPartition(settings.topics.actions, 0)
+    producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap_servers)
+    await producer.start()
+    try:
+        for i in range(10):
+            await producer.send_and_wait(tp.topic, f"r{i}".encode(), partition=0)
+    finally:
+        await producer.stop()
+    app = build_worker_app(settings)
+    faust_consumer = app.consumer
+    consumer = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap_servers, fetch_max_wait_ms=10)
+    await consumer.start()
+    try:
+        consumer.assign([tp])
+        consumer.seek(tp, 0)
+
+        async def fetch() -> None:
+            batch = await faust_consumer._thread._fetch_records(consumer, {tp}, timeout=10)
+            assert [r.offset for r in batch[tp]][:1] == [0]
+            faust_consumer._positions = batch.positions
+
+        await fetch()
+        assert faust_consumer._still_at_fetched_position(tp)
+        consumer.seek(tp, 0)  # a rewind: what Faust does after every rebalance
+        assert not faust_consumer._still_at_fetched_position(tp)
+
+        await fetch()
+        assert faust_consumer._still_at_fetched_position(tp)
+        consumer.assign([tp])  # a new assignment of the same partition
+        assert not faust_consumer._still_at_fetched_position(tp)
+    finally:
+        await consumer.stop()

@@ -64,3 +64,14 @@ def test_table_store_writes_where_faust_reads_and_changelogs_are_named_as_create
     table = app.tables["loop-state"]
     table.data[b"k"] = b"v"  # what TableStore.put does
     assert table.get(b"k") == b"v" and list(table.keys()) == [b"k"]
+
+
+def test_faust_yields_fetched_batches_through_the_overridden_hooks():
+    """The stale-fetch guard needs: the thread fetches through ``_fetch_records``, the
+    consumer gets batches through ``_wait_next_records`` inside ``getmany``, and the
+    fetcher's drain loop iterates ``getmany``."""
+    thread_getmany = inspect.getsource(faust_aiokafka.AIOKafkaConsumerThread.getmany)
+    assert "self._fetch_records" in thread_getmany
+    assert "_fetch_records" in vars(faust_aiokafka.AIOKafkaConsumerThread)
+    assert "self._wait_next_records(" in inspect.getsource(faust_consumer.Consumer.getmany)
+    assert "self.getmany" in inspect.getsource(faust_consumer.Consumer._drain_messages)
