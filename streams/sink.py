@@ -11,7 +11,9 @@ Delivery stays at-least-once: Faust flushes its producer before it commits
 offsets, and the worker's producer flushes the sink first (see
 :mod:`loopwarden.streams.app`), so no offset is committed before the outputs of
 the records below it are acknowledged. Records of one topic-partition are sent
-in the order they were added.
+in the order they were added. A table's changelog is sent only after the other
+records of the same flush are acknowledged (:meth:`RecordSink.deliver_last`), so
+a restored state never includes an event whose outputs were lost.
 
 A delivery that fails (also in a background flush nobody awaits) is latched, as
 Quix Streams' producer does: its records are kept, ahead of newer ones, and the
@@ -64,6 +66,7 @@ class RecordSink:
         self._background: set[asyncio.Task[None]] = set()
         self._partition_counts: dict[str, int] = {}
         self._error: BaseException | None = None
+        self._last_topics: set[str] = set()
         self.sent = 0
 
     @property
@@ -110,10 +113,22 @@ class RecordSink:
             loop = asyncio.get_running_loop()
             self._timer = loop.call_later(self.linger_s, self._flush_in_background)
 
+    def deliver_last(self, topic: str) -> None:
+        """Send ``topic``'s records (a table's changelog) only once every other record
+        of the same flush is acknowledged.
+
+        A state must never be durable before the outputs of the events it has
+        applied: a worker killed in between would leave a successor whose restored
+        state skips those events as replays, and their outputs would be lost.
+        """
+        self._last_topics.add(topic)
+
     async def flush(self) -> None:
         """Send everything added so far and wait until the broker acknowledged it.
 
-        Raises :class:`PublishError` when a record is still undelivered (it is kept
+        Outputs go first; the records of :meth:`deliver_last` topics follow once
+        the outputs are acknowledged. Raises :class:`PublishError` when a record
+        is still undelivered (it is kept, with every state record of the flush,
         and sent again by the next flush).
         """
         async with self._lock:
@@ -126,35 +141,46 @@ class RecordSink:
                     error, self._error = self._error, None
                     raise PublishError(f"output not delivered: {error}") from error
                 return
-            failed: dict[str, list[_Pending]] = {}
-            errors: list[BaseException] = []
-            try:
-                producer = self._producer()
-                sends: list[tuple[str, list[_Pending], list[asyncio.Future[object]]]] = []
-                for topic, records in buffers.items():
-                    groups = await self._by_partition(producer, topic, records)
-                    for partition, group in groups.items():
-                        sends.append(
-                            (topic, group, await self._send(producer, topic, partition, group))
-                        )
-            except Exception as exc:  # the producer cannot even take them: keep everything
-                self._keep(buffers)
-                self._error = self._error or exc
-                raise PublishError(f"output not delivered: {exc}") from exc
-            for topic, group, deliveries in sends:
-                results = await asyncio.gather(*deliveries, return_exceptions=True)
-                group_errors = [r for r in results if isinstance(r, BaseException)]
-                if group_errors:
-                    failed.setdefault(topic, []).extend(group)
-                    errors.extend(group_errors)
-                else:
-                    self.sent += len(group)
-            if failed:
-                self._keep(failed)
-                self._error = self._error or errors[0]
-                count = sum(len(group) for group in failed.values())
-                raise PublishError(f"{count} output record(s) not delivered: {errors[0]}")
+            outputs = {t: r for t, r in buffers.items() if t not in self._last_topics}
+            states = {t: r for t, r in buffers.items() if t in self._last_topics}
+            for phase, later in ((outputs, states), (states, {})):
+                if phase:
+                    await self._deliver_phase(phase, later)
             self._error = None
+
+    async def _deliver_phase(
+        self, phase: dict[str, list[_Pending]], later: dict[str, list[_Pending]]
+    ) -> None:
+        """Send ``phase`` and wait for it; on failure keep its undelivered records and
+        all of ``later`` (not sent), latch the error and raise."""
+        try:
+            producer = self._producer()
+            sends: list[tuple[str, list[_Pending], list[asyncio.Future[object]]]] = []
+            for topic, records in phase.items():
+                groups = await self._by_partition(producer, topic, records)
+                for partition, group in groups.items():
+                    deliveries = await self._send(producer, topic, partition, group)
+                    sends.append((topic, group, deliveries))
+        except Exception as exc:  # the producer cannot even take them: keep everything
+            # (records already handed over may arrive too: duplicates, never losses)
+            self._keep({**phase, **later})
+            self._error = self._error or exc
+            raise PublishError(f"output not delivered: {exc}") from exc
+        failed: dict[str, list[_Pending]] = {}
+        errors: list[BaseException] = []
+        for topic, group, deliveries in sends:
+            results = await asyncio.gather(*deliveries, return_exceptions=True)
+            group_errors = [r for r in results if isinstance(r, BaseException)]
+            if group_errors:
+                failed.setdefault(topic, []).extend(group)
+                errors.extend(group_errors)
+            else:
+                self.sent += len(group)
+        if failed:
+            self._keep({**failed, **later})
+            self._error = self._error or errors[0]
+            count = sum(len(group) for group in failed.values())
+            raise PublishError(f"{count} output record(s) not delivered: {errors[0]}")
 
     async def deliver(self, initial_s: float = 0.5, max_s: float = 30.0) -> None:
         """Flush, retrying with backoff until everything is delivered (a commit waits)."""

@@ -22,6 +22,7 @@ class TableStore:
         self.table = table
         self.sink = sink
         self.changelog = table.changelog_topic.get_topic_name()
+        sink.deliver_last(self.changelog)  # a state never outlives the outputs it caused
 
     def get(self, key: bytes) -> bytes | None:
         """The stored value, or None."""

@@ -118,3 +118,36 @@ async def _read(bootstrap: str, topic: str, key: bytes, count: int) -> list[byte
         return values
     finally:
         await consumer.stop()
+
+
+async def test_state_records_wait_until_the_outputs_are_delivered(broker):
+    """Issue 15.8 (outputs lost under kill -9): a changelog record landed while the
+    warnings of the same event did not; the next worker's restored state skipped the
+    event as a replay and its warnings were never sent. State now goes last."""
+    from loopwarden.errors import PublishError
+    from loopwarden.faults.harness import read_topic
+
+    settings = isolated_settings(broker, "sink-order")
+    create_topics(settings)
+    state, output = settings.topics.dead_letter, settings.topics.warnings
+    producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap_servers)
+    await producer.start()
+    try:
+        sink = RecordSink(lambda: producer, linger_s=60)
+        sink.deliver_last(state)
+        sink.add(state, b"loop", b"state after event 1", partition=0)  # added first
+        sink.add(output, b"loop", b"warning of event 1", partition=99)  # cannot be delivered
+        with pytest.raises(PublishError):
+            await sink.flush()
+        assert sink.pending_records == 2  # both kept for the next flush
+
+        sink = RecordSink(lambda: producer, linger_s=60)
+        sink.deliver_last(state)
+        sink.add(state, b"loop", b"state after event 2", partition=0)
+        sink.add(output, b"loop", b"warning of event 2", partition=0)
+        await sink.flush()
+    finally:
+        await producer.stop()
+    bootstrap = broker.bootstrap_servers
+    assert [v for _, v, _ in await read_topic(bootstrap, state)] == [b"state after event 2"]
+    assert [v for _, v, _ in await read_topic(bootstrap, output)] == [b"warning of event 2"]
