@@ -24,6 +24,11 @@ assert that each is still in effect, so an upgrade that silently disables one
   The consumer thread now notes each partition's position when it hands a batch
   over, and the consumer stops yielding a batch whose partition was reassigned
   or moved since: aiokafka re-fetches from the new position.
+- **acks from an earlier generation**: a record a stream received before a
+  rebalance and reads after it is skipped, and Faust acks it into the new
+  generation's bookkeeping; the commit then passes that offset before the
+  re-fetched record is processed (a kill in between lost it). Such acks now
+  only mark the message done.
 - **sink flush before commits**: Faust flushes its producer before every offset
   commit; the worker's producer delivers the :class:`~.sink.RecordSink` first,
   retrying until it succeeds (raising there would crash the commit task).
@@ -39,6 +44,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from faust.transport.drivers import aiokafka as faust_aiokafka
+from faust.types.tuples import ack_lock
 
 from loopwarden.errors import PublishError
 from loopwarden.streams.offsets import probe_end_offsets
@@ -116,6 +122,15 @@ class _TunedConsumer(faust_aiokafka.Consumer):
                 self.stale_records += 1
                 continue
             yield tp, message
+
+    def ack(self, message: Any) -> bool:
+        generation = message.generation_id
+        if generation is not None and generation != self.app.consumer_generation_id:
+            with ack_lock:  # as Faust's ack: marks it done, counts nothing
+                message.acked = True
+                self._unacked_messages.discard(message)
+            return False
+        return bool(super().ack(message))
 
     def _still_at_fetched_position(self, tp: Any) -> bool:
         fetched = self._positions.get(tp)

@@ -75,3 +75,31 @@ def test_faust_yields_fetched_batches_through_the_overridden_hooks():
     assert "_fetch_records" in vars(faust_aiokafka.AIOKafkaConsumerThread)
     assert "self._wait_next_records(" in inspect.getsource(faust_consumer.Consumer.getmany)
     assert "self.getmany" in inspect.getsource(faust_consumer.Consumer._drain_messages)
+
+
+def test_an_ack_from_an_earlier_generation_does_not_move_the_commit():
+    """Issue 15.8: a record received before a rebalance and skipped after it was acked
+    into the new generation's bookkeeping, so the commit passed it before the
+    re-fetched record was processed (a kill then lost it)."""
+    from faust.types import TP
+    from faust.types.tuples import Message
+
+    settings = Settings()
+    app = build_worker_app(settings)
+    consumer = app.consumer
+    tp = TP(settings.topics.actions, 0)
+    app.topics._acking_topics.add(tp.topic)  # as the conductor does when it subscribes
+    app.consumer_generation_id = 6
+    consumer._committed_offset[tp] = 10
+
+    def message(offset: int, generation: int) -> Message:
+        msg = Message(tp.topic, 0, offset, 0.0, 0, None, b"k", b"v", None, None, tp=tp)
+        msg.generation_id = generation
+        consumer._unacked_messages.add(msg)
+        return msg
+
+    stale, current = message(12, generation=5), message(10, generation=6)
+    assert consumer.ack(stale) is False
+    assert stale.acked and stale not in consumer._unacked_messages
+    assert consumer.ack(current) is True
+    assert consumer._acked[tp] == [10]
