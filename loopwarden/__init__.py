@@ -3,31 +3,44 @@
 The few names an agent needs::
 
     from loopwarden import AsyncPublisher, Publisher, Settings, WarningSubscriber
+
+Names are imported on first use, so ``import loopwarden`` (and the command line)
+does not pay for the Kafka client or the schemas until they are needed.
 """
 
-from loopwarden.errors import (
-    EventValidationError,
-    LoopwardenError,
-    PublishError,
-)
-from loopwarden.schemas import ActionEvent, LoopWarning, ReflectionLevel, ReflectionRequest
-from loopwarden.settings import Settings
-from loopwarden.streams.publisher import AsyncPublisher, Publisher, make_action_event
-from loopwarden.streams.subscriber import (
-    AnalysisSubscriber,
-    DeadLetterSubscriber,
-    DecisionSubscriber,
-    MemoryOutcomeSubscriber,
-    ReflectionRequestSubscriber,
-    WarningSubscriber,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+_EXPORTS = {
+    "ActionEvent": "loopwarden.schemas",
+    "AnalysisSubscriber": "loopwarden.streams.subscriber",
+    "AsyncPublisher": "loopwarden.streams.publisher",
+    "BrokerUnavailableError": "loopwarden.errors",
+    "DeadLetterSubscriber": "loopwarden.streams.subscriber",
+    "DecisionSubscriber": "loopwarden.streams.subscriber",
+    "EventValidationError": "loopwarden.errors",
+    "LoopWarning": "loopwarden.schemas",
+    "LoopwardenError": "loopwarden.errors",
+    "MemoryOutcomeSubscriber": "loopwarden.streams.subscriber",
+    "PublishError": "loopwarden.errors",
+    "Publisher": "loopwarden.streams.sync_publisher",
+    "ReflectionLevel": "loopwarden.schemas",
+    "ReflectionRequest": "loopwarden.schemas",
+    "ReflectionRequestSubscriber": "loopwarden.streams.subscriber",
+    "Settings": "loopwarden.settings",
+    "WarningSubscriber": "loopwarden.streams.subscriber",
+    "make_action_event": "loopwarden.streams.publisher",
+}
 
 __all__ = [
     "ActionEvent",
     "AnalysisSubscriber",
     "AsyncPublisher",
+    "BrokerUnavailableError",
     "DeadLetterSubscriber",
     "DecisionSubscriber",
     "EventValidationError",
@@ -44,3 +57,37 @@ __all__ = [
     "__version__",
     "make_action_event",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'loopwarden' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:  # for type checkers and IDEs: the names as if imported eagerly
+    from loopwarden.errors import (
+        BrokerUnavailableError,
+        EventValidationError,
+        LoopwardenError,
+        PublishError,
+    )
+    from loopwarden.schemas import ActionEvent, LoopWarning, ReflectionLevel, ReflectionRequest
+    from loopwarden.settings import Settings
+    from loopwarden.streams.publisher import AsyncPublisher, make_action_event
+    from loopwarden.streams.subscriber import (
+        AnalysisSubscriber,
+        DeadLetterSubscriber,
+        DecisionSubscriber,
+        MemoryOutcomeSubscriber,
+        ReflectionRequestSubscriber,
+        WarningSubscriber,
+    )
+    from loopwarden.streams.sync_publisher import Publisher

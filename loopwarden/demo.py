@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from loopwarden.agents.monitor.loop_monitor import LoopMonitor
@@ -129,6 +129,7 @@ class DemoResult:
     received: list[LoopWarning]
     dead_letters: int
     missing: list[str]
+    other: list[LoopWarning] = field(default_factory=list)  # e.g. the analyst's logic_spin
 
     @property
     def ok(self) -> bool:
@@ -148,6 +149,7 @@ async def run_demo(
     expected = expected_warnings(events, settings)
     expected_ids = {w["warning_id"] for w in expected}
     received: list[LoopWarning] = []
+    other: list[LoopWarning] = []
     async with WarningSubscriber(settings) as warnings, DeadLetterSubscriber(settings) as letters:
         publisher_task = asyncio.create_task(_publish(settings, events, step_delay_s, echo))
 
@@ -156,6 +158,9 @@ async def run_demo(
                 if warning.warning_id in expected_ids:
                     received.append(warning)
                     echo(_format(warning))
+                elif run_id in warning.loop_id:  # not a detector's: the analyst's, say so
+                    other.append(warning)
+                    echo(f"(from the reflection analyst, not compared offline)\n{_format(warning)}")
                 if len(received) >= len(expected_ids):
                     return
 
@@ -170,7 +175,7 @@ async def run_demo(
         )
     got = {w.warning_id for w in received}
     missing = [f"{w['loop_id']}:{w['kind']}" for w in expected if w["warning_id"] not in got]
-    return DemoResult(len(expected_ids), received, bad, missing)
+    return DemoResult(len(expected_ids), received, bad, missing, other)
 
 
 async def _collect_dead_letters(

@@ -7,7 +7,10 @@ LoopwardenError
 │   ├── EventValidationError  JSON that breaks the event contract (carries field paths)
 │   └── EventTooLargeError    larger than ``limits.max_event_bytes``
 ├── PublishError              the broker did not accept published events
-└── BrokerError               the embedded broker could not be started
+│   └── PublisherUnavailableError   … because nothing answered at the bootstrap servers
+└── BrokerError               a broker could not be started or reached
+    └── BrokerUnavailableError      nothing answers at the bootstrap servers
+        (PublisherUnavailableError is one too)
 """
 
 from __future__ import annotations
@@ -75,4 +78,16 @@ class PublishError(LoopwardenError):
 
 
 class BrokerError(LoopwardenError):
-    """The embedded broker could not be started or reached."""
+    """A broker (the embedded one, or Kafka) could not be started or reached."""
+
+
+class BrokerUnavailableError(BrokerError):
+    """Nothing answers at the bootstrap servers (the message names them)."""
+
+
+class PublisherUnavailableError(PublishError, BrokerUnavailableError):
+    """A publisher could not reach the broker: catch it as either parent."""
+
+
+class NothingReceivedError(LoopwardenError):
+    """A wait for a record (a decision, an outcome, ``tail --timeout``) timed out."""

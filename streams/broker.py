@@ -39,6 +39,16 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
+def port_in_use(host: str, port: int) -> bool:
+    """True when something already listens on (or holds) ``host:port``."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
 def wait_for_port(host: str, port: int, timeout_s: float) -> None:
     """Block until ``host:port`` accepts TCP connections, or raise BrokerError."""
     deadline = time.monotonic() + timeout_s
@@ -79,7 +89,13 @@ class EmbeddedBroker:
         return f"{self.host}:{self.port}"
 
     def start(self, timeout_s: float = 15.0) -> EmbeddedBroker:
-        """Start the broker and wait until it accepts connections."""
+        """Start the broker and wait until it accepts connections.
+
+        Raises :class:`BrokerError` when the port is taken (the answer would come
+        from someone else), the broker exits, or nothing listens in time.
+        """
+        if port_in_use(self.host, self.port):
+            raise BrokerError(f"port {self.port} on {self.host} is in use: choose another --port")
         url = f"tcp://{self.host}:{self.port}"
         command = [
             broker_binary(),

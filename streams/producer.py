@@ -13,7 +13,9 @@ import logging
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError, UnknownError, UnsupportedVersionError
 
+from loopwarden.errors import PublisherUnavailableError
 from loopwarden.settings import PublisherSettings
+from loopwarden.streams.connect import start_client
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +50,7 @@ async def start_producer(bootstrap_servers: str, cfg: PublisherSettings) -> AIOK
         if quiet is not None:
             sender_log.addFilter(quiet)  # the refusal is expected in auto mode
         try:
-            await producer.start()
+            await start_client(producer, bootstrap_servers, PublisherUnavailableError)
             return producer
         except KafkaError as exc:
             await producer.stop()

@@ -1,4 +1,4 @@
-"""Publishing action events: an async publisher and a sync wrapper for plain loops.
+"""Publishing action events from asyncio code (``sync_publisher`` wraps it for plain loops).
 
 Events are validated when they are built (a bad field raises
 :class:`~loopwarden.errors.EventValidationError` in the caller, with the field
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import time
 from collections.abc import Mapping
 from types import TracebackType
@@ -30,15 +29,20 @@ from aiokafka.errors import KafkaError
 from loopwarden.agents.guardrails.family import family_of
 from loopwarden.errors import PublishError
 from loopwarden.schemas import codec
-from loopwarden.schemas.completions import validate_guardrail_event
-from loopwarden.schemas.events import ActionEvent, validate_action
+from loopwarden.schemas.completions import (
+    CompletionPayload,
+    OverridePayload,
+    validate_guardrail_event,
+)
+from loopwarden.schemas.events import ActionEvent, ActionPayload, validate_action
 from loopwarden.schemas.ids import new_event_id
-from loopwarden.schemas.memory import validate_memory_write
+from loopwarden.schemas.known_fields import refuse_unknown_fields
+from loopwarden.schemas.memory import MemoryPayload, validate_memory_write
 from loopwarden.schemas.positions import default_partition
 from loopwarden.settings import Settings
 from loopwarden.streams.producer import start_producer
 
-__all__ = ["AsyncPublisher", "Publisher", "default_partition", "encode_event", "make_action_event"]
+__all__ = ["AsyncPublisher", "default_partition", "encode_event", "make_action_event"]
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +55,9 @@ def make_action_event(
     occurred_at: float | None = None,
     **payload: Any,
 ) -> ActionEvent:
-    """Build and validate an action event; payload fields as in :class:`ActionPayload`."""
+    """Build and validate an action event; payload fields as in :class:`ActionPayload`
+    (an unknown one raises :class:`EventValidationError`, e.g. ``succes=False``)."""
+    refuse_unknown_fields(payload, ActionPayload)
     return validate_action(
         {
             "event_id": event_id or new_event_id(),
@@ -200,6 +206,7 @@ class AsyncPublisher:
         (``bias_tags``, personas, ``override_*``, ``max_reruns``). The record is
         keyed by the loop's family, so the family's guardrail state stays together.
         """
+        refuse_unknown_fields(fields, CompletionPayload)
         payload = {
             "reflection_status": "done",
             "alignment_score": alignment_score,
@@ -211,12 +218,14 @@ class AsyncPublisher:
     async def override_guardrails(self, loop_id: str, override_by: str, **fields: Any) -> str:
         """Publish a guardrail override for ``loop_id``'s family (``override_fatigue``,
         ``override_max_reruns``, ``override_reason``)."""
+        refuse_unknown_fields(fields, OverridePayload)
         payload = {"override_by": override_by, **fields}
         return await self._send_guardrail_event("guardrail_override", loop_id, payload)
 
     async def remember(self, content: str, *, event_id: str | None = None, **fields: Any) -> str:
         """Publish a memory write (``fields`` as in
         :class:`~loopwarden.schemas.memory.MemoryPayload`); keyed by its scope."""
+        refuse_unknown_fields(fields, MemoryPayload)
         write = validate_memory_write(
             {
                 "event_id": event_id or new_event_id(),
@@ -314,91 +323,3 @@ class AsyncPublisher:
             log.error("publishing %d event(s) failed: %s", len(items), exc)
             self._failed.extend(event_id for _, event_id, _ in items)
             self._errors.append(exc)
-
-
-class Publisher:
-    """Synchronous publisher for agent loops that are not asyncio.
-
-    Runs an :class:`AsyncPublisher` on a background thread; ``publish`` returns
-    the event id at once and ``flush``/``close`` wait for delivery.
-
-    >>> with Publisher(settings) as publisher:
-    ...     publisher.publish("loop-1", "shell", params={"cmd": "ls"})
-    """
-
-    def __init__(
-        self,
-        settings: Settings | None = None,
-        *,
-        bootstrap_servers: str | None = None,
-        topic: str | None = None,
-        batching: bool = True,
-        timeout_s: float = 30.0,
-    ) -> None:
-        self._timeout_s = timeout_s
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(
-            target=self._loop.run_forever, name="loopwarden-publisher", daemon=True
-        )
-        self._async = AsyncPublisher(
-            settings, bootstrap_servers=bootstrap_servers, topic=topic, batching=batching
-        )
-        self._started = False
-
-    def start(self) -> Publisher:
-        """Start the background loop and connect."""
-        self._thread.start()
-        try:
-            self._call(self._async.start())
-        except BaseException:
-            self._shutdown_loop()
-            raise
-        self._started = True
-        return self
-
-    def publish(self, loop_id: str, action_type: str, **fields: Any) -> str:
-        """Build, validate and enqueue one action event; return its event id."""
-        return self.publish_event(make_action_event(loop_id, action_type, **fields))
-
-    def publish_event(self, event: ActionEvent | Mapping[str, Any]) -> str:
-        """Enqueue an already built event (or a dict that is validated first)."""
-        if not self._started:
-            raise PublishError("publisher is not started")
-        if not isinstance(event, ActionEvent):
-            event = validate_action(dict(event))
-        data = encode_event(event)
-        self._loop.call_soon_threadsafe(self._async.enqueue, event.loop_id, event.event_id, data)
-        return event.event_id
-
-    def flush(self) -> None:
-        """Wait until every published event is acknowledged by the broker."""
-        self._call(self._async.flush())
-
-    def close(self) -> None:
-        """Flush, disconnect and stop the background thread."""
-        if not self._started:
-            return
-        self._started = False
-        try:
-            self._call(self._async.stop())
-        finally:
-            self._shutdown_loop()
-
-    def __enter__(self) -> Publisher:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def _call(self, coro: Any) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(self._timeout_s)
-
-    def _shutdown_loop(self) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(self._timeout_s)
-        self._loop.close()

@@ -35,6 +35,7 @@ from loopwarden.schemas.dead_letter import DeadLetter
 from loopwarden.schemas.reflection import ReflectionRequest
 from loopwarden.schemas.warnings import LoopWarning
 from loopwarden.settings import Settings
+from loopwarden.streams.connect import start_client
 from loopwarden.streams.offsets import probe_end_offsets
 from loopwarden.streams.publisher import default_partition
 
@@ -80,7 +81,7 @@ class TopicSubscriber(Generic[T]):
             fetch_max_wait_ms=self.settings.kafka.fetch_max_wait_ms,
             auto_offset_reset="earliest" if self.from_beginning else "latest",
         )
-        await consumer.start()
+        await start_client(consumer, self.bootstrap_servers)
         self._consumer = consumer
         try:
             if self.group_id is not None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import KafkaConnectionError, TopicAlreadyExistsError
+from aiokafka.errors import TopicAlreadyExistsError
 
-from loopwarden.errors import BrokerError, ConfigurationError
+from loopwarden.errors import ConfigurationError
 from loopwarden.settings import Settings
+from loopwarden.streams.connect import start_client
 
 log = logging.getLogger(__name__)
 
@@ -62,13 +63,7 @@ async def ensure_topics(settings: Settings) -> list[str]:
     looked up on the wrong partition.
     """
     admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka.bootstrap_servers)
-    try:
-        await admin.start()
-    except KafkaConnectionError as exc:
-        raise BrokerError(
-            f"cannot reach Kafka at {settings.kafka.bootstrap_servers} "
-            "(LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS)"
-        ) from exc
+    await start_client(admin, settings.kafka.bootstrap_servers)
     try:
         existing = set(await admin.list_topics())
         await _check_partitions(admin, settings, existing)

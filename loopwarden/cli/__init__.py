@@ -1,34 +1,108 @@
-"""The ``loopwarden`` command line."""
+"""The ``loopwarden`` command line.
+
+Subcommands are imported when they run (``loopwarden --help`` and ``publish``
+never import LanceDB or Faust), failures are one line with a documented exit
+code (:mod:`loopwarden.cli.exits`), and the connection options work before or
+after the subcommand.
+"""
 
 from __future__ import annotations
 
+import importlib
 import logging
+import os
+import sys
+from typing import Any
 
 import click
 
 from loopwarden import __version__
-from loopwarden.cli.demo import demo
-from loopwarden.cli.io import detect, publish, tail
-from loopwarden.cli.memory import memory
-from loopwarden.cli.runtime import broker, dev, topics, worker
+from loopwarden.cli.exits import Exit, classify
+
+# name → (module, attribute, one-line help shown by `loopwarden --help`)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "broker": ("loopwarden.cli.runtime", "broker", "Run the embedded Tansu broker on loopback."),
+    "worker": ("loopwarden.cli.runtime", "worker", "Run a worker: detect spins, send warnings."),
+    "dev": ("loopwarden.cli.runtime", "dev", "Embedded broker plus one worker, for development."),
+    "topics": ("loopwarden.cli.runtime", "topics", "Create loopwarden's topics."),
+    "demo": ("loopwarden.cli.demo", "demo", "Broker, worker and simulated agents, end to end."),
+    "publish": ("loopwarden.cli.io", "publish", "Publish action events from JSON lines."),
+    "tail": ("loopwarden.cli.io", "tail", "Follow warnings, reflection requests or dead letters."),
+    "detect": ("loopwarden.cli.io", "detect", "Run the detectors offline over JSON lines."),
+    "memory": ("loopwarden.cli.memory", "memory", "Agent memory in LanceDB, directly."),
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="loopwarden")
+class LoopwardenGroup(click.Group):
+    """Lazily loaded subcommands, and one error style for all of them."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        spec = COMMANDS.get(name)
+        if spec is None:
+            return None
+        module, attribute, _ = spec
+        command: click.Command = getattr(importlib.import_module(module), attribute)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, summary) for name, (_, _, summary) in COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except KeyboardInterrupt:
+            raise click.exceptions.Exit(Exit.INTERRUPTED) from None
+        except Exception as exc:
+            if ctx.meta.get("loopwarden.debug"):
+                raise
+            failure = classify(exc)
+            if failure is None:
+                click.echo(
+                    f"Error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
+                    err=True,
+                )
+                raise click.exceptions.Exit(Exit.ERROR) from None
+            raise failure from None
+
+
+@click.group(
+    cls=LoopwardenGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.version_option(__version__, "-V", "--version", prog_name="loopwarden")
+@click.option(
+    "--bootstrap-servers",
+    "-b",
+    metavar="HOST:PORT[,…]",
+    help="Kafka bootstrap servers for every subcommand [env LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS].",
+)
 @click.option("--verbose", "-v", is_flag=True, help="Log at INFO level.")
-def main(verbose: bool) -> None:
+@click.option("--debug", is_flag=True, help="Log at DEBUG level and show tracebacks.")
+@click.pass_context
+def main(ctx: click.Context, bootstrap_servers: str | None, verbose: bool, debug: bool) -> None:
     """loopwarden: watch agents' actions on Kafka, detect spins, push warnings back.
 
     Settings come from LOOPWARDEN_* environment variables (nested with "__", e.g.
-    LOOPWARDEN_DETECTION__SPIN_THRESHOLD=4); options below override them.
+    LOOPWARDEN_DETECTION__SPIN_THRESHOLD=4); options override them. Exit codes:
+    0 ok, 1 error, 2 usage, 3 broker unreachable, 4 bad input, 5 nothing received
+    before --timeout. Shell completion: eval "$(_LOOPWARDEN_COMPLETE=bash_source loopwarden)"
+    (zsh_source, fish_source for other shells).
     """
+    if bootstrap_servers:  # subcommands (and the workers they start) read it from here
+        os.environ["LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS"] = bootstrap_servers
+    ctx.meta["loopwarden.debug"] = debug
     logging.basicConfig(
-        level=logging.INFO if verbose else logging.WARNING,
+        level=logging.DEBUG if debug else logging.INFO if verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
     )
 
 
-for command in (broker, worker, dev, topics, demo, publish, tail, detect, memory):
-    main.add_command(command)
-
-__all__ = ["main"]
+__all__ = ["COMMANDS", "main"]

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import sys
+import shutil
 import tempfile
 import time
 from pathlib import Path
 
 import click
 
+from loopwarden.cli.exits import Exit
 from loopwarden.cli.options import settings_with
 from loopwarden.cli.runtime import start_worker_process, stop_process
-from loopwarden.demo import run_demo
-from loopwarden.streams.broker import EmbeddedBroker
-from loopwarden.streams.topics import ensure_topics
 
 
 @click.command()
@@ -25,15 +23,24 @@ from loopwarden.streams.topics import ensure_topics
     show_default=True,
     help="Give up waiting for warnings after this many seconds.",
 )
-@click.option("--keep-logs", is_flag=True, help="Print where the broker and worker logs are.")
+@click.option(
+    "--keep-logs",
+    is_flag=True,
+    help="Keep the broker and worker logs (and the demo's data) and print where.",
+)
 def demo(timeout: float, keep_logs: bool) -> None:
     """Run the whole path on the embedded broker and print the warnings.
 
     Starts Tansu on a free loopback port and a worker process, publishes five
     simulated agent loops (healthy, spinning, stuck editing, failing) plus two bad
     events, prints each warning with the timeline text an agent would inject and
-    each dead letter, then stops everything it started.
+    each dead letter, then stops everything it started. Its temporary folder (logs,
+    memory) is removed afterwards unless --keep-logs is given or the demo failed.
     """
+    from loopwarden.demo import run_demo
+    from loopwarden.streams.broker import EmbeddedBroker
+    from loopwarden.streams.topics import ensure_topics
+
     logs = Path(tempfile.mkdtemp(prefix="loopwarden-demo-"))
     started = time.monotonic()
     with EmbeddedBroker(log_path=logs / "broker.log") as broker:
@@ -54,12 +61,14 @@ def demo(timeout: float, keep_logs: bool) -> None:
             code = stop_process(worker)
     elapsed = time.monotonic() - started
     click.echo(
-        f"\n{len(result.received)}/{result.expected} expected warnings received, "
-        f"{result.dead_letters} dead letters, in {elapsed:.1f}s "
-        f"(worker exit code {code})"
+        f"\n{len(result.received)}/{result.expected} detector warnings received, each as "
+        f"the detectors give it offline; {len(result.other)} from the reflection analyst; "
+        f"{result.dead_letters} dead letters; in {elapsed:.1f}s (worker exit code {code})"
     )
     if keep_logs or not result.ok:
-        click.echo(f"logs: {logs}")
+        click.echo(f"logs and data kept in {logs}")
+    else:
+        shutil.rmtree(logs, ignore_errors=True)
     if not result.ok:
         click.echo(f"missing: {', '.join(result.missing) or 'dead letters'}", err=True)
-        sys.exit(1)
+        raise click.exceptions.Exit(Exit.ERROR)

@@ -1,4 +1,8 @@
-"""``loopwarden publish | tail | detect``: events in, warnings out."""
+"""``loopwarden publish | tail | detect``: events in, warnings out.
+
+The Kafka client, the schemas and the detectors are imported inside the
+commands that use them, so ``--help`` and the other commands start fast.
+"""
 
 from __future__ import annotations
 
@@ -6,25 +10,20 @@ import asyncio
 import contextlib
 import sys
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
-from loopwarden.agents.monitor.records import RecordProcessor
-from loopwarden.agents.monitor.state import LoopState
-from loopwarden.cli.options import bootstrap_option, event_from_json, now, settings_with
-from loopwarden.errors import EventError
-from loopwarden.schemas import codec
-from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
-from loopwarden.schemas.warnings import LoopWarning
-from loopwarden.settings import Settings
-from loopwarden.streams.publisher import AsyncPublisher, encode_event
-from loopwarden.streams.subscriber import (
-    DeadLetterSubscriber,
-    ReflectionRequestSubscriber,
-    TopicSubscriber,
-    WarningSubscriber,
-)
+from loopwarden.cli.exits import Exit
+from loopwarden.cli.options import bootstrap_option, settings_with
+from loopwarden.errors import NothingReceivedError
+
+if TYPE_CHECKING:
+    from loopwarden.agents.monitor.records import RecordProcessor
+    from loopwarden.agents.monitor.state import LoopState
+    from loopwarden.schemas.dead_letter import DeadLetter
+    from loopwarden.settings import Settings
+    from loopwarden.streams.subscriber import TopicSubscriber
 
 
 def _lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
@@ -43,15 +42,21 @@ def publish(source: IO[bytes], bootstrap_servers: str | None, no_batching: bool)
 
     Each line is a full envelope ({"event_id", "loop_id", "occurred_at", "payload"})
     or the flat form {"loop_id": …, "action_type": …, <payload fields>}. Bad lines
-    are reported on stderr and skipped; the exit code is 1 if any line was bad.
+    are reported on stderr and skipped; the good ones are published, and the exit
+    code is 4 if any line was bad.
     """
     settings = settings_with(bootstrap_servers)
     bad = asyncio.run(_publish(settings, source, batching=not no_batching))
     if bad:
-        sys.exit(1)
+        raise click.exceptions.Exit(Exit.BAD_INPUT)
 
 
 async def _publish(settings: Settings, source: IO[bytes], batching: bool) -> int:
+    from loopwarden.cli.options import event_from_json, now
+    from loopwarden.errors import EventError
+    from loopwarden.schemas import codec
+    from loopwarden.streams.publisher import AsyncPublisher, encode_event
+
     bad = 0
     async with AsyncPublisher(settings, batching=batching) as publisher:
         for line_no, line in _lines(source):
@@ -84,7 +89,12 @@ TAIL_TOPICS = ("warnings", "requests", "dead-letters")
 )
 @click.option("--from-beginning", is_flag=True, help="Start at the oldest record, not the end.")
 @click.option("--limit", type=int, default=0, help="Stop after this many records (0: no limit).")
-@click.option("--timeout", type=float, default=0.0, help="Stop after this many seconds (0: never).")
+@click.option(
+    "--timeout",
+    type=float,
+    default=0.0,
+    help="Stop after this many seconds (0: never); exit code 5 if nothing came.",
+)
 def tail(
     bootstrap_servers: str | None,
     loop_id: str | None,
@@ -95,23 +105,31 @@ def tail(
     timeout: float,
 ) -> None:
     """Follow warnings (or reflection requests, or dead letters) as they arrive."""
+    from loopwarden.streams.subscriber import (
+        DeadLetterSubscriber,
+        ReflectionRequestSubscriber,
+        WarningSubscriber,
+    )
+
     settings = settings_with(bootstrap_servers)
-    subscriber: TopicSubscriber[Any]
-    if topic == "warnings":
-        subscriber = WarningSubscriber(settings, loop_id=loop_id, from_beginning=from_beginning)
-    elif topic == "requests":
-        subscriber = ReflectionRequestSubscriber(
-            settings, loop_id=loop_id, from_beginning=from_beginning
-        )
-    else:
-        subscriber = DeadLetterSubscriber(settings, loop_id=loop_id, from_beginning=from_beginning)
+    kinds = {
+        "warnings": WarningSubscriber,
+        "requests": ReflectionRequestSubscriber,
+        "dead-letters": DeadLetterSubscriber,
+    }
+    subscriber = kinds[topic](settings, loop_id=loop_id, from_beginning=from_beginning)
+    shown = 0
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_tail(subscriber, fmt, limit, timeout))
+        shown = asyncio.run(_tail(subscriber, fmt, limit, timeout))
+    if timeout and not shown:
+        raise NothingReceivedError(f"no {topic} within {timeout:g} s")
 
 
-async def _tail(subscriber: TopicSubscriber[Any], fmt: str, limit: int, timeout: float) -> None:
+async def _tail(subscriber: TopicSubscriber[Any], fmt: str, limit: int, timeout: float) -> int:
+    shown = 0
+
     async def follow() -> None:
-        shown = 0
+        nonlocal shown
         async with subscriber:
             async for item in subscriber:
                 click.echo(render(item, fmt), nl=fmt == "text")
@@ -124,10 +142,15 @@ async def _tail(subscriber: TopicSubscriber[Any], fmt: str, limit: int, timeout:
             await asyncio.wait_for(follow(), timeout)
     else:
         await follow()
+    return shown
 
 
 def render(item: Any, fmt: str) -> str:
     """One output item as a JSON line or as readable text."""
+    from loopwarden.schemas import codec
+    from loopwarden.schemas.dead_letter import DeadLetter
+    from loopwarden.schemas.warnings import LoopWarning
+
     data = item.to_json_dict()
     if fmt == "json":
         return codec.dumps_line(data).decode()
@@ -142,7 +165,7 @@ def render(item: Any, fmt: str) -> str:
     return f"[{data['kind']}] loop={data['loop_id']} level={data['level']}\n"
 
 
-def format_warning(warning: LoopWarning) -> str:
+def format_warning(warning: Any) -> str:
     """A warning for people: a header line, then the timeline text indented."""
     header = (
         f"[{warning.loop_id}] {warning.kind} (level {warning.level}, "
@@ -169,8 +192,12 @@ def detect(source: IO[bytes], requests: bool, progress: bool | None) -> None:
 
     No broker is involved: the very same code as the worker runs over the file,
     one loop state per loop id, and warnings are printed as JSON lines. Lines use
-    the formats of `loopwarden publish`; bad lines are reported on stderr.
+    the formats of `loopwarden publish`; bad lines are reported on stderr and the
+    exit code is then 4.
     """
+    from loopwarden.agents.monitor.records import RecordProcessor
+    from loopwarden.settings import Settings
+
     settings = Settings()
     processor = RecordProcessor(settings.detection, settings.limits.max_event_bytes)
     states: dict[str, LoopState] = {}
@@ -193,6 +220,8 @@ def detect(source: IO[bytes], requests: bool, progress: bool | None) -> None:
         f"warning(s), {counts['bad']} bad line(s)",
         err=True,
     )
+    if counts["bad"]:
+        raise click.exceptions.Exit(Exit.BAD_INPUT)
 
 
 def _detect_line(
@@ -204,6 +233,12 @@ def _detect_line(
     requests: bool,
     counts: dict[str, int],
 ) -> DeadLetter | None:
+    from loopwarden.cli.options import event_from_json
+    from loopwarden.errors import EventError
+    from loopwarden.schemas import codec
+    from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
+    from loopwarden.streams.publisher import encode_event
+
     source = SourcePosition("file", 0, line_no)
     try:
         event = event_from_json(codec.loads(line), line_no)

@@ -1,22 +1,25 @@
-"""``loopwarden memory write | search | show | maintain | stats``: the memory store directly."""
+"""``loopwarden memory write | search | show | maintain | stats``: the memory store directly.
+
+LanceDB (about 1.7 s to import) is loaded only when a memory command runs.
+"""
 
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from loopwarden.agents.memory.maintenance import Maintenance
-from loopwarden.agents.memory.service import MemoryService
-from loopwarden.errors import EventValidationError
 from loopwarden.schemas import codec
-from loopwarden.schemas.ids import new_event_id
-from loopwarden.schemas.memory import validate_memory_write
-from loopwarden.settings import Settings
+
+if TYPE_CHECKING:
+    from loopwarden.agents.memory.service import MemoryService
 
 
 def _service() -> MemoryService:
+    from loopwarden.agents.memory.service import MemoryService
+    from loopwarden.settings import Settings
+
     return MemoryService(Settings().memory)
 
 
@@ -53,6 +56,9 @@ def write(
     scores: tuple[str, ...],
 ) -> None:
     """Store a memory (redacted, de-duplicated, conflict-checked) and print the outcome."""
+    from loopwarden.schemas.ids import new_event_id
+    from loopwarden.schemas.memory import validate_memory_write
+
     try:
         parsed = {k.strip(): float(v) for k, v in (s.split("=", 1) for s in scores)}
         event = validate_memory_write(
@@ -70,8 +76,8 @@ def write(
                 },
             }
         )
-    except (ValueError, EventValidationError) as exc:
-        raise click.ClickException(str(exc)) from exc
+    except ValueError as exc:  # a --score that is not DIM=NUMBER
+        raise click.BadParameter(str(exc), param_hint="--score") from exc
     (outcome,) = _service().writer.write([event], time.time())
     click.echo(codec.dumps(outcome).decode())
 
@@ -119,6 +125,8 @@ def show(memory_id: str) -> None:
 @memory.command()
 def maintain() -> None:
     """Run one maintenance cycle and print its report."""
+    from loopwarden.agents.memory.maintenance import Maintenance
+
     service = _service()
     report = Maintenance(service.table, service.settings).run(time.time())
     click.echo(codec.dumps(report.to_json_dict()).decode())

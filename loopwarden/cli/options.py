@@ -5,18 +5,21 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from loopwarden.schemas.events import ActionEvent, validate_action
-from loopwarden.settings import Settings
+if TYPE_CHECKING:
+    from loopwarden.schemas.events import ActionEvent
+    from loopwarden.settings import Settings
 
 ENVELOPE_KEYS = {"event_id", "loop_id", "occurred_at", "payload"}
 
 
 def settings_with(bootstrap_servers: str | None = None, **top: Any) -> Settings:
     """Settings from the environment, with CLI overrides applied."""
+    from loopwarden.settings import Settings
+
     settings = Settings()
     update: dict[str, Any] = {k: v for k, v in top.items() if v is not None}
     if bootstrap_servers:
@@ -48,6 +51,8 @@ def event_from_json(obj: Any, line_no: int, default_time: float | None = None) -
     missing ``event_id`` becomes ``line-N`` and a missing ``occurred_at`` becomes
     ``default_time`` (or N seconds, so offline runs are deterministic).
     """
+    from loopwarden.schemas.events import validate_action
+
     if isinstance(obj, dict) and "payload" not in obj:
         flat = dict(obj)
         envelope = {k: flat.pop(k) for k in list(flat) if k in ENVELOPE_KEYS | {"schema_version"}}

@@ -8,24 +8,26 @@ import signal
 import subprocess
 import sys
 import time
+from typing import TYPE_CHECKING
 
 import click
 
 from loopwarden.cli.options import bootstrap_option, settings_with
-from loopwarden.errors import LoopwardenError
-from loopwarden.settings import Settings, settings_env
-from loopwarden.streams.broker import EmbeddedBroker
-from loopwarden.streams.topics import ensure_topics
+
+if TYPE_CHECKING:
+    from loopwarden.settings import Settings
 
 
 @click.command()
 @click.option("--port", type=int, default=0, help="Port on 127.0.0.1 (default: a free one).")
 def broker(port: int) -> None:
     """Run the embedded Tansu broker (memory only) on loopback until Ctrl-C."""
+    from loopwarden.streams.broker import EmbeddedBroker
+
     with EmbeddedBroker(port or None) as running:
         click.echo(f"broker listening on {running.bootstrap_servers}")
         click.echo(f"export LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS={running.bootstrap_servers}")
-        _wait_for_signal()
+        _wait_for_signal(running.process, "broker")
 
 
 @click.command()
@@ -45,6 +47,8 @@ def worker(bootstrap_servers: str | None, app_id: str | None, web_port: int | No
 @bootstrap_option
 def topics(bootstrap_servers: str | None) -> None:
     """Create loopwarden's topics (partitions from LOOPWARDEN_TOPICS__PARTITIONS)."""
+    from loopwarden.streams.topics import ensure_topics
+
     settings = settings_with(bootstrap_servers)
     created = asyncio.run(ensure_topics(settings))
     for name in created:
@@ -57,12 +61,14 @@ def topics(bootstrap_servers: str | None) -> None:
 @click.option("--port", type=int, default=0, help="Broker port on 127.0.0.1 (default: free).")
 def dev(port: int) -> None:
     """Embedded broker plus one worker, for local development. Ctrl-C stops both."""
+    from loopwarden.streams.broker import EmbeddedBroker
+
     with EmbeddedBroker(port or None) as running:
         click.echo(f"broker on {running.bootstrap_servers}; starting a worker…")
         click.echo(f"export LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS={running.bootstrap_servers}")
         process = start_worker_process(settings_with(running.bootstrap_servers))
         try:
-            _wait_for_signal(process)
+            _wait_for_signal(process, "worker")
         finally:
             stop_process(process)
 
@@ -70,16 +76,15 @@ def dev(port: int) -> None:
 def _run_worker(settings: Settings) -> None:
     from loopwarden.streams.worker import run_worker  # imports faust: keep other commands fast
 
-    try:
-        run_worker(settings)
-    except LoopwardenError as exc:
-        raise click.ClickException(str(exc)) from exc
+    run_worker(settings)  # a LoopwardenError becomes one line and an exit code
 
 
 def start_worker_process(
     settings: Settings, log_path: str | None = None
 ) -> subprocess.Popen[bytes]:
     """Start ``loopwarden worker`` as a child process with exactly ``settings``."""
+    from loopwarden.settings import settings_env
+
     env = {**os.environ, **settings_env(settings)}
     output = open(log_path, "ab") if log_path else None  # noqa: SIM115
     try:
@@ -108,7 +113,8 @@ def stop_process(process: subprocess.Popen[bytes], timeout_s: float = 15.0) -> i
     return process.returncode
 
 
-def _wait_for_signal(process: subprocess.Popen[bytes] | None = None) -> None:
+def _wait_for_signal(process: subprocess.Popen[bytes] | None, name: str) -> None:
+    """Wait for Ctrl-C or SIGTERM; fail with one line if ``process`` exits first."""
     stop = False
 
     def handle(signum: int, frame: object) -> None:
@@ -119,8 +125,7 @@ def _wait_for_signal(process: subprocess.Popen[bytes] | None = None) -> None:
     try:
         while not stop:
             if process is not None and process.poll() is not None:
-                click.echo(f"worker exited with code {process.returncode}", err=True)
-                return
+                raise click.ClickException(f"the {name} exited with code {process.returncode}")
             time.sleep(0.2)
     except KeyboardInterrupt:
         pass

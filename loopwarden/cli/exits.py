@@ -1,0 +1,75 @@
+"""One error style for the command line: a one-line message and a documented exit code.
+
+=====  ==========================================================
+code   meaning
+=====  ==========================================================
+0      success
+1      any other error (a setting, a failed delivery, a bug)
+2      usage: an unknown option or a bad argument (click's own)
+3      cannot reach the broker at the bootstrap servers
+4      bad input: some lines or events were rejected
+5      nothing received before ``--timeout``
+130    interrupted (Ctrl-C)
+=====  ==========================================================
+
+Tracebacks are printed only with ``loopwarden --debug``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from enum import IntEnum
+
+import click
+
+from loopwarden.errors import (
+    BrokerUnavailableError,
+    EventError,
+    LoopwardenError,
+    NothingReceivedError,
+)
+
+
+class Exit(IntEnum):
+    """The exit codes of every command."""
+
+    OK = 0
+    ERROR = 1
+    USAGE = 2
+    BROKER_UNAVAILABLE = 3
+    BAD_INPUT = 4
+    NOTHING_RECEIVED = 5
+    INTERRUPTED = 130
+
+
+class CommandFailed(click.ClickException):
+    """A failure reported as one line on stderr with its exit code."""
+
+    def __init__(self, message: str, code: Exit) -> None:
+        super().__init__(message)
+        self.exit_code = int(code)
+
+
+def classify(exc: BaseException) -> CommandFailed | None:
+    """The one-line report and exit code for ``exc``, or None to let it propagate."""
+    if isinstance(exc, BrokerUnavailableError):
+        return CommandFailed(str(exc), Exit.BROKER_UNAVAILABLE)
+    if _is_kafka_connection_error(exc):
+        return CommandFailed(f"cannot reach the broker: {exc}", Exit.BROKER_UNAVAILABLE)
+    if isinstance(exc, NothingReceivedError):
+        return CommandFailed(str(exc), Exit.NOTHING_RECEIVED)
+    if isinstance(exc, EventError):
+        return CommandFailed(str(exc), Exit.BAD_INPUT)
+    if isinstance(exc, LoopwardenError):
+        return CommandFailed(str(exc), Exit.ERROR)
+    if isinstance(exc, asyncio.TimeoutError | TimeoutError):
+        return CommandFailed(f"timed out: {exc or 'no answer'}", Exit.ERROR)
+    if isinstance(exc, OSError):
+        return CommandFailed(f"{type(exc).__name__}: {exc}", Exit.ERROR)
+    return None
+
+
+def _is_kafka_connection_error(exc: BaseException) -> bool:
+    # aiokafka is imported only by commands that talk to Kafka: look it up by name
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    return bool(names & {"KafkaConnectionError", "NoBrokersAvailable"})

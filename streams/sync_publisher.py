@@ -1,0 +1,102 @@
+"""The synchronous publisher: an :class:`AsyncPublisher` on a background thread."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any
+
+from loopwarden.errors import PublishError
+from loopwarden.schemas.events import ActionEvent, validate_action
+from loopwarden.settings import Settings
+from loopwarden.streams.publisher import AsyncPublisher, encode_event, make_action_event
+
+
+class Publisher:
+    """Synchronous publisher for agent loops that are not asyncio.
+
+    Runs an :class:`AsyncPublisher` on a background thread; ``publish`` returns
+    the event id at once and ``flush``/``close`` wait for delivery.
+
+    >>> with Publisher(settings) as publisher:
+    ...     publisher.publish("loop-1", "shell", params={"cmd": "ls"})
+    """
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        bootstrap_servers: str | None = None,
+        topic: str | None = None,
+        batching: bool = True,
+        timeout_s: float = 30.0,
+    ) -> None:
+        self._timeout_s = timeout_s
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="loopwarden-publisher", daemon=True
+        )
+        self._async = AsyncPublisher(
+            settings, bootstrap_servers=bootstrap_servers, topic=topic, batching=batching
+        )
+        self._started = False
+
+    def start(self) -> Publisher:
+        """Start the background loop and connect."""
+        self._thread.start()
+        try:
+            self._call(self._async.start())
+        except BaseException:
+            self._shutdown_loop()
+            raise
+        self._started = True
+        return self
+
+    def publish(self, loop_id: str, action_type: str, **fields: Any) -> str:
+        """Build, validate and enqueue one action event; return its event id."""
+        return self.publish_event(make_action_event(loop_id, action_type, **fields))
+
+    def publish_event(self, event: ActionEvent | Mapping[str, Any]) -> str:
+        """Enqueue an already built event (or a dict that is validated first)."""
+        if not self._started:
+            raise PublishError("publisher is not started")
+        if not isinstance(event, ActionEvent):
+            event = validate_action(dict(event))
+        data = encode_event(event)
+        self._loop.call_soon_threadsafe(self._async.enqueue, event.loop_id, event.event_id, data)
+        return event.event_id
+
+    def flush(self) -> None:
+        """Wait until every published event is acknowledged by the broker."""
+        self._call(self._async.flush())
+
+    def close(self) -> None:
+        """Flush, disconnect and stop the background thread."""
+        if not self._started:
+            return
+        self._started = False
+        try:
+            self._call(self._async.stop())
+        finally:
+            self._shutdown_loop()
+
+    def __enter__(self) -> Publisher:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _call(self, coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(self._timeout_s)
+
+    def _shutdown_loop(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(self._timeout_s)
+        self._loop.close()
