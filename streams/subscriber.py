@@ -29,7 +29,7 @@ from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from pydantic import ValidationError
 
 from loopwarden.agents.guardrails.family import family_of
-from loopwarden.errors import EventDecodeError, LoopwardenError
+from loopwarden.errors import EventDecodeError, LoopwardenError, NothingReceivedError
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import DeadLetter
 from loopwarden.schemas.reflection import ReflectionRequest
@@ -291,6 +291,7 @@ class JsonSubscriber(TopicSubscriber[dict[str, Any]]):
 
     topic_setting: ClassVar[str]
     identity_field: ClassVar[str | None] = None
+    answer_field: ClassVar[str | None] = None  # the field naming the event answered
 
     def __init__(
         self,
@@ -310,15 +311,43 @@ class JsonSubscriber(TopicSubscriber[dict[str, Any]]):
             identity=(lambda d: str(d.get(field))) if field else None,
         )
 
+    async def answer_to(self, event_id: str, timeout_s: float = 30.0) -> dict[str, Any]:
+        """The record answering the event ``event_id`` (a decision for a completion, an
+        outcome for a memory write); raises :class:`NothingReceivedError` after
+        ``timeout_s``.
+
+        Enter the subscriber *before* publishing the event: it starts at the end of
+        the topic, so an answer written in between would be missed otherwise.
+        """
+        field = self.answer_field
+        if field is None:
+            raise LoopwardenError(f"{type(self).__name__} records do not answer events")
+
+        async def first() -> dict[str, Any]:
+            async for item in self:
+                if item.get(field) == event_id:
+                    return item
+            raise LoopwardenError("subscriber stopped")
+
+        try:
+            return await asyncio.wait_for(first(), timeout_s)
+        except TimeoutError:
+            raise NothingReceivedError(
+                f"no answer to event {event_id} on {self.topic} within {timeout_s:g} s "
+                "(is a worker running? `loopwarden worker`)"
+            ) from None
+
 
 class DecisionSubscriber(JsonSubscriber):
     """Rerun decisions (seed 003 responses plus ``decision_id``), for one family or all.
 
     ``loop_id`` may be any loop of the family (``loop_001`` or ``loop_001_r2``).
+    :meth:`answer_to` waits for the decision on one completion.
     """
 
     topic_setting = "decisions"
     identity_field = "decision_id"
+    answer_field = "trigger_event_id"
 
     def __init__(
         self,
@@ -349,9 +378,10 @@ class AnalysisSubscriber(JsonSubscriber):
 
 class MemoryOutcomeSubscriber(JsonSubscriber):
     """What became of memory writes (stored, duplicate, stored_with_conflicts, ...), and
-    maintenance reports (scope ``*``)."""
+    maintenance reports (scope ``*``); :meth:`answer_to` waits for one write's."""
 
     topic_setting = "memory_outcomes"
+    answer_field = "event_id"
 
     def __init__(
         self,
