@@ -37,3 +37,24 @@ async def test_broker_command_serves_kafka_and_stops_cleanly():
         process.send_signal(signal.SIGTERM)
         code = process.wait(15)
     assert code == 0
+
+
+def test_broker_on_a_port_in_use_says_so_and_fails():
+    """Issue 7: it printed "listening" although the broker had died, then waited forever."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "loopwarden", "broker", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr.strip() == (
+        f"Error: port {port} on 127.0.0.1 is in use: choose another --port"
+    )

@@ -39,7 +39,7 @@ def test_publish_then_tail_a_loop(shared_settings, shared_worker):
         + b'"}\n'
     )
     published = cli(shared_settings, "publish", "-", stdin=lines)
-    assert published.returncode == 1  # one bad line
+    assert published.returncode == 4  # one bad line: bad input (the others were published)
     assert b"line 4: payload.action_type: Field required" in published.stderr
     assert b"published 3 event(s), 1 bad line(s)" in published.stderr
 
@@ -75,3 +75,10 @@ def test_publish_then_tail_a_loop(shared_settings, shared_worker):
     )
     assert f"[{loop_id}] action_type_spin".encode() in text.stdout
     assert "⚠️ [SPIN DETECTED]".encode() in text.stdout
+
+
+def test_tail_with_nothing_before_the_timeout_exits_5(shared_settings, shared_worker):
+    quiet = f"quiet-{uuid.uuid4().hex[:6]}"
+    tailed = cli(shared_settings, "tail", "--loop", quiet, "--timeout", "1")
+    assert tailed.returncode == 5, tailed.stderr
+    assert tailed.stderr.decode().strip() == "Error: no warnings within 1 s"

@@ -36,7 +36,7 @@ def test_detect_reports_bad_lines_and_goes_on():
         lines({"loop_id": "L"}) + "not json\n" + lines(*[{"loop_id": "L", "action_type": "a"}] * 3)
     )
     result = CliRunner().invoke(main, ["detect", "-"], input=data)
-    assert result.exit_code == 0
+    assert result.exit_code == 4  # bad input, as `publish` (the good lines were processed)
     assert "line 1: validation: payload.action_type: Field required" in result.stderr
     assert "line 2: decode" in result.stderr
     assert len(result.stdout.splitlines()) == 1
