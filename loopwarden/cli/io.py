@@ -233,20 +233,18 @@ def _detect_line(
     requests: bool,
     counts: dict[str, int],
 ) -> DeadLetter | None:
-    from loopwarden.cli.options import event_from_json
+    from loopwarden.cli.options import envelope_from_json
     from loopwarden.errors import EventError
     from loopwarden.schemas import codec
     from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
-    from loopwarden.streams.publisher import encode_event
 
     source = SourcePosition("file", 0, line_no)
     try:
-        event = event_from_json(codec.loads(line), line_no)
-    except EventError as exc:
+        envelope = envelope_from_json(codec.loads(line), line_no)
+    except EventError as exc:  # not JSON
         return DeadLetter.from_error(exc, line, source)
-    outcome = processor.process(
-        encode_event(event, published_at=event.occurred_at), None, source, states.get
-    )
+    # the worker's own decode → validate → redact → detect path, once per event
+    outcome = processor.process(codec.dumps(envelope), None, source, states.get)
     states.update(outcome.states)
     counts["events"] += outcome.events
     counts["warnings"] += len(outcome.warnings)

@@ -44,15 +44,15 @@ def bootstrap_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def event_from_json(obj: Any, line_no: int, default_time: float | None = None) -> ActionEvent:
-    """An action event from one JSON line: a full envelope or the flat short form.
+def envelope_from_json(obj: Any, line_no: int, default_time: float | None = None) -> Any:
+    """The event envelope of one JSON line, not yet validated.
 
-    The flat form is ``{"loop_id": …, "action_type": …, <payload fields>}``; a
-    missing ``event_id`` becomes ``line-N`` and a missing ``occurred_at`` becomes
-    ``default_time`` (or N seconds, so offline runs are deterministic).
+    A line is a full envelope or the flat form ``{"loop_id": …, "action_type": …,
+    <payload fields>}``; a missing ``event_id`` becomes ``line-N`` and a missing
+    ``occurred_at`` becomes ``default_time`` (or N seconds, so offline runs are
+    deterministic). Anything that is not an object is returned as it is, for the
+    validator to reject.
     """
-    from loopwarden.schemas.events import validate_action
-
     if isinstance(obj, dict) and "payload" not in obj:
         flat = dict(obj)
         envelope = {k: flat.pop(k) for k in list(flat) if k in ENVELOPE_KEYS | {"schema_version"}}
@@ -61,7 +61,15 @@ def event_from_json(obj: Any, line_no: int, default_time: float | None = None) -
     if isinstance(obj, dict):
         obj.setdefault("event_id", f"line-{line_no}")
         obj.setdefault("occurred_at", default_time if default_time is not None else float(line_no))
-    return validate_action(obj)
+    return obj
+
+
+def event_from_json(obj: Any, line_no: int, default_time: float | None = None) -> ActionEvent:
+    """The validated (and redacted) action event of one JSON line (see
+    :func:`envelope_from_json`)."""
+    from loopwarden.schemas.events import validate_action
+
+    return validate_action(envelope_from_json(obj, line_no, default_time))
 
 
 def now() -> float:
