@@ -103,6 +103,9 @@ def main(ctx: click.Context, bootstrap_servers: str | None, verbose: bool, debug
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    if not (verbose or debug) and ctx.invoked_subcommand not in ("worker", "dev"):
+        # a client command reports an unreachable broker in its own one line
+        logging.getLogger("aiokafka").setLevel(logging.CRITICAL)
 
 
 __all__ = ["COMMANDS", "main"]

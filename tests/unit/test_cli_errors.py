@@ -28,12 +28,17 @@ def nowhere() -> str:
     ids=["publish", "tail", "topics"],
 )
 def test_no_broker_is_one_line_and_exit_code_3(nowhere, args):
-    result = CliRunner().invoke(main, ["-b", nowhere, *args], input='{"loop_id": "l"}\n')
-    assert result.exit_code == 3, result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    assert f"cannot reach a Kafka broker at {nowhere}" in lines[0]
-    assert "Traceback" not in result.output
+    done = subprocess.run(
+        [sys.executable, "-m", "loopwarden", "-b", nowhere, *args],
+        input='{"loop_id": "l", "action_type": "a"}\n',
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 3, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr  # no traceback, no client log lines
+    assert lines[0].startswith(f"Error: cannot reach a Kafka broker at {nowhere}")
 
 
 def test_the_option_also_works_after_the_subcommand(nowhere):
@@ -79,3 +84,25 @@ def test_help_and_publish_do_not_import_lancedb_or_faust():
 def test_a_bad_memory_score_is_a_usage_error():
     result = CliRunner().invoke(main, ["memory", "write", "x", "--score", "r"])
     assert result.exit_code == 2 and "--score" in result.output
+
+
+async def test_a_publisher_without_broker_raises_a_publish_error(nowhere):
+    """Issue 7: aiokafka's KafkaConnectionError leaked out of the publisher."""
+    from loopwarden import AsyncPublisher, BrokerUnavailableError, Publisher, PublishError
+
+    with pytest.raises(PublishError) as caught:
+        async with AsyncPublisher(bootstrap_servers=nowhere):
+            pass
+    assert isinstance(caught.value, BrokerUnavailableError)
+    assert nowhere in str(caught.value)
+    with pytest.raises(PublishError), Publisher(bootstrap_servers=nowhere):
+        pass
+
+
+async def test_a_subscriber_without_broker_raises_broker_unavailable(nowhere):
+    from loopwarden import BrokerUnavailableError, Settings, WarningSubscriber
+
+    settings = Settings(kafka={"bootstrap_servers": nowhere})
+    with pytest.raises(BrokerUnavailableError):
+        async with WarningSubscriber(settings):
+            pass
