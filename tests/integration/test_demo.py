@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +13,8 @@ pytestmark = pytest.mark.integration
 
 
 def test_demo_runs_start_to_finish():
+    temp = Path(tempfile.gettempdir())
+    before = set(temp.glob("loopwarden-demo-*"))
     result = subprocess.run(
         [sys.executable, "-m", "loopwarden", "demo", "--timeout", "60"],
         capture_output=True,
@@ -20,7 +24,13 @@ def test_demo_runs_start_to_finish():
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     out = result.stdout
-    assert "9/9 expected warnings received, 2 dead letters" in out
+    assert "9/9 detector warnings received, each as the detectors give it offline" in out
+    assert "2 dead letters" in out
+    # the analyst's logic_spin warnings are shown and counted, not hidden (issue 7)
+    shown = out.count("(from the reflection analyst, not compared offline)")
+    assert f"; {shown} from the reflection analyst;" in out
+    assert "logs and data kept in" not in out
+    assert set(temp.glob("loopwarden-demo-*")) == before  # its temporary folder is removed
     assert "⚠️ [SPIN DETECTED]" in out
     assert "✗ [CRITICAL REFLECTION] Action 'shell' FAILED" in out
     assert "[CODE EDIT SPIN WARNING]" in out
