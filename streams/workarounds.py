@@ -33,6 +33,11 @@ assert that each is still in effect, so an upgrade that silently disables one
   never applied. Acks that arrive while the flow is suspended, or for an
   earlier generation, now only mark the message done: its offset is not
   committed, so the record is read again (a replay is idempotent).
+- **stream buffers kept on resume** (``LoopwardenApp.FlowControlQueue``): Faust
+  empties every stream buffer when the flow resumes, also right after the seek
+  that ends a rebalance, so records already fetched from the new position were
+  lost while the consumer had read past them (a loop one event behind, a commit
+  stuck behind the gap). Only table recovery's changelog buffer is still cleared.
 - **sink flush before commits**: Faust flushes its producer before every offset
   commit; the worker's producer delivers the :class:`~.sink.RecordSink` first,
   retrying until it succeeds (raising there would crash the commit task).
