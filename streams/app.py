@@ -80,6 +80,20 @@ class LoopwardenApp(faust.App):
         self.runners[name] = runner
         return runner
 
+    def FlowControlQueue(
+        self, maxsize: int | None = None, *, clear_on_resume: bool = False
+    ) -> Any:
+        """Stream and channel buffers keep their records when the flow resumes.
+
+        Faust clears them on every resume, and it resumes once more *after* the
+        seek to the committed offsets that ends a rebalance: records fetched from
+        the new position and already queued were thrown away, while the consumer
+        had read past them (a loop's state skipped the event, or the commit
+        stalled behind it). Records of an earlier generation are still skipped by
+        the stream, so nothing stale is processed. See ``streams.workarounds``.
+        """
+        return super().FlowControlQueue(maxsize, clear_on_resume=False)
+
     def _new_transport(self) -> Any:
         return TunedTransport(self.conf.broker_consumer, self)
 
@@ -137,6 +151,8 @@ def create_app(settings: Settings) -> LoopwardenApp:
         datadir=os.path.join(settings.data_dir, "{conf.name}-data"),
     )
     app.loopwarden = settings
+    # table recovery's changelog buffer is still cleared on resume, as Faust does
+    app.flow_control.manage_queue(app.tables.changelog_queue)
     app.replies = Replies()
     app.runners = {}
     app.sink = RecordSink(

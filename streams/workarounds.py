@@ -24,11 +24,20 @@ assert that each is still in effect, so an upgrade that silently disables one
   The consumer thread now notes each partition's position when it hands a batch
   over, and the consumer stops yielding a batch whose partition was reassigned
   or moved since: aiokafka re-fetches from the new position.
-- **acks from an earlier generation**: a record a stream received before a
-  rebalance and reads after it is skipped, and Faust acks it into the new
-  generation's bookkeeping; the commit then passes that offset before the
-  re-fetched record is processed (a kill in between lost it). Such acks now
-  only mark the message done.
+- **acks of skipped records**: a stream skips the records it reads while a
+  rebalance is under way (flow suspended) or that belong to an earlier
+  generation, and Faust acks them anyway ("otherwise the lag would increase").
+  The revocation commit then passed records nobody processed, and the worker
+  that got the partition back started after them: a loop's state missed an event
+  (iteration one behind), and a memory agent's buffered batch (95 writes) was
+  never applied. Acks that arrive while the flow is suspended, or for an
+  earlier generation, now only mark the message done: its offset is not
+  committed, so the record is read again (a replay is idempotent).
+- **stream buffers kept on resume** (``LoopwardenApp.FlowControlQueue``): Faust
+  empties every stream buffer when the flow resumes, also right after the seek
+  that ends a rebalance, so records already fetched from the new position were
+  lost while the consumer had read past them (a loop one event behind, a commit
+  stuck behind the gap). Only table recovery's changelog buffer is still cleared.
 - **sink flush before commits**: Faust flushes its producer before every offset
   commit; the worker's producer delivers the :class:`~.sink.RecordSink` first,
   retrying until it succeeds (raising there would crash the commit task).
@@ -125,7 +134,8 @@ class _TunedConsumer(faust_aiokafka.Consumer):
 
     def ack(self, message: Any) -> bool:
         generation = message.generation_id
-        if generation is not None and generation != self.app.consumer_generation_id:
+        stale = generation is not None and generation != self.app.consumer_generation_id
+        if stale or not self.app.flow_control.is_active():
             with ack_lock:  # as Faust's ack: marks it done, counts nothing
                 message.acked = True
                 self._unacked_messages.discard(message)

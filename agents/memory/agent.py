@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from typing import Any
 
 from loopwarden.agents.memory.maintenance import Maintenance
@@ -104,6 +105,16 @@ def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
         for outcome in outcomes:
             outcome.setdefault("type", "memory_outcome")
             sink.add(names.memory_outcomes, outcome["scope"].encode(), codec.dumps(outcome))
+        first, last = records[0].source, records[-1].source
+        log.info(
+            "%d memory write(s) of %s[%d]@%d..%d applied: %s",
+            len(writes),
+            first.topic,
+            first.partition,
+            first.offset,
+            last.offset,
+            dict(Counter(o["status"] for o in outcomes)),
+        )
 
     runner = app.runner("store_memories")
 

@@ -89,6 +89,7 @@ def test_an_ack_from_an_earlier_generation_does_not_move_the_commit():
     consumer = app.consumer
     tp = TP(settings.topics.actions, 0)
     app.topics._acking_topics.add(tp.topic)  # as the conductor does when it subscribes
+    app.flow_control.resume()  # as after recovery
     app.consumer_generation_id = 6
     consumer._committed_offset[tp] = 10
 
@@ -103,3 +104,46 @@ def test_an_ack_from_an_earlier_generation_does_not_move_the_commit():
     assert stale.acked and stale not in consumer._unacked_messages
     assert consumer.ack(current) is True
     assert consumer._acked[tp] == [10]
+
+
+def test_an_ack_during_a_rebalance_does_not_move_the_commit():
+    """Issue 15.8: records a stream read while the flow was suspended were skipped and
+    acked; the revocation commit passed them and the next owner never read them."""
+    from faust.types import TP
+    from faust.types.tuples import Message
+
+    settings = Settings()
+    app = build_worker_app(settings)
+    consumer = app.consumer
+    tp = TP(settings.topics.memory_writes, 0)
+    app.topics._acking_topics.add(tp.topic)
+    app.consumer_generation_id = 3
+    consumer._committed_offset[tp] = 0
+    skipped = Message(tp.topic, 0, 0, 0.0, 0, None, b"k", b"v", None, None, tp=tp)
+    skipped.generation_id = 3
+    app.flow_control.suspend()  # what Faust does when a rebalance starts
+    assert consumer.ack(skipped) is False and skipped.acked
+    app.flow_control.resume()
+    processed = Message(tp.topic, 0, 0, 0.0, 0, None, b"k", b"v", None, None, tp=tp)
+    processed.generation_id = 3
+    assert consumer.ack(processed) is True
+    assert consumer._acked[tp] == [0]
+
+
+def test_stream_buffers_keep_their_records_when_the_flow_resumes():
+    """Issue 15.8: Faust cleared the stream buffers on the resume that follows the seek
+    ending a rebalance; records fetched after the seek were lost (a loop one event
+    behind, e.g. offset 97 processed after 95)."""
+
+    from faust.streams import Stream
+
+    app = build_worker_app(Settings())
+    assert "clear_on_resume=True" in inspect.getsource(Stream.__init__)  # what Faust asks
+    stream_buffer = app.FlowControlQueue(maxsize=10, clear_on_resume=True)
+    changelog_buffer = app.tables.changelog_queue
+    app.flow_control.suspend()
+    stream_buffer.put_nowait("record fetched after the seek")
+    changelog_buffer.put_nowait("changelog record of an aborted recovery")
+    app.flow_control.resume()
+    assert stream_buffer.qsize() == 1
+    assert changelog_buffer.qsize() == 0  # recovery's buffer is still cleared
