@@ -40,8 +40,13 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def port_in_use(host: str, port: int) -> bool:
-    """True when something already listens on (or holds) ``host:port``."""
+    """True when something already listens on ``host:port``.
+
+    SO_REUSEADDR as a server sets it: connections of a broker that just stopped
+    (TIME_WAIT) do not count, a listener does.
+    """
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
         except OSError:
