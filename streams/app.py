@@ -80,9 +80,7 @@ class LoopwardenApp(faust.App):
         self.runners[name] = runner
         return runner
 
-    def FlowControlQueue(
-        self, maxsize: int | None = None, *, clear_on_resume: bool = False
-    ) -> Any:
+    def FlowControlQueue(self, maxsize: int | None = None, *, clear_on_resume: bool = False) -> Any:
         """Stream and channel buffers keep their records when the flow resumes.
 
         Faust clears them on every resume, and it resumes once more *after* the
