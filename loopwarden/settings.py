@@ -208,6 +208,12 @@ class MemorySettings(BaseModel):
     soft_delete_age_days: float = Field(60.0)
     uri: str = Field(".loopwarden/memory", description="LanceDB directory or URI.")
     table: str = Field("memories", description="LanceDB table of memories.")
+    read_consistency_s: float | None = Field(
+        1.0,
+        ge=0,
+        description="A reader sees other processes' writes after at most this long "
+        "(0: every read checks; null: never, a handle keeps the version it opened).",
+    )
     embedder: Literal["use", "hashing", "e5"] = Field(
         "use",
         description="use: Universal Sentence Encoder multilingual (512 d, offline); "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Iterable, Sequence
+from datetime import timedelta
 from typing import Any
 
 import lancedb
@@ -74,10 +75,24 @@ def _quote(value: str) -> str:
 
 
 class MemoryTable:
-    """The memories and relations tables of one LanceDB database."""
+    """The memories and relations tables of one LanceDB database.
 
-    def __init__(self, uri: str, dims: int, name: str = "memories") -> None:
-        self.db = lancedb.connect(uri)
+    ``read_consistency_s``: how stale a read may be with respect to writes made by
+    other processes (an analyst group, ``loopwarden memory``): LanceDB checks for a
+    newer table version at most that often (0: on every read; None: never, the
+    handle keeps the version it opened).
+    """
+
+    def __init__(
+        self,
+        uri: str,
+        dims: int,
+        name: str = "memories",
+        *,
+        read_consistency_s: float | None = 1.0,
+    ) -> None:
+        interval = None if read_consistency_s is None else timedelta(seconds=read_consistency_s)
+        self.db = lancedb.connect(uri, read_consistency_interval=interval)
         self.dims = dims
         existing = set(self.db.list_tables().tables)
         if name in existing:
@@ -95,7 +110,7 @@ class MemoryTable:
             if relations in existing
             else self.db.create_table(relations, schema=RELATION_SCHEMA)
         )
-        self._fts_stale = True
+        self._fts_version: int | None = None  # table version the FTS index was built at
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -107,7 +122,6 @@ class MemoryTable:
         self.table.merge_insert(
             "id"
         ).when_matched_update_all().when_not_matched_insert_all().execute(data)
-        self._fts_stale = True
 
     def relate(self, src: str, dst: str, kind: str, confidence: float, reason: str) -> None:
         """Record ``src --kind--> dst`` (idempotent)."""
@@ -129,10 +143,13 @@ class MemoryTable:
         """Retrieval bumps access count and last access."""
         ids = list(ids)
         if ids:
+            fresh = self._fts_version == self.table.version
             self.table.update(
                 where=f"id IN ({', '.join(_quote(i) for i in ids)})",
                 values_sql={"access_count": "access_count + 1", "last_access_at": str(now)},
             )
+            if fresh:  # access statistics do not change what full-text search finds
+                self._fts_version = self.table.version
 
     # -- reads ----------------------------------------------------------------------------
 
@@ -162,11 +179,11 @@ class MemoryTable:
         """Ids of live rows of ``scope`` matching ``query`` (LanceDB's native FTS), best first."""
         if self.table.count_rows() == 0 or not query.strip():
             return []
-        if self._fts_stale:
+        if self._fts_version != self.table.version:  # written since, here or elsewhere
             with warnings.catch_warnings():  # the replacement API takes the column as "metric"
                 warnings.simplefilter("ignore")
                 self.table.create_fts_index("content", use_tantivy=False, replace=True)
-            self._fts_stale = False
+            self._fts_version = self.table.version
         rows = (
             self.table.search(query, query_type="fts")
             .where(f"scope = {_quote(scope)} AND deleted = false", prefilter=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from functools import cached_property
 
 from loopwarden.agents.memory.embedding import Embedder, make_embedder
@@ -36,7 +37,12 @@ class MemoryService:
     @cached_property
     def table(self) -> MemoryTable:
         """The LanceDB tables."""
-        return MemoryTable(self.settings.uri, self.embedder.dims, self.settings.table)
+        return MemoryTable(
+            self.settings.uri,
+            self.embedder.dims,
+            self.settings.table,
+            read_consistency_s=self.settings.read_consistency_s,
+        )
 
     @cached_property
     def writer(self) -> MemoryWriter:
@@ -63,8 +69,8 @@ class LanceMemoryContext:
             with self.service.lock:
                 if self.service.table.count() == 0:
                     return ""
-                return self.service.search.search(
-                    query, scope=self.scope, budget_bytes=budget_bytes
+                return self.service.search.search(  # what the analyst reads counts as access
+                    query, scope=self.scope, budget_bytes=budget_bytes, now=time.time()
                 ).text
 
         return await asyncio.to_thread(run)
