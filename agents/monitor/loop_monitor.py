@@ -278,10 +278,14 @@ class LoopMonitor:
         status = (
             "failed" if not payload.success else ("completed" if payload.terminated else "running")
         )
-        content = (
-            f"ReAct迭代 {state.iteration}/{state.loop_id}: {change}\n任务状态: {status}\n"
-            f"完成状态: {'true' if payload.terminated else 'false'}\n"
-            f"原因: {payload.error_message or ''}"
+        content = texts.lesson_text(
+            self.settings.language,
+            state.iteration,
+            state.loop_id,
+            change,
+            status,
+            payload.terminated,
+            payload.error_message or "",
         )
         return {
             "event_id": derived_id("lesson", state.loop_id, event.event_id),

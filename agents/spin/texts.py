@@ -171,3 +171,25 @@ def semantic_spin_prompt(actions: Sequence[dict[str, Any]], timeline: str = "") 
         parts.append("## Timeline 上下文\n\n")
         parts.append(timeline)
     return "".join(parts)
+
+
+def lesson_text(
+    language: str,
+    iteration: int,
+    loop_id: str,
+    change: str,
+    status: str,
+    terminated: bool,
+    reason: str,
+) -> str:
+    """A failed or loop-ending action as a memory (seed 000 §3.7.1's contextual form)."""
+    completed = "true" if terminated else "false"
+    if language == "zh":
+        return (
+            f"ReAct迭代 {iteration}/{loop_id}: {change}\n任务状态: {status}\n"
+            f"完成状态: {completed}\n原因: {reason}"
+        )
+    return (
+        f"ReAct iteration {iteration}/{loop_id}: {change}\nTask status: {status}\n"
+        f"Completed: {completed}\nReason: {reason}"
+    )

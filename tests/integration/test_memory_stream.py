@@ -146,7 +146,7 @@ async def test_failures_are_learned_and_a_completed_task_recalls_them(broker, wo
     assert outcome["status"] == "stored"
     table = MemoryTable(settings.memory.uri, 512, settings.memory.table)
     (row,) = table.get([outcome["memory_id"]])
-    assert row["content"].startswith(f"ReAct迭代 1/{loop_id}: action migrate")
+    assert row["content"].startswith(f"ReAct iteration 1/{loop_id}: action migrate")
     assert row["source_loop_id"] == loop_id
     async with AnalysisSubscriber(settings, loop_id=loop_id) as analyses:
         async with AsyncPublisher(settings) as publisher:

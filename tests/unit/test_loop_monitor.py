@@ -210,6 +210,8 @@ def test_semantic_checks_run_when_layer_one_fires_and_every_n_after(make_action)
 
 
 def test_failures_become_memory_writes_in_the_seeds_contextual_form(make_action):
+    """The lesson follows detection.language (issue 13: it was Chinese whatever the
+    setting); ``zh`` keeps the seed's text verbatim."""
     from loopwarden.schemas.memory import validate_memory_write
 
     event = make_action(
@@ -219,12 +221,17 @@ def test_failures_become_memory_writes_in_the_seeds_contextual_form(make_action)
         success=False,
         error_message="exit 2",
     )
+    (_, (chinese,)) = run([event], DetectionSettings(language="zh"))
+    assert validate_memory_write(chinese.raw.memory_writes[0]).payload.content == (
+        'ReAct迭代 1/L9: action shell {"cmd":"make"} -> failed: exit 2\n'
+        "任务状态: failed\n完成状态: false\n原因: exit 2"
+    )
     _, (typed,) = run([event])
     (write,) = typed.raw.memory_writes
     memory = validate_memory_write(write)
     assert memory.payload.content == (
-        'ReAct迭代 1/L9: action shell {"cmd":"make"} -> failed: exit 2\n'
-        "任务状态: failed\n完成状态: false\n原因: exit 2"
+        'ReAct iteration 1/L9: action shell {"cmd":"make"} -> failed: exit 2\n'
+        "Task status: failed\nCompleted: false\nReason: exit 2"
     )
     assert memory.payload.tags == ["learning_from_failure", "shell"]
     assert memory.payload.source_event_id == event.event_id
