@@ -8,9 +8,12 @@
 3. consolidation: memories sharing an entity, created within 45 days of each
    other, with cosine ≥ the content threshold are merged into a new memory (the
    anchor's content, max importance and trust, union of entities and tags plus
-   ``consolidated``) that ``supersedes`` them.
+   ``consolidated``, the oldest member's creation time) that ``supersedes`` them.
+   The members are soft-deleted (the relation keeps them findable by id): search
+   returns the merged memory once, and the next cycle has nothing to merge.
 
-The report has the seed's six counts.
+A cycle converges: run twice on an unchanged store, the second reports zeros
+and changes nothing. The report has the seed's six counts.
 """
 
 from __future__ import annotations
@@ -189,9 +192,15 @@ class Maintenance:
                 merged.append(self._merge([left, right], now))
         if merged:
             self.table.upsert([row for row, _ in merged])
+            superseded = []
             for row, members in merged:
                 for member in members:
                     self.table.relate(row["id"], member["id"], "supersedes", 1.0, "consolidation")
+                    superseded.append(member["id"])
+            self.table.table.update(
+                where=f"id IN ({_quote_list(superseded)})",
+                values={"deleted": True, "updated_at": now},
+            )
         report.consolidated = len(merged)
 
     def _merge(
@@ -208,9 +217,10 @@ class Maintenance:
             entity_refs=sorted({e for m in members for e in m["entity_refs"] or []}),
             tags=sorted({t for m in members for t in m["tags"] or []} | {"consolidated"}),
             corroborated_by=[],
-            access_count=0,
-            last_access_at=None,
-            created_at=now,
+            access_count=sum(m["access_count"] or 0 for m in members),
+            last_access_at=max((m["last_access_at"] or 0.0 for m in members), default=0.0)
+            or None,
+            created_at=min(m["created_at"] for m in members),
             updated_at=now,
         )
         anchor.pop("_distance", None)

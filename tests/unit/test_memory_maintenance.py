@@ -97,6 +97,60 @@ def test_promote_demote_soft_delete_and_consolidate(tmp_path):
     }
 
 
+def test_maintenance_converges_and_hides_what_it_superseded(tmp_path):
+    """Issue 13: every cycle re-merged the same pair (``consolidated: 1`` again, a new
+    ``created_at``), and superseded memories stayed searchable (the same sentence came
+    back three times)."""
+    from loopwarden.agents.memory.retrieval import MemorySearch
+
+    table = MemoryTable(str(tmp_path), CFG.hashing_dims)
+    embedder = HashingEmbedder(CFG.hashing_dims)
+    MemoryWriter(table, embedder, CFG).write(
+        [
+            write(
+                "a1",
+                "deploy.sh needs execute permission",
+                T0,
+                entity_refs=["deploy.sh"],
+                tags=["deploy"],
+                potential_questions=["why does deploy fail?"],
+            ),
+            write(
+                "a2",
+                "deploy.sh needs execute permission",
+                T0 - DAY,
+                entity_refs=["deploy.sh"],
+                tags=["permissions"],
+                potential_questions=["what must be set before deploying?"],
+            ),
+        ],
+        T0,
+    )
+    first = Maintenance(table, CFG).run(T0 + DAY)
+    assert first.consolidated == 1
+    rows_after_first = sorted(
+        table.columns(["id", "deleted", "layer", "created_at", "tags"]).to_pylist(),
+        key=lambda r: r["id"],
+    )
+    (merged,) = [r for r in rows_after_first if "consolidated" in r["tags"]]
+    assert merged["created_at"] == T0 - DAY  # the oldest member's, not the cycle's time
+
+    second = Maintenance(table, CFG).run(T0 + 2 * DAY)
+    assert second.to_json_dict() == dict.fromkeys(second.to_json_dict(), 0)
+    rows_after_second = sorted(
+        table.columns(["id", "deleted", "layer", "created_at", "tags"]).to_pylist(),
+        key=lambda r: r["id"],
+    )
+    assert rows_after_second == rows_after_first
+
+    found = MemorySearch(table, embedder, CFG).search(
+        "deploy.sh execute permission", scope="default", budget_bytes=4096
+    )
+    contents = [m["content"] for m in found.memories]
+    assert contents == ["deploy.sh needs execute permission"]  # once: the merged memory
+    assert "consolidated" in found.memories[0]["tags"]
+
+
 def test_cli_write_search_stats_maintain(tmp_path, monkeypatch):
     monkeypatch.setenv("LOOPWARDEN_MEMORY__URI", str(tmp_path))
     monkeypatch.setenv("LOOPWARDEN_MEMORY__EMBEDDER", "hashing")
