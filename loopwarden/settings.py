@@ -199,6 +199,12 @@ class MemorySettings(BaseModel):
     conflict_preference_bonus: float = Field(0.15)
     conflict_threshold: float = Field(0.55)
     conflict_llm_min_similarity: float = Field(0.4)
+    conflict_trust_margin: float = Field(
+        0.2,
+        ge=0,
+        description="In an answer the newer of two contradicting memories ranks first "
+        "unless the older has this much more trust.",
+    )
     rrf_k: int = Field(60, ge=1, description="Reciprocal rank fusion constant (002 §2).")
     short_term_beta: float = Field(1.2, description="Forgetting curve exponent, short term.")
     long_term_beta: float = Field(0.8, description="Forgetting curve exponent, long term.")

@@ -218,8 +218,7 @@ class Maintenance:
             tags=sorted({t for m in members for t in m["tags"] or []} | {"consolidated"}),
             corroborated_by=[],
             access_count=sum(m["access_count"] or 0 for m in members),
-            last_access_at=max((m["last_access_at"] or 0.0 for m in members), default=0.0)
-            or None,
+            last_access_at=max((m["last_access_at"] or 0.0 for m in members), default=0.0) or None,
             created_at=min(m["created_at"] for m in members),
             updated_at=now,
         )

@@ -46,8 +46,52 @@ class SearchResult:
 
     @property
     def text(self) -> str:
-        """The selected memories as context text, one per line."""
-        return "\n".join(f"- {m['content']}" for m in self.memories)
+        """The selected memories as context text, one per line, conflicts said."""
+        return "\n".join(f"- {m['content']}{_conflict_note(m)}" for m in self.memories)
+
+
+def _conflict_note(memory: dict[str, Any]) -> str:
+    if memory.get("outranked_by"):
+        newer = memory.get("outranked_because") == "newer"
+        return (
+            " (conflicts with a newer memory above)"
+            if newer
+            else " (conflicts with an older, more trusted memory above)"
+        )
+    if memory.get("conflicts_with"):
+        return " (contradicts a memory below)"
+    return ""
+
+
+def resolve_conflicts(
+    ranked: list[dict[str, Any]], relations: list[dict[str, Any]], trust_margin: float
+) -> list[dict[str, Any]]:
+    """Order a contradicting pair within one answer, and mark both.
+
+    The newer memory ranks above the one it contradicts unless the older has at
+    least ``trust_margin`` more trust; the winner gets ``conflicts_with`` (ids),
+    the loser ``outranked_by`` (an id) and is moved just below the winner.
+    """
+    by_id = {m["id"]: m for m in ranked}
+    for relation in relations:
+        if relation["type"] != "contradicts":
+            continue
+        a, b = by_id.get(relation["src"]), by_id.get(relation["dst"])
+        if a is None or b is None or a is b:
+            continue
+        newer, older = (a, b) if (a["created_at"] or 0) >= (b["created_at"] or 0) else (b, a)
+        older_wins = (older["trust"] or 0) - (newer["trust"] or 0) >= trust_margin
+        winner, loser = (older, newer) if older_wins else (newer, older)
+        winner.setdefault("conflicts_with", []).append(loser["id"])
+        loser["outranked_by"] = winner["id"]
+        loser["outranked_because"] = "trust" if older_wins else "newer"
+    ordered = [m for m in ranked if "outranked_by" not in m]
+    for loser in (m for m in ranked if "outranked_by" in m):
+        winner_at = next(
+            (i for i, m in enumerate(ordered) if m["id"] == loser["outranked_by"]), len(ordered) - 1
+        )
+        ordered.insert(winner_at + 1, loser)
+    return ordered
 
 
 class MemorySearch:
@@ -128,6 +172,11 @@ class MemorySearch:
             ranked.sort(key=lambda m: (-(m["created_at"] or 0.0), -m["relevance"], m["id"]))
         else:
             ranked.sort(key=lambda m: (-m["relevance"], -m["rrf"], m["id"]))
+        ranked = resolve_conflicts(
+            ranked,
+            self.table.relations_of([m["id"] for m in ranked]),
+            self.cfg.conflict_trust_margin,
+        )
         result = SearchResult(intent=route.intent.value)
         for memory in ranked:
             size = len(memory["content"].encode())

@@ -130,15 +130,28 @@ def _contains_any(text: str, markers: Iterable[str]) -> bool:
 def contradiction_confidence(
     left: str, right: str, similarity: float, cfg: MemorySettings = _DEFAULT
 ) -> float:
-    """similarity·0.45 + overlap·0.25 + 0.25 (opposite polarity) + 0.15 (a preference), ≤ 1."""
+    """similarity·0.45 + overlap·0.25 + 0.25 (opposite polarity) + 0.15 (a preference), ≤ 1.
+
+    Two deliberate deviations from seed 002 §5 (its weights alone put two wordings
+    of one fact at 0.65–0.85): identical text is 0, and without a sign of
+    disagreement — opposite polarity, or a preference where each side names
+    something the other does not — the confidence is 0.
+    """
     left_norm, right_norm = normalize(left), normalize(right)
+    if left_norm == right_norm:
+        return 0.0
+    opposite = _contains_any(left_norm, NEGATION_MARKERS) != _contains_any(
+        right_norm, NEGATION_MARKERS
+    )
+    preference = _contains_any(left_norm, PREFERENCE_MARKERS) or _contains_any(
+        right_norm, PREFERENCE_MARKERS
+    )
+    left_tokens, right_tokens = set(left_norm.split()), set(right_norm.split())
+    differing = bool(left_tokens - right_tokens) and bool(right_tokens - left_tokens)
+    if not (opposite or (preference and differing)):
+        return 0.0
     return combine_conflict(
-        similarity,
-        token_overlap(left_norm, right_norm),
-        _contains_any(left_norm, NEGATION_MARKERS) != _contains_any(right_norm, NEGATION_MARKERS),
-        _contains_any(left_norm, PREFERENCE_MARKERS)
-        or _contains_any(right_norm, PREFERENCE_MARKERS),
-        cfg,
+        similarity, token_overlap(left_norm, right_norm), opposite, preference, cfg
     )
 
 
@@ -273,11 +286,19 @@ def is_duplicate(
     question_similarity: float,
     content_similarity: float,
     cfg: MemorySettings = _DEFAULT,
+    *,
+    has_tags: bool = True,
+    has_questions: bool = True,
 ) -> bool:
-    """Two of the three dimensions at or above their thresholds make a duplicate."""
-    votes = (
-        (tag_overlap >= cfg.tag_overlap_threshold)
-        + (question_similarity >= cfg.question_similarity_threshold)
-        + (content_similarity >= cfg.content_similarity_threshold)
-    )
-    return votes >= 2
+    """Two of the three dimensions at or above their thresholds make a duplicate.
+
+    A dimension votes only when both memories have it (deviation from seed 002:
+    a memory without questions would otherwise vote twice with its content);
+    with fewer than three dimensions, every one that exists must agree.
+    """
+    votes = [content_similarity >= cfg.content_similarity_threshold]
+    if has_tags:
+        votes.append(tag_overlap >= cfg.tag_overlap_threshold)
+    if has_questions:
+        votes.append(question_similarity >= cfg.question_similarity_threshold)
+    return sum(votes) >= (2 if len(votes) == 3 else len(votes))

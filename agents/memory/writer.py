@@ -125,7 +125,14 @@ class MemoryWriter:
                 return outcome
         for row, similarity in candidates:
             question_similarity = cosine_similarity(question_vector, row["question_vector"])
-            if is_duplicate(jaccard(tags, row["tags"] or []), question_similarity, similarity, cfg):
+            if is_duplicate(
+                jaccard(tags, row["tags"] or []),
+                question_similarity,
+                similarity,
+                cfg,
+                has_tags=bool(tags and row["tags"]),
+                has_questions=bool(questions and row["potential_questions"]),
+            ):
                 row = dict(row)
                 row["corroboration_count"] = int(row["corroboration_count"]) + 1
                 row["corroborated_by"] = [*(row["corroborated_by"] or []), write.event_id]

@@ -86,8 +86,11 @@ def test_conflict_from_texts():
     )
     # tokens {user, prefers, sqlite} vs {user, does, not, prefer, sqlite}: 2 shared / 5
     assert confidence == pytest.approx(0.9 * 0.45 + 0.4 * 0.25 + 0.25 + 0.15)
-    same = contradiction_confidence("用户喜欢 SQLite", "用户喜欢 SQLite", similarity=1.0)
-    assert same == pytest.approx(0.45 + 0.25 + 0.15)  # no polarity flip
+    # identical text is no contradiction (issue 13; the seed's weights gave it 0.85)
+    assert contradiction_confidence("用户喜欢 SQLite", "用户喜欢 SQLite", similarity=1.0) == 0
+    # two preferences naming different things: the seed's sum, no polarity flip
+    other = contradiction_confidence("用户喜欢 SQLite", "用户喜欢 PostgreSQL", similarity=0.8)
+    assert other == pytest.approx(0.8 * 0.45 + 0.5 * 0.25 + 0.15)
     unrelated = contradiction_confidence("deploy failed", "weather is nice", similarity=0.1)
     assert unrelated < 0.55
 
