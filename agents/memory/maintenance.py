@@ -2,7 +2,7 @@
 
 1. effective strength of every live memory (age from its last access, else its
    creation) → promote (≥ 0.7) / demote (≤ 0.3); soft-delete when strength < 0.1
-   and age > 60 days;
+   and the last access (else the creation) is more than 60 days ago;
 2. conflict upkeep: live memories without a conflict relation are checked against
    their neighbours, and contradictions found become ``contradicts`` relations;
 3. consolidation: memories sharing an entity, created within 45 days of each
@@ -92,7 +92,6 @@ class Maintenance:
             return
         data = cols.to_pydict()
         ids = np.array(data["id"])
-        created = np.array(data["created_at"], dtype=np.float64)
         accessed = np.array(
             [
                 a if a is not None else c
@@ -111,9 +110,8 @@ class Maintenance:
             layer == "long_term",
             self.cfg,
         )
-        decayed = (strength < self.cfg.soft_delete_strength) & (
-            np.maximum((now - created) / DAY, age) > self.cfg.soft_delete_age_days
-        )
+        # seed 002 §6: the age that counts is the time since the last access
+        decayed = (strength < self.cfg.soft_delete_strength) & (age > self.cfg.soft_delete_age_days)
         promote = (strength >= self.cfg.promote_threshold) & (layer != "long_term") & ~decayed
         demote = (strength <= self.cfg.demote_threshold) & (layer != "short_term") & ~decayed
         for mask, values in (

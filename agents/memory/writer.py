@@ -170,7 +170,7 @@ class MemoryWriter:
             "content": content,
             "tags": tags,
             "potential_questions": questions,
-            "entity_refs": [e.lower() for e in p.entity_refs],
+            "entity_refs": [redact_text(e).lower() for e in p.entity_refs],
             "memory_type": p.memory_type,
             "layer": p.layer,
             **{d: float(scores[d]) for d in DIMENSIONS},

@@ -74,3 +74,24 @@ async def test_memories_given_to_the_analyst_count_as_accessed(tmp_path):
     assert "chmod +x" in text
     count, at = access()
     assert count == 1 and at > time.time() - 60
+
+
+def test_the_writer_redacts_entity_refs_too(tmp_path):
+    """Issue 13: the store's own redaction (the second line after the validator's)
+    skipped ``entity_refs``."""
+    from loopwarden.schemas.memory import MemoryWrite
+
+    service = MemoryService(MemorySettings(uri=str(tmp_path), embedder="hashing"))
+    unredacted = MemoryWrite.model_validate(  # as if a caller skipped the validator
+        {
+            "event_id": "e1",
+            "occurred_at": time.time(),
+            "payload": {
+                "content": "the staging database",
+                "entity_refs": ["postgres://admin:S3cretPw@db/prod"],
+            },
+        }
+    )
+    service.writer.write([unredacted], time.time())
+    (row,) = service.table.columns(["entity_refs"]).to_pylist()
+    assert "S3cretPw".lower() not in " ".join(row["entity_refs"]).lower()

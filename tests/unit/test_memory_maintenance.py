@@ -151,6 +151,37 @@ def test_maintenance_converges_and_hides_what_it_superseded(tmp_path):
     assert "consolidated" in found.memories[0]["tags"]
 
 
+def test_soft_delete_measures_age_from_the_last_access(tmp_path):
+    """Issue 13 (seed 002 §6): a weak memory created 90 days ago but read yesterday is
+    in use; soft delete measured the age from its creation."""
+    table = MemoryTable(str(tmp_path), CFG.hashing_dims)
+    MemoryWriter(table, HashingEmbedder(CFG.hashing_dims), CFG).write(
+        [
+            write(
+                "used",
+                "The VPN needs the legacy cipher",
+                T0 - 90 * DAY,
+                importance=0.05,
+                source_reliability=0.05,
+            ),
+            write(
+                "unused",
+                "The old printer is on floor two",
+                T0 - 90 * DAY,
+                importance=0.05,
+                source_reliability=0.05,
+            ),
+        ],
+        T0 - 90 * DAY,
+    )
+    used = table.table.search().where("content LIKE 'The VPN%'").limit(1).to_list()[0]
+    table.touch([used["id"]], T0 - DAY)
+    report = Maintenance(table, CFG).run(T0)
+    live = [r["content"] for r in table.table.search().where("deleted = false").limit(9).to_list()]
+    assert report.decayed == 1
+    assert live == ["The VPN needs the legacy cipher"]
+
+
 def test_cli_write_search_stats_maintain(tmp_path, monkeypatch):
     monkeypatch.setenv("LOOPWARDEN_MEMORY__URI", str(tmp_path))
     monkeypatch.setenv("LOOPWARDEN_MEMORY__EMBEDDER", "hashing")
