@@ -21,6 +21,29 @@ def write(event_id, content, at, **payload):
     )
 
 
+def same_fact_twice():
+    """One fact written twice a day apart, with other tags and questions (not a duplicate:
+    1 vote of 3), about one entity: what consolidation merges."""
+    return [
+        write(
+            "a1",
+            "deploy.sh needs execute permission",
+            T0,
+            entity_refs=["deploy.sh"],
+            tags=["deploy"],
+            potential_questions=["why does deploy fail?"],
+        ),
+        write(
+            "a2",
+            "deploy.sh needs execute permission",
+            T0 - DAY,
+            entity_refs=["deploy.sh"],
+            tags=["permissions"],
+            potential_questions=["what must be set before deploying?"],
+        ),
+    ]
+
+
 def test_promote_demote_soft_delete_and_consolidate(tmp_path):
     table = MemoryTable(str(tmp_path), CFG.hashing_dims)
     writer = MemoryWriter(table, HashingEmbedder(CFG.hashing_dims), CFG)
@@ -51,22 +74,7 @@ def test_promote_demote_soft_delete_and_consolidate(tmp_path):
                 layer="long_term",
                 tags=["infra"],
             ),
-            write(
-                "a1",
-                "deploy.sh needs execute permission",
-                T0,
-                entity_refs=["deploy.sh"],
-                tags=["deploy"],
-                potential_questions=["why does deploy fail?"],
-            ),
-            write(
-                "a2",
-                "deploy.sh needs execute permission",
-                T0 - DAY,
-                entity_refs=["deploy.sh"],
-                tags=["permissions"],
-                potential_questions=["what must be set before deploying?"],
-            ),
+            *same_fact_twice(),
         ],
         T0,
     )
@@ -107,22 +115,7 @@ def test_maintenance_converges_and_hides_what_it_superseded(tmp_path):
     embedder = HashingEmbedder(CFG.hashing_dims)
     MemoryWriter(table, embedder, CFG).write(
         [
-            write(
-                "a1",
-                "deploy.sh needs execute permission",
-                T0,
-                entity_refs=["deploy.sh"],
-                tags=["deploy"],
-                potential_questions=["why does deploy fail?"],
-            ),
-            write(
-                "a2",
-                "deploy.sh needs execute permission",
-                T0 - DAY,
-                entity_refs=["deploy.sh"],
-                tags=["permissions"],
-                potential_questions=["what must be set before deploying?"],
-            ),
+            *same_fact_twice(),
         ],
         T0,
     )
