@@ -16,6 +16,7 @@ from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient
 
+from loopwarden.errors import PublishError
 from loopwarden.faults.harness import (
     MONITOR_WARNINGS,
     Cluster,
@@ -41,13 +42,30 @@ def _streaks(tag: str, loops: int, length: int) -> Workload:
     return Workload(events)
 
 
-async def _publish_paced(settings: Any, workload: Workload, seconds: float) -> None:
+async def _publish_paced(
+    settings: Any, workload: Workload, seconds: float, *, confirm_each: bool = False
+) -> None:
+    """Publish over ``seconds``; with ``confirm_each``, as an agent that rides out a
+    broker outage would: wait for each event's acknowledgement and send it again
+    (same id) until it is delivered, so each loop keeps its order."""
     events = workload.events
     pause = seconds / max(1, len(events))
     async with AsyncPublisher(settings) as publisher:
         for event in events:
             publisher.publish_event(event)
+            if confirm_each:
+                await _until_delivered(publisher, event)
             await asyncio.sleep(pause)
+
+
+async def _until_delivered(publisher: AsyncPublisher, event: Any) -> None:
+    while True:
+        try:
+            await publisher.flush()
+            return
+        except PublishError:  # the broker is away (a hung request expires the batch)
+            await asyncio.sleep(0.5)
+            publisher.publish_event(event)
 
 
 async def _members(settings: Any) -> int:
@@ -103,7 +121,9 @@ async def outage_run(seed: int, *, outage_s: float = 10.0) -> dict[str, Any]:
         c.start_worker()
         await wait_ready(c.settings)
         workload = _streaks(f"outage-{seed}", 8, 60)
-        publishing = asyncio.create_task(_publish_paced(c.settings, workload, 6 * outage_s))
+        publishing = asyncio.create_task(
+            _publish_paced(c.settings, workload, 6 * outage_s, confirm_each=True)
+        )
         lines: dict[str, int] = {}
         for mode in ("refuse", "freeze"):
             await asyncio.sleep(outage_s)
