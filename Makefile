@@ -28,7 +28,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/action_monitor.py
 
-# the fault suite in full (about half an hour); a reduced form is part of `make test`
+# the fault suite in full (about 12 minutes here); a reduced form is part of `make test`
 reliability: $(STAMP)
 	$(BIN)/python benchmarks/reliability.py
 
