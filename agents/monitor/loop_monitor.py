@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from loopwarden.agents.monitor.lessons import lesson
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.agents.reflection.levels import (
     decide_reflection_level,
@@ -122,7 +123,7 @@ class LoopMonitor:
         if level.at_least(ReflectionLevel.STANDARD):
             findings.requests.append(self._reflection_request(state, event, level, spin_reason))
         if cfg.learn_from_failures and (not payload.success or payload.terminated):
-            findings.memory_writes.append(self._lesson(state, event))
+            findings.memory_writes.append(lesson(state, event, self.settings))
         if payload.terminated and cfg.task_completion_budget:
             findings.requests.append(self._completion_request(state, event, level))
 
@@ -264,61 +265,6 @@ class LoopMonitor:
             "memory_budget_bytes": 0,
             "occurred_at": event.occurred_at,
             **fields,
-        }
-
-    def _lesson(self, state: LoopState, event: ActionEvent) -> Output:
-        """Seed 000 §3.7.1: the iteration's change as a memory, in the seed's contextual form."""
-        payload = event.payload
-        change = f"action {payload.action_type} {codec.dumps(payload.params).decode()}"
-        change += (
-            f" -> failed: {payload.error_message or 'unknown error'}"
-            if not payload.success
-            else " -> succeeded"
-        )
-        status = (
-            "failed" if not payload.success else ("completed" if payload.terminated else "running")
-        )
-        content = texts.lesson_text(
-            self.settings.language,
-            state.iteration,
-            state.loop_id,
-            change,
-            status,
-            payload.terminated,
-            payload.error_message or "",
-        )
-        return {
-            "event_id": derived_id("lesson", state.loop_id, event.event_id),
-            "schema_version": SCHEMA_VERSION,
-            "type": "memory_write",
-            "occurred_at": event.occurred_at,
-            "payload": {
-                "scope": self.settings.learning_scope,
-                "content": content,
-                "tags": [
-                    "learning_from_failure" if not payload.success else "task_outcome",
-                    payload.action_type,
-                ],
-                "potential_questions": [
-                    f"why did {payload.action_type} fail?"
-                    if not payload.success
-                    else f"how did {payload.action_type} end the task?"
-                ],
-                "entity_refs": [payload.action_type],
-                "memory_type": "episodic",
-                "scores": {
-                    "r": 0.6,
-                    "a": 0.8 if not payload.success else 0.5,
-                    "t": 0.5,
-                    "c": 0.4,
-                    "o": 0.8,
-                    "p": 0.0,
-                    "e": 0.0,
-                },
-                "source_reliability": 0.8,
-                "source_loop_id": state.loop_id,
-                "source_event_id": event.event_id,
-            },
         }
 
     def _completion_request(

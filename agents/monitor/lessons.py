@@ -1,0 +1,70 @@
+"""Failed and loop-ending actions as memories (seed 000 §3.7.1), pure.
+
+The loop monitor publishes them as memory writes on the learning scope, in
+``detection.language`` (the seed's Chinese with ``zh``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from loopwarden.agents.monitor.state import LoopState
+from loopwarden.agents.spin import texts
+from loopwarden.schemas import codec
+from loopwarden.schemas.events import SCHEMA_VERSION, ActionEvent
+from loopwarden.schemas.ids import derived_id
+from loopwarden.settings import DetectionSettings
+
+
+def lesson(state: LoopState, event: ActionEvent, settings: DetectionSettings) -> dict[str, Any]:
+    """Seed 000 §3.7.1: the iteration's change as a memory, in the seed's contextual form."""
+    payload = event.payload
+    change = f"action {payload.action_type} {codec.dumps(payload.params).decode()}"
+    change += (
+        f" -> failed: {payload.error_message or 'unknown error'}"
+        if not payload.success
+        else " -> succeeded"
+    )
+    status = "failed" if not payload.success else ("completed" if payload.terminated else "running")
+    content = texts.lesson_text(
+        settings.language,
+        state.iteration,
+        state.loop_id,
+        change,
+        status,
+        payload.terminated,
+        payload.error_message or "",
+    )
+    return {
+        "event_id": derived_id("lesson", state.loop_id, event.event_id),
+        "schema_version": SCHEMA_VERSION,
+        "type": "memory_write",
+        "occurred_at": event.occurred_at,
+        "payload": {
+            "scope": settings.learning_scope,
+            "content": content,
+            "tags": [
+                "learning_from_failure" if not payload.success else "task_outcome",
+                payload.action_type,
+            ],
+            "potential_questions": [
+                f"why did {payload.action_type} fail?"
+                if not payload.success
+                else f"how did {payload.action_type} end the task?"
+            ],
+            "entity_refs": [payload.action_type],
+            "memory_type": "episodic",
+            "scores": {
+                "r": 0.6,
+                "a": 0.8 if not payload.success else 0.5,
+                "t": 0.5,
+                "c": 0.4,
+                "o": 0.8,
+                "p": 0.0,
+                "e": 0.0,
+            },
+            "source_reliability": 0.8,
+            "source_loop_id": state.loop_id,
+            "source_event_id": event.event_id,
+        },
+    }
