@@ -66,9 +66,7 @@ class MemoryWriter:
         questions = [[redact_text(q) for q in w.payload.potential_questions] for w in writes]
         tags = [[redact_text(t) for t in w.payload.tags] for w in writes]
         vectors = self._vectors(writes, contents)
-        question_vectors = self.embedder.embed(
-            [" ".join(q) or c for q, c in zip(questions, contents, strict=True)]
-        )
+        question_vectors = self._question_vectors(questions, vectors)
         dirty: dict[str, dict[str, Any]] = {}  # rows to upsert, by id
         outcomes = []
         for i, write in enumerate(writes):
@@ -215,7 +213,12 @@ class MemoryWriter:
         return judged.label, judged.confidence, f"model: {judged.reason}"
 
     def _vectors(self, writes: Sequence[MemoryWrite], contents: list[str]) -> np.ndarray:
-        vectors = self.embedder.embed(contents)
+        """Content vectors: the write's own (normalised) or the embedder's, only for
+        the writes that carry none."""
+        vectors = np.zeros((len(writes), self.embedder.dims), dtype=np.float32)
+        to_embed = [i for i, w in enumerate(writes) if w.payload.embedding is None]
+        if to_embed:
+            vectors[to_embed] = self.embedder.embed([contents[i] for i in to_embed])
         for i, write in enumerate(writes):
             supplied = write.payload.embedding
             if supplied is not None:
@@ -228,6 +231,15 @@ class MemoryWriter:
                 norm = np.linalg.norm(v)
                 vectors[i] = v / norm if norm else v
         return vectors
+
+    def _question_vectors(self, questions: list[list[str]], vectors: np.ndarray) -> np.ndarray:
+        """The questions' vector, or the content's for a write without questions (it
+        casts no question vote then: see ``is_duplicate``)."""
+        result = vectors.copy()
+        asked = [i for i, q in enumerate(questions) if q]
+        if asked:
+            result[asked] = self.embedder.embed([" ".join(questions[i]) for i in asked])
+        return result
 
     def _candidates(
         self, vector: np.ndarray, scope: str, dirty: dict[str, dict[str, Any]]

@@ -95,3 +95,40 @@ def test_the_writer_redacts_entity_refs_too(tmp_path):
     service.writer.write([unredacted], time.time())
     (row,) = service.table.columns(["entity_refs"]).to_pylist()
     assert "S3cretPw".lower() not in " ".join(row["entity_refs"]).lower()
+
+
+def test_a_write_with_its_own_vector_and_no_questions_embeds_nothing(tmp_path):
+    """Issue 13: the write path embedded every content (and a question text made of
+    the content) even when the write carried its vector."""
+    import numpy as np
+
+    from loopwarden.agents.memory.embedding import HashingEmbedder
+    from loopwarden.agents.memory.writer import MemoryWriter
+    from loopwarden.schemas.memory import validate_memory_write
+
+    class CountingEmbedder(HashingEmbedder):
+        texts = 0
+
+        def embed(self, texts):
+            CountingEmbedder.texts += len(texts)
+            return super().embed(texts)
+
+    settings = MemorySettings(uri=str(tmp_path), embedder="hashing")
+    embedder = CountingEmbedder(settings.hashing_dims)
+    writer = MemoryWriter(MemoryTable(str(tmp_path), embedder.dims), embedder, settings)
+    vector = np.random.default_rng(7).normal(size=embedder.dims).tolist()
+    supplied = validate_memory_write(
+        {"event_id": "v1", "occurred_at": 1.0, "payload": {"content": "a", "embedding": vector}}
+    )
+    asked = validate_memory_write(
+        {
+            "event_id": "v2",
+            "occurred_at": 1.0,
+            "payload": {"content": "b", "embedding": vector, "potential_questions": ["why?"]},
+        }
+    )
+    plain = validate_memory_write(
+        {"event_id": "v3", "occurred_at": 1.0, "payload": {"content": "c"}}
+    )
+    writer.write([supplied, asked, plain], 1.0)
+    assert CountingEmbedder.texts == 2  # v2's questions and v3's content, nothing else
