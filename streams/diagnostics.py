@@ -40,7 +40,7 @@ def describe(app: Any) -> str:
         f"sink: {sink.pending_records} pending record(s), {sink.sent} sent, "
         f"delivery error: {sink.delivery_error!r}"
     )
-    for runner in getattr(app, "runners", {}).values():
+    for runner in app.runners.values():
         lines.append(
             f"runner {runner.name}: processed {runner.processed}, failed {runner.failed}, "
             f"retries {runner.retries}"
