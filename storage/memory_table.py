@@ -3,13 +3,14 @@
 One row per memory (content, tags, questions, entities, the seven C.O.R.E.
 P.A.C.T. scores, trust and its evidence counts, access statistics, layer, soft
 delete flag, content and question vectors); relations (``contradicts``,
-``supersedes``) in a second table. Writes are idempotent upserts keyed by id.
+``supersedes``) in a second table. Writes are idempotent upserts keyed by id,
+built as Arrow columns (vectors straight from numpy). Indexes: see
+:mod:`loopwarden.storage.memory_indexes`.
 """
 
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Iterable, Sequence
 from datetime import timedelta
 from typing import Any
@@ -19,6 +20,8 @@ import numpy as np
 import pyarrow as pa
 
 from loopwarden.errors import ConfigurationError
+from loopwarden.settings import MemoryIndexSettings
+from loopwarden.storage.memory_indexes import MemoryIndexes
 
 SCORE_COLUMNS = ("r", "c", "t", "a", "p", "o", "e")
 
@@ -70,8 +73,49 @@ RELATION_SCHEMA = pa.schema(
 )
 
 
+VECTOR_COLUMNS = ("vector", "question_vector")
+
+
 def _quote(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
+
+
+def quote_list(values: Iterable[str]) -> str:
+    """``'a', 'b'`` for an SQL ``IN (...)`` list."""
+    return ", ".join(_quote(v) for v in values)
+
+
+def rows_to_arrow(rows: Sequence[dict[str, Any]], schema: pa.Schema) -> pa.Table:
+    """Rows (vectors as numpy arrays or lists) as an Arrow table of ``schema``.
+
+    Vectors go to fixed-size list columns from one stacked numpy array; the
+    other columns through ``from_pylist``, which is what costs per row.
+    """
+    scalar_schema = pa.schema([f for f in schema if f.name not in VECTOR_COLUMNS])
+    names = scalar_schema.names
+    table = pa.Table.from_pylist([{n: row.get(n) for n in names} for row in rows], scalar_schema)
+    for name in VECTOR_COLUMNS:
+        if name not in schema.names:
+            continue
+        field = schema.field(name)
+        flat = np.stack([np.asarray(row[name], dtype=np.float32) for row in rows]).ravel()
+        vectors = pa.FixedSizeListArray.from_arrays(pa.array(flat), field.type.list_size)
+        table = table.append_column(field, vectors)
+    return table.select(schema.names)
+
+
+def arrow_rows(table: pa.Table) -> list[dict[str, Any]]:
+    """Rows of an Arrow table as dicts; vector columns become numpy row views."""
+    vectors = {
+        name: table.column(name).combine_chunks().flatten().to_numpy().reshape(table.num_rows, -1)
+        for name in VECTOR_COLUMNS
+        if name in table.column_names
+    }
+    rows = table.drop_columns(list(vectors)).to_pylist()
+    for name, matrix in vectors.items():
+        for row, vector in zip(rows, matrix, strict=True):
+            row[name] = vector
+    return rows
 
 
 class MemoryTable:
@@ -90,6 +134,7 @@ class MemoryTable:
         name: str = "memories",
         *,
         read_consistency_s: float | None = 1.0,
+        indexes: MemoryIndexSettings | None = None,
     ) -> None:
         interval = None if read_consistency_s is None else timedelta(seconds=read_consistency_s)
         self.db = lancedb.connect(uri, read_consistency_interval=interval)
@@ -110,7 +155,8 @@ class MemoryTable:
             if relations in existing
             else self.db.create_table(relations, schema=RELATION_SCHEMA)
         )
-        self._fts_version: int | None = None  # table version the FTS index was built at
+        self.index_settings = indexes or MemoryIndexSettings()
+        self.indexes = MemoryIndexes(self.table, self.relations, self.index_settings)
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -118,23 +164,49 @@ class MemoryTable:
         """Insert or replace rows by id (idempotent)."""
         if not rows:
             return
-        data = pa.Table.from_pylist(list(rows), schema=self.table.schema)
+        self.upsert_arrow(rows_to_arrow(rows, self.table.schema))
+
+    def update_columns(self, rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
+        """Set ``columns`` of existing rows (by id); other columns keep their values."""
+        if not rows:
+            return
+        fields = [self.table.schema.field(c) for c in ("id", *columns)]
+        data = pa.Table.from_pylist(
+            [{f.name: row[f.name] for f in fields} for row in rows], pa.schema(fields)
+        )
+        self.table.merge_insert("id").when_matched_update_all().execute(data)
+
+    def upsert_arrow(self, data: pa.Table) -> None:
+        """Insert or replace whole rows by id from an Arrow table of the memory schema."""
+        if data.num_rows == 0:
+            return
         self.table.merge_insert(
             "id"
         ).when_matched_update_all().when_not_matched_insert_all().execute(data)
+        self.indexes.after_write(data.num_rows)
 
     def relate(self, src: str, dst: str, kind: str, confidence: float, reason: str) -> None:
         """Record ``src --kind--> dst`` (idempotent)."""
-        row = {
-            "id": f"{src}|{kind}|{dst}",
-            "src": src,
-            "dst": dst,
-            "type": kind,
-            "confidence": confidence,
-            "reason": reason,
-            "created_at": time.time(),
+        self.relate_many([(src, dst, kind, confidence, reason)])
+
+    def relate_many(self, relations: Sequence[tuple[str, str, str, float, str]]) -> None:
+        """Record ``(src, dst, kind, confidence, reason)`` relations at once (idempotent)."""
+        if not relations:
+            return
+        now = time.time()
+        rows = {
+            f"{src}|{kind}|{dst}": {
+                "id": f"{src}|{kind}|{dst}",
+                "src": src,
+                "dst": dst,
+                "type": kind,
+                "confidence": confidence,
+                "reason": reason,
+                "created_at": now,
+            }
+            for src, dst, kind, confidence, reason in relations
         }
-        data = pa.Table.from_pylist([row], schema=RELATION_SCHEMA)
+        data = pa.Table.from_pylist(list(rows.values()), schema=RELATION_SCHEMA)
         self.relations.merge_insert(
             "id"
         ).when_matched_update_all().when_not_matched_insert_all().execute(data)
@@ -143,13 +215,10 @@ class MemoryTable:
         """Retrieval bumps access count and last access."""
         ids = list(ids)
         if ids:
-            fresh = self._fts_version == self.table.version
             self.table.update(
-                where=f"id IN ({', '.join(_quote(i) for i in ids)})",
+                where=f"id IN ({quote_list(ids)})",
                 values_sql={"access_count": "access_count + 1", "last_access_at": str(now)},
             )
-            if fresh:  # access statistics do not change what full-text search finds
-                self._fts_version = self.table.version
 
     # -- reads ----------------------------------------------------------------------------
 
@@ -157,33 +226,77 @@ class MemoryTable:
         """Rows by id (any order; missing ids are absent)."""
         if not ids:
             return []
-        where = f"id IN ({', '.join(_quote(i) for i in ids)})"
+        where = f"id IN ({quote_list(ids)})"
         return self.table.search().where(where).limit(len(ids)).to_list()
 
-    def neighbours(
-        self, vector: np.ndarray, scope: str, limit: int, column: str = "vector"
-    ) -> list[tuple[dict[str, Any], float]]:
-        """Live rows of ``scope`` nearest to ``vector`` with their cosine similarity."""
-        if self.table.count_rows() == 0:
-            return []
-        rows = (
-            self.table.search(vector.tolist(), vector_column_name=column)
+    def _vector_query(self, query: Any, column: str, scope: str, limit: int, exact: bool) -> Any:
+        search = (
+            self.table.search(query, vector_column_name=column)
             .metric("cosine")
             .where(f"scope = {_quote(scope)} AND deleted = false", prefilter=True)
             .limit(limit)
-            .to_list()
         )
+        if exact:
+            return search.bypass_vector_index()
+        if column == "vector" and self.indexes.has_vector_index:
+            cfg = self.index_settings
+            search = search.nprobes(cfg.nprobes).refine_factor(cfg.refine_factor)
+        return search
+
+    def existing_ids(self, ids: Sequence[str]) -> set[str]:
+        """Those of ``ids`` that are stored (live or not)."""
+        if not ids:
+            return set()
+        rows = (
+            self.table.search()
+            .where(f"id IN ({quote_list(ids)})")
+            .select(["id"])
+            .limit(len(ids))
+            .to_arrow()
+        )
+        return set(rows.column("id").to_pylist())
+
+    def neighbours(
+        self,
+        vector: np.ndarray,
+        scope: str,
+        limit: int,
+        column: str = "vector",
+        *,
+        exact: bool = False,
+    ) -> list[tuple[dict[str, Any], float]]:
+        """Live rows of ``scope`` nearest to ``vector`` with their cosine similarity.
+
+        Through the vector index once there is one, unless ``exact``.
+        """
+        if self.table.count_rows() == 0:
+            return []
+        rows = self._vector_query(vector.tolist(), column, scope, limit, exact).to_list()
         return [(row, 1.0 - float(row["_distance"])) for row in rows]
+
+    def neighbours_many(
+        self, vectors: np.ndarray, scope: str, limit: int, columns: Sequence[str] | None = None
+    ) -> list[list[tuple[dict[str, Any], float]]]:
+        """:meth:`neighbours` of each row of ``vectors`` in one LanceDB query."""
+        found: list[list[tuple[dict[str, Any], float]]] = [[] for _ in range(len(vectors))]
+        if len(vectors) == 0 or self.table.count_rows() == 0:
+            return found
+        if len(vectors) == 1:
+            return [self.neighbours(vectors[0], scope, limit)]
+        search = self._vector_query(list(vectors), "vector", scope, limit, exact=False)
+        if columns is not None:
+            search = search.select([*columns, "_distance"])
+        for row in arrow_rows(search.to_arrow()):
+            found[int(row.pop("query_index"))].append((row, 1.0 - float(row["_distance"])))
+        for rows in found:
+            rows.sort(key=lambda pair: -pair[1])
+        return found
 
     def full_text(self, query: str, scope: str, limit: int) -> list[str]:
         """Ids of live rows of ``scope`` matching ``query`` (LanceDB's native FTS), best first."""
         if self.table.count_rows() == 0 or not query.strip():
             return []
-        if self._fts_version != self.table.version:  # written since, here or elsewhere
-            with warnings.catch_warnings():  # the replacement API takes the column as "metric"
-                warnings.simplefilter("ignore")
-                self.table.create_fts_index("content", use_tantivy=False, replace=True)
-            self._fts_version = self.table.version
+        self.indexes.ensure()  # a table written before indexes existed gets them now
         rows = (
             self.table.search(query, query_type="fts")
             .where(f"scope = {_quote(scope)} AND deleted = false", prefilter=True)
@@ -214,7 +327,7 @@ class MemoryTable:
         """Relations touching any of ``ids``."""
         if not ids:
             return []
-        quoted = ", ".join(_quote(i) for i in ids)
+        quoted = quote_list(ids)
         return (
             self.relations.search()
             .where(f"src IN ({quoted}) OR dst IN ({quoted})")

@@ -8,11 +8,18 @@
   with a ``contradicts`` relation, and both sides' trust takes the contradiction;
 - ids derive from the event id, and a memory remembers which events corroborated
   it, so a replayed write changes nothing.
+
+A batch costs one id look-up, one multi-vector neighbour query per scope, one
+similarity matrix for the batch itself, one upsert of new rows, one partial
+update of the memories it corroborated or contradicted and one relations write:
+later writes of a batch still see earlier ones, as if applied one at a time.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -35,10 +42,53 @@ from loopwarden.settings import MemorySettings
 from loopwarden.storage.memory_table import MemoryTable
 
 DAY = 86_400.0
+CANDIDATE_COLUMNS = (
+    "id",
+    "scope",
+    "content",
+    "tags",
+    "potential_questions",
+    "corroborated_by",
+    "corroboration_count",
+    "contradiction_count",
+    "source_reliability",
+    "trust",
+    "created_at",
+    "deleted",
+    "vector",
+    "question_vector",
+)
+"""What the de-duplication and conflict checks read of a neighbour."""
+EVIDENCE_COLUMNS = (
+    "corroboration_count",
+    "corroborated_by",
+    "contradiction_count",
+    "trust",
+    "updated_at",
+)
+"""What a write changes in a memory it corroborates or contradicts."""
 
 
 def _age_days(now: float, then: float | None) -> float:
     return max((now - (then or now)) / DAY, 0.0)
+
+
+@dataclass
+class _Batch:
+    """What a batch has decided so far: new rows, changed rows, relations."""
+
+    new: dict[str, dict[str, Any]] = field(default_factory=dict)
+    changed: dict[str, dict[str, Any]] = field(default_factory=dict)
+    new_at: dict[int, str] = field(default_factory=dict)  # write index → its new row's id
+    relations: list[tuple[str, str, str, float, str]] = field(default_factory=list)
+
+    def current(self, row: dict[str, Any]) -> dict[str, Any]:
+        """The batch's version of a stored row."""
+        return self.new.get(row["id"]) or self.changed.get(row["id"]) or row
+
+    def change(self, row: dict[str, Any]) -> None:
+        """Keep a changed row (a new one stays new)."""
+        (self.new if row["id"] in self.new else self.changed)[row["id"]] = row
 
 
 class MemoryWriter:
@@ -67,40 +117,50 @@ class MemoryWriter:
         tags = [[redact_text(t) for t in w.payload.tags] for w in writes]
         vectors = self._vectors(writes, contents)
         question_vectors = self._question_vectors(questions, vectors)
-        dirty: dict[str, dict[str, Any]] = {}  # rows to upsert, by id
+        ids = [
+            w.payload.memory_id or derived_id("memory", w.payload.scope, w.event_id) for w in writes
+        ]
+        stored = self.table.existing_ids(list(dict.fromkeys(ids)))
+        nearby = self._stored_neighbours(writes, vectors)
+        similarity = vectors @ vectors.T  # unit vectors: cosine within the batch
+        batch = _Batch()
         outcomes = []
         for i, write in enumerate(writes):
+            if ids[i] in stored or ids[i] in batch.new:
+                outcomes.append(self._outcome(write, ids[i], contents[i], tags[i], questions[i]))
+                outcomes[-1]["status"] = "already_stored"  # a replayed write
+                continue
+            candidates = self._candidates(
+                i, write.payload.scope, vectors[i], nearby[i], similarity, batch
+            )
             outcomes.append(
                 self._one(
+                    i,
                     write,
+                    ids[i],
                     contents[i],
                     tags[i],
                     questions[i],
                     vectors[i],
                     question_vectors[i],
-                    dirty,
+                    candidates,
+                    batch,
                     now,
                 )
             )
-        self.table.upsert(list(dirty.values()))
+        self.table.relate_many(batch.relations)
+        self.table.update_columns(list(batch.changed.values()), EVIDENCE_COLUMNS)
+        self.table.upsert(list(batch.new.values()))
         return outcomes
 
     # -- one write ------------------------------------------------------------------------
 
-    def _one(
-        self,
-        write: MemoryWrite,
-        content: str,
-        tags: list[str],
-        questions: list[str],
-        vector: np.ndarray,
-        question_vector: np.ndarray,
-        dirty: dict[str, dict[str, Any]],
-        now: float,
+    @staticmethod
+    def _outcome(
+        write: MemoryWrite, memory_id: str, content: str, tags: list[str], questions: list[str]
     ) -> dict[str, Any]:
-        cfg, p = self.cfg, write.payload
-        memory_id = p.memory_id or derived_id("memory", p.scope, write.event_id)
-        outcome: dict[str, Any] = {
+        p = write.payload
+        return {
             "outcome_id": derived_id("memory_outcome", write.event_id),
             "event_id": write.event_id,
             "memory_id": memory_id,
@@ -112,11 +172,23 @@ class MemoryWriter:
             or tags != p.tags
             or questions != p.potential_questions,
         }
-        known = dirty.get(memory_id) or next(iter(self.table.get([memory_id])), None)
-        if known is not None:
-            outcome["status"] = "already_stored"  # a replayed write
-            return outcome
-        candidates = self._candidates(vector, p.scope, dirty)
+
+    def _one(
+        self,
+        index: int,
+        write: MemoryWrite,
+        memory_id: str,
+        content: str,
+        tags: list[str],
+        questions: list[str],
+        vector: np.ndarray,
+        question_vector: np.ndarray,
+        candidates: list[tuple[dict[str, Any], float]],
+        batch: _Batch,
+        now: float,
+    ) -> dict[str, Any]:
+        cfg, p = self.cfg, write.payload
+        outcome = self._outcome(write, memory_id, content, tags, questions)
         for row, _ in candidates:
             if write.event_id in (row.get("corroborated_by") or []):
                 outcome.update(status="already_stored", duplicate_of=row["id"])
@@ -136,7 +208,7 @@ class MemoryWriter:
                 row["corroborated_by"] = [*(row["corroborated_by"] or []), write.event_id]
                 row["trust"] = self._trust(row, now)
                 row["updated_at"] = now
-                dirty[row["id"]] = row
+                batch.change(row)
                 outcome.update(status="duplicate", duplicate_of=row["id"], trust=row["trust"])
                 return outcome
         contradictions = 0
@@ -149,8 +221,8 @@ class MemoryWriter:
             row["contradiction_count"] = int(row["contradiction_count"]) + 1
             row["trust"] = self._trust(row, now)
             row["updated_at"] = now
-            dirty[row["id"]] = row
-            self.table.relate(memory_id, row["id"], kind, confidence, reason)
+            batch.change(row)
+            batch.relations.append((memory_id, row["id"], kind, confidence, reason))
             outcome["conflicts"].append(
                 {
                     "memory_id": row["id"],
@@ -185,11 +257,12 @@ class MemoryWriter:
             "deleted": False,
             "source_loop_id": p.source_loop_id,
             "source_event_id": p.source_event_id,
-            "vector": vector.astype(np.float32).tolist(),
-            "question_vector": question_vector.astype(np.float32).tolist(),
+            "vector": vector,
+            "question_vector": question_vector,
         }
         new["trust"] = self._trust(new, now)
-        dirty[memory_id] = new
+        batch.new[memory_id] = new
+        batch.new_at[index] = memory_id
         outcome["trust"] = new["trust"]
         return outcome
 
@@ -241,16 +314,41 @@ class MemoryWriter:
             result[asked] = self.embedder.embed([" ".join(questions[i]) for i in asked])
         return result
 
+    def _stored_neighbours(
+        self, writes: Sequence[MemoryWrite], vectors: np.ndarray
+    ) -> list[list[tuple[dict[str, Any], float]]]:
+        """Each write's nearest stored memories of its scope: one query per scope."""
+        by_scope: dict[str, list[int]] = defaultdict(list)
+        for i, write in enumerate(writes):
+            by_scope[write.payload.scope].append(i)
+        nearby: list[list[tuple[dict[str, Any], float]]] = [[] for _ in writes]
+        for scope, members in by_scope.items():
+            found = self.table.neighbours_many(
+                vectors[members], scope, self.cfg.candidate_limit, CANDIDATE_COLUMNS
+            )
+            for i, rows in zip(members, found, strict=True):
+                nearby[i] = rows
+        return nearby
+
     def _candidates(
-        self, vector: np.ndarray, scope: str, dirty: dict[str, dict[str, Any]]
+        self,
+        index: int,
+        scope: str,
+        vector: np.ndarray,
+        nearby: list[tuple[dict[str, Any], float]],
+        similarity: np.ndarray,
+        batch: _Batch,
     ) -> list[tuple[dict[str, Any], float]]:
-        found = {
-            row["id"]: (dirty.get(row["id"], row), sim)
-            for row, sim in self.table.neighbours(vector, scope, self.cfg.candidate_limit)
-        }
-        for row in dirty.values():  # rows of this batch, not yet in the table
-            if row["scope"] == scope and not row["deleted"] and row["id"] not in found:
-                found[row["id"]] = (row, cosine_similarity(vector, row["vector"]))
+        """The write's stored neighbours as this batch left them, plus the batch's own
+        new and changed rows of the scope, nearest first."""
+        found = {row["id"]: (batch.current(row), sim) for row, sim in nearby}
+        for j, memory_id in batch.new_at.items():
+            row = batch.new[memory_id]
+            if row["scope"] == scope and memory_id not in found:
+                found[memory_id] = (row, float(similarity[index, j]))
+        for memory_id, row in batch.changed.items():  # stored rows an earlier write changed
+            if row["scope"] == scope and not row["deleted"] and memory_id not in found:
+                found[memory_id] = (row, cosine_similarity(vector, row["vector"]))
         ranked = sorted(found.values(), key=lambda pair: -pair[1])
         return ranked[: self.cfg.candidate_limit]
 

@@ -1,0 +1,157 @@
+"""The memory tables' LanceDB indexes: which exist, when they are built, when folded in.
+
+- scalar indexes — ``id`` (B-tree: upserts and look-ups by id), ``scope`` and
+  ``deleted`` (bitmaps: every query filters on them), ``entity_refs`` (label
+  list: entity recall) — and the relations' ``src``/``dst`` B-trees are built
+  with the first rows (milliseconds);
+- the full-text index on ``content`` too: it is never rebuilt for a write, since
+  LanceDB searches rows written after the index exactly and merges the results;
+- the vector index (IVF_HNSW_SQ by default, cosine) once the table holds
+  ``vector_min_rows``, retrained on more partitions when the table has grown
+  ``retrain_growth`` times since it was trained (or since this process opened it);
+- every ``optimize_every_rows`` rows written, ``optimize`` folds the new rows into
+  every index, compacts small files and drops versions older than
+  ``keep_versions_s``.
+
+Index work runs in the caller's thread and is logged with its duration.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from datetime import timedelta
+from typing import Any
+
+from lancedb.index import FTS, Bitmap, BTree, IvfHnswSq, IvfPq, LabelList
+
+from loopwarden.settings import MemoryIndexSettings
+
+log = logging.getLogger(__name__)
+# index statistics without the centroids (the coming default; also silences Lance's warning)
+os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
+
+MEMORY_SCALARS = (("id", BTree), ("scope", Bitmap), ("deleted", Bitmap))
+ENTITY_INDEX = ("entity_refs", LabelList)
+RELATION_SCALARS = (("src", BTree), ("dst", BTree))
+VECTOR_COLUMN = "vector"
+FTS_COLUMN = "content"
+
+
+def _indexed_columns(table: Any) -> dict[str, Any]:
+    return {column: config for config in table.list_indices() for column in config.columns}
+
+
+class MemoryIndexes:
+    """Keeps the indexes of a memories table and its relations table up to date."""
+
+    def __init__(self, memories: Any, relations: Any, settings: MemoryIndexSettings) -> None:
+        self.memories = memories
+        self.relations = relations
+        self.cfg = settings
+        self.rows_since_optimize = 0
+        self._columns: dict[str, Any] | None = None
+        self._trained_rows: int | None = None  # rows the vector index was trained on
+        self._relations_indexed = False
+
+    # -- state ----------------------------------------------------------------------------
+
+    def _indexed(self) -> dict[str, Any]:
+        if self._columns is None:
+            self._columns = _indexed_columns(self.memories)
+        return self._columns
+
+    @property
+    def has_vector_index(self) -> bool:
+        """Whether vector queries go through an ANN index (else exact scans)."""
+        return VECTOR_COLUMN in self._indexed()
+
+    def status(self) -> list[dict[str, Any]]:
+        """One entry per index: name, type, column, indexed and unindexed rows."""
+        result = []
+        for table in (self.memories, self.relations):
+            for config in table.list_indices():
+                stats = table.index_stats(config.name)
+                result.append(
+                    {
+                        "table": table.name,
+                        "index": config.name,
+                        "type": stats.index_type,
+                        "columns": list(config.columns),
+                        "indexed_rows": stats.num_indexed_rows,
+                        "unindexed_rows": stats.num_unindexed_rows,
+                    }
+                )
+        return result
+
+    # -- upkeep ---------------------------------------------------------------------------
+
+    def after_write(self, rows: int) -> None:
+        """Called after ``rows`` rows were written: build what is due."""
+        self.rows_since_optimize += rows
+        self.ensure()
+        if self.rows_since_optimize >= self.cfg.optimize_every_rows:
+            self.optimize()
+
+    def ensure(self) -> None:
+        """Create every index the tables' size calls for and that does not exist yet."""
+        count = self.memories.count_rows()
+        if count == 0:
+            return
+        indexed = self._indexed()
+        for column, kind in (*MEMORY_SCALARS, ENTITY_INDEX):
+            if column not in indexed:
+                what = f"{kind.__name__} index on {column}"
+                self._timed(what, self._scalar, self.memories, column, kind)
+        if FTS_COLUMN not in indexed:
+            self._timed("full-text index on content", self._full_text)
+        if not self._relations_indexed and self.relations.count_rows():
+            present = _indexed_columns(self.relations)
+            for column, kind in RELATION_SCALARS:
+                if column not in present:
+                    self._scalar(self.relations, column, kind)
+            self._relations_indexed = True
+        if VECTOR_COLUMN not in indexed and count >= self.cfg.vector_min_rows:
+            self._timed(f"vector index over {count} rows", self._vector, count)
+        elif VECTOR_COLUMN in indexed:
+            if self._trained_rows is None:  # built before this process opened the table
+                stats = self.memories.index_stats(indexed[VECTOR_COLUMN].name)
+                self._trained_rows = max(stats.num_indexed_rows if stats else count, 1)
+            if count >= self.cfg.retrain_growth * self._trained_rows:
+                self._timed(f"vector index retrained over {count} rows", self._vector, count)
+        self._columns = None
+
+    def optimize(self) -> None:
+        """Fold unindexed rows into the indexes, compact files, drop old versions."""
+        self.ensure()
+        keep = timedelta(seconds=self.cfg.keep_versions_s)
+        for table in (self.memories, self.relations):
+            self._timed(f"optimize {table.name}", table.optimize, cleanup_older_than=keep)
+        self.rows_since_optimize = 0
+        self._columns = None
+
+    # -- builders -------------------------------------------------------------------------
+
+    def _scalar(self, table: Any, column: str, kind: Any) -> None:
+        table.create_index(column, config=kind(), replace=True)
+
+    def _full_text(self) -> None:
+        self.memories.create_index(FTS_COLUMN, config=FTS(), replace=True)
+
+    def _vector(self, count: int) -> None:
+        partitions = max(1, count // self.cfg.rows_per_partition)
+        config: Any
+        if self.cfg.vector_index_type == "IVF_PQ":
+            dims = self.memories.schema.field(VECTOR_COLUMN).type.list_size
+            config = IvfPq("cosine", partitions, num_sub_vectors=max(1, dims // 16))
+        else:
+            config = IvfHnswSq("cosine", partitions)
+        self.memories.create_index(VECTOR_COLUMN, config=config, replace=True)
+        self._trained_rows = count
+
+    @staticmethod
+    def _timed(what: str, build: Any, *args: Any, **kwargs: Any) -> None:
+        started = time.perf_counter()
+        build(*args, **kwargs)
+        log.info("memory store: %s in %.2f s", what, time.perf_counter() - started)

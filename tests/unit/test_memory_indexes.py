@@ -1,0 +1,153 @@
+"""The memory store's LanceDB indexes on a real directory: built when due, never rebuilt
+for a write, folded in by optimize; batched writes decide what one-by-one writes do."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from loopwarden.agents.memory.embedding import HashingEmbedder
+from loopwarden.agents.memory.retrieval import MemorySearch
+from loopwarden.agents.memory.writer import MemoryWriter
+from loopwarden.schemas.memory import validate_memory_write
+from loopwarden.settings import MemoryIndexSettings, MemorySettings
+from loopwarden.storage.memory_table import MemoryTable
+
+CFG = MemorySettings(embedder="hashing", hashing_dims=64)
+NOW = 1_800_000_000.0
+SMALL = MemoryIndexSettings(
+    vector_min_rows=300, rows_per_partition=256, optimize_every_rows=150, keep_versions_s=0
+)
+_n = itertools.count()
+
+
+def write(content, vector=None, **payload):
+    if vector is not None:
+        payload["embedding"] = [float(x) for x in vector]
+    return validate_memory_write(
+        {"event_id": f"w{next(_n)}", "occurred_at": NOW, "payload": {"content": content, **payload}}
+    )
+
+
+def clustered(n, dims=64, centres=20, seed=0):
+    """Unit vectors around a few centres (the shape of real embeddings, not isotropic)."""
+    rng = np.random.default_rng(seed)
+    base = rng.standard_normal((centres, dims))
+    v = base[rng.integers(0, centres, n)] + 0.6 * rng.standard_normal((n, dims))
+    return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
+
+
+def indexed(table):
+    return {
+        config.columns[0]: table.table.index_stats(config.name)
+        for config in table.table.list_indices()
+    }
+
+
+@pytest.fixture
+def store(tmp_path):
+    table = MemoryTable(str(tmp_path), CFG.hashing_dims, indexes=SMALL)
+    writer = MemoryWriter(table, HashingEmbedder(CFG.hashing_dims), CFG)
+    return table, writer
+
+
+def test_scalar_and_full_text_indexes_come_with_the_first_rows(store):
+    table, writer = store
+    writer.write([write("The payment API times out after 30 seconds", entity_refs=["api"])], NOW)
+    kinds = {column: stats.index_type for column, stats in indexed(table).items()}
+    assert kinds == {
+        "id": "BTREE",
+        "scope": "BITMAP",
+        "deleted": "BITMAP",
+        "entity_refs": "LABEL_LIST",
+        "content": "FTS",
+    }
+    assert not table.indexes.has_vector_index
+
+
+def test_full_text_finds_rows_written_after_its_index_without_a_rebuild(store):
+    table, writer = store
+    writer.write([write("Deployments need AWS_REGION set")], NOW)
+    index_before = {c.name: c.index_uuid for c in table.table.list_indices()}["content_idx"]
+    writer.write([write("The staging cluster runs on zorblax nodes")], NOW)
+    assert indexed(table)["content"].num_unindexed_rows == 1
+    search = MemorySearch(table, writer.embedder, CFG)
+    assert [
+        "zorblax" in m["content"]
+        for m in search.search("zorblax", strategies=("full_text",)).memories
+    ] == [True]
+    index_after = {c.name: c.index_uuid for c in table.table.list_indices()}["content_idx"]
+    assert index_after == index_before
+
+
+@pytest.mark.filterwarnings("ignore:optimize")
+def test_vector_index_past_the_threshold_then_optimize_folds_new_rows_in(store):
+    table, writer = store
+    vectors = clustered(420)
+    for start in range(0, 280, 70):  # below the threshold: exact search only
+        writer.write(
+            [write(f"fact {i}", v) for i, v in enumerate(vectors[start : start + 70], start)], NOW
+        )
+    assert not table.indexes.has_vector_index
+    writer.write([write(f"fact {i}", v) for i, v in enumerate(vectors[280:350], 280)], NOW)
+    assert table.indexes.has_vector_index
+    versions_before = len(table.table.list_versions())
+    writer.write([write(f"fact {i}", v) for i, v in enumerate(vectors[350:], 350)], NOW)
+    stats = indexed(table)
+    assert all(s.num_unindexed_rows == 0 for s in stats.values()), stats  # 150 rows: optimized
+    assert len(table.table.list_versions()) <= versions_before  # old versions dropped
+    # the index answers like an exact search on this data
+    for query in clustered(10, seed=7):
+        approx = {r["id"] for r, _ in table.neighbours(query, "default", 10)}
+        exact = {r["id"] for r, _ in table.neighbours(query, "default", 10, exact=True)}
+        assert len(approx & exact) >= 9
+
+
+def test_a_batch_decides_what_one_write_at_a_time_decides(tmp_path):
+    """Duplicates, corroborations and contradictions inside one batch and against the
+    table: the batched path (one query per scope, a batch similarity matrix) gives
+    the outcomes of applying the same writes one by one."""
+    texts = [
+        ("The user prefers SQLite for local storage", ["db", "pref"], "default"),
+        ("The user prefers SQLite for local storage.", ["db", "pref"], "default"),
+        ("The user does not prefer SQLite for local storage", ["db"], "default"),
+        ("The user prefers SQLite for local storage", ["db", "pref"], "team"),
+        ("Run ruff before committing", ["ci"], "default"),
+        ("Always run ruff before committing", ["ci"], "default"),
+        ("The user prefers SQLite for local storage!", ["db", "pref"], "default"),
+        ("Never run ruff before committing", ["ci"], "default"),
+    ]
+    writes = [
+        validate_memory_write(
+            {
+                "event_id": f"e{i}",
+                "occurred_at": NOW,
+                "payload": {"content": c, "tags": t, "scope": s},
+            }
+        )
+        for i, (c, t, s) in enumerate(texts)
+    ]
+    seed = write("The team prefers PostgreSQL in production", tags=["db"])
+
+    def outcomes(batch_size, path):
+        table = MemoryTable(str(path), CFG.hashing_dims)
+        writer = MemoryWriter(table, HashingEmbedder(CFG.hashing_dims), CFG)
+        writer.write([seed], NOW)
+        result = []
+        for start in range(0, len(writes), batch_size):
+            result += writer.write(writes[start : start + batch_size], NOW)
+        rows = table.columns(["id", "corroboration_count", "contradiction_count"]).to_pylist()
+        return (
+            [
+                (o["status"], o["duplicate_of"], [c["memory_id"] for c in o["conflicts"]])
+                for o in result
+            ],
+            sorted((r["id"], r["corroboration_count"], r["contradiction_count"]) for r in rows),
+            sorted((r["src"], r["dst"]) for r in table.relations_of([r["id"] for r in rows])),
+        )
+
+    one_by_one = outcomes(1, tmp_path / "one")
+    batched = outcomes(len(writes), tmp_path / "all")
+    assert batched == one_by_one
+    statuses = [status for status, _, _ in batched[0]]
+    assert statuses.count("duplicate") >= 2 and "stored_with_conflicts" in statuses
