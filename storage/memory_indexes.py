@@ -6,7 +6,7 @@
   with the first rows (milliseconds);
 - the full-text index on ``content`` too: it is never rebuilt for a write, since
   LanceDB searches rows written after the index exactly and merges the results;
-- the vector index (IVF_HNSW_SQ by default, cosine) once the table holds
+- the vector index (IVF_SQ by default, cosine) once the table holds
   ``vector_min_rows``, retrained on more partitions when the table has grown
   ``retrain_growth`` times since it was trained (or since this process opened it);
 - every ``optimize_every_rows`` rows written, ``optimize`` folds the new rows into
@@ -24,7 +24,7 @@ import time
 from datetime import timedelta
 from typing import Any
 
-from lancedb.index import FTS, Bitmap, BTree, IvfHnswSq, IvfPq, LabelList
+from lancedb.index import FTS, Bitmap, BTree, IvfHnswSq, IvfPq, IvfSq, LabelList
 
 from loopwarden.settings import MemoryIndexSettings
 
@@ -145,8 +145,10 @@ class MemoryIndexes:
         if self.cfg.vector_index_type == "IVF_PQ":
             dims = self.memories.schema.field(VECTOR_COLUMN).type.list_size
             config = IvfPq("cosine", partitions, num_sub_vectors=max(1, dims // 16))
-        else:
+        elif self.cfg.vector_index_type == "IVF_HNSW_SQ":
             config = IvfHnswSq("cosine", partitions)
+        else:
+            config = IvfSq("cosine", partitions)
         self.memories.create_index(VECTOR_COLUMN, config=config, replace=True)
         self._trained_rows = count
 

@@ -18,6 +18,7 @@ from typing import Any
 import lancedb
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from loopwarden.errors import ConfigurationError
 from loopwarden.settings import MemoryIndexSettings
@@ -59,6 +60,15 @@ def memory_schema(dims: int) -> pa.Schema:
         ]
     )
 
+
+STATE_SCHEMA = pa.schema(
+    [
+        pa.field("key", pa.string(), nullable=False),
+        pa.field("number", pa.float64()),
+        pa.field("text", pa.string()),
+    ]
+)
+"""Small bookkeeping values (the conflict upkeep's cursor)."""
 
 RELATION_SCHEMA = pa.schema(
     [
@@ -155,6 +165,12 @@ class MemoryTable:
             if relations in existing
             else self.db.create_table(relations, schema=RELATION_SCHEMA)
         )
+        state = f"{name}_state"
+        self.state_table = (
+            self.db.open_table(state)
+            if state in existing
+            else self.db.create_table(state, schema=STATE_SCHEMA)
+        )
         self.index_settings = indexes or MemoryIndexSettings()
         self.indexes = MemoryIndexes(self.table, self.relations, self.index_settings)
 
@@ -165,6 +181,34 @@ class MemoryTable:
         if not rows:
             return
         self.upsert_arrow(rows_to_arrow(rows, self.table.schema))
+
+    def set_column(self, ids: pa.Array, column: str, value: Any) -> None:
+        """Set ``column`` to ``value`` in the rows ``ids`` (one partial update)."""
+        if len(ids) == 0:
+            return
+        field = self.table.schema.field(column)
+        data = pa.table(
+            {"id": ids, column: pa.array([value] * len(ids), field.type)},
+            schema=pa.schema([self.table.schema.field("id"), field]),
+        )
+        self.table.merge_insert("id").when_matched_update_all().execute(data)
+
+    def state(self, key: str) -> tuple[float, str] | None:
+        """A bookkeeping value: (number, text), or None."""
+        rows = self.state_table.search().where(f"key = {_quote(key)}").limit(1).to_list()
+        return (rows[0]["number"], rows[0]["text"]) if rows else None
+
+    def set_state(self, key: str, value: tuple[float, str] | None) -> None:
+        """Store (or with None, forget) a bookkeeping value."""
+        if value is None:
+            self.state_table.delete(f"key = {_quote(key)}")
+            return
+        row = pa.Table.from_pylist(
+            [{"key": key, "number": value[0], "text": value[1]}], schema=STATE_SCHEMA
+        )
+        self.state_table.merge_insert(
+            "key"
+        ).when_matched_update_all().when_not_matched_insert_all().execute(row)
 
     def update_columns(self, rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
         """Set ``columns`` of existing rows (by id); other columns keep their values."""
@@ -177,12 +221,24 @@ class MemoryTable:
         self.table.merge_insert("id").when_matched_update_all().execute(data)
 
     def upsert_arrow(self, data: pa.Table) -> None:
-        """Insert or replace whole rows by id from an Arrow table of the memory schema."""
+        """Insert or replace whole rows by id from an Arrow table of the memory schema.
+
+        Ids not stored yet are appended (LanceDB's bulk path); only rows replacing
+        stored ones go through ``merge_insert``. One writer per scope (the memory
+        topic is keyed by scope) keeps the look-up and the append consistent.
+        """
         if data.num_rows == 0:
             return
-        self.table.merge_insert(
-            "id"
-        ).when_matched_update_all().when_not_matched_insert_all().execute(data)
+        ids = data.column("id")
+        if len(pc.unique(ids)) != data.num_rows:
+            raise ValueError("an upsert batch holds the same memory id twice")
+        stored = self.existing_ids(ids.to_pylist())
+        if stored:
+            replacing = pc.is_in(ids, value_set=pa.array(sorted(stored)))
+            self.table.merge_insert("id").when_matched_update_all().execute(data.filter(replacing))
+            data = data.filter(pc.invert(replacing))
+        if data.num_rows:
+            self.table.add(data)
         self.indexes.after_write(data.num_rows)
 
     def relate(self, src: str, dst: str, kind: str, confidence: float, reason: str) -> None:
@@ -222,12 +278,14 @@ class MemoryTable:
 
     # -- reads ----------------------------------------------------------------------------
 
-    def get(self, ids: Sequence[str]) -> list[dict[str, Any]]:
-        """Rows by id (any order; missing ids are absent)."""
+    def get(self, ids: Sequence[str], columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """Rows by id (any order; missing ids are absent), vectors as numpy arrays."""
         if not ids:
             return []
-        where = f"id IN ({quote_list(ids)})"
-        return self.table.search().where(where).limit(len(ids)).to_list()
+        query = self.table.search().where(f"id IN ({quote_list(ids)})").limit(len(ids))
+        if columns is not None:
+            query = query.select(list(columns))
+        return arrow_rows(query.to_arrow())
 
     def _vector_query(self, query: Any, column: str, scope: str, limit: int, exact: bool) -> Any:
         search = (

@@ -202,3 +202,85 @@ def test_cli_write_search_stats_maintain(tmp_path, monkeypatch):
     assert '"promoted"' in runner.invoke(main, ["memory", "maintain"]).output
     bad = runner.invoke(main, ["memory", "write", "x", "--score", "r=7"])
     assert bad.exit_code != 0 and "payload.scores.r" in bad.output
+
+
+def imported(memory_id, content, at, vector, **fields):
+    """A row stored without the writer's checks (a bulk import)."""
+    row = {
+        "id": memory_id,
+        "scope": "default",
+        "content": content,
+        "tags": fields.get("tags", []),
+        "potential_questions": [],
+        "entity_refs": fields.get("entity_refs", []),
+        "memory_type": "fact",
+        "layer": "short_term",
+        **dict.fromkeys(("r", "c", "t", "a", "p", "o", "e"), 0.5),
+        "importance": 0.5,
+        "source_reliability": 0.7,
+        "trust": 0.5,
+        "corroboration_count": 0,
+        "contradiction_count": 0,
+        "corroborated_by": [],
+        "access_count": 0,
+        "last_access_at": at,
+        "created_at": at,
+        "updated_at": at,
+        "decay_rate": 0.0,
+        "deleted": False,
+        "source_loop_id": None,
+        "source_event_id": None,
+        "vector": vector,
+        "question_vector": vector,
+    }
+    return row
+
+
+def test_conflict_upkeep_sweeps_the_table_across_cycles_then_converges(tmp_path):
+    """Upkeep checked the same first ``conflict_scan_limit`` rows every cycle, so a
+    contradiction stored later in the table was never found; now each cycle resumes
+    where the last stopped."""
+    embedder = HashingEmbedder(CFG.hashing_dims)
+    cfg = CFG.model_copy(update={"conflict_scan_limit": 3})
+    table = MemoryTable(str(tmp_path), CFG.hashing_dims)
+    fillers = [f"Unrelated note number {i} about the office plants" for i in range(6)]
+    texts = [*fillers, "The user prefers SQLite", "The user does not prefer SQLite"]
+    vectors = embedder.embed(texts)
+    table.upsert(
+        [
+            imported(f"m{i}", text, T0 + i, vectors[i])  # the contradiction is written last
+            for i, text in enumerate(texts)
+        ]
+    )
+    found = [Maintenance(table, cfg).run(T0 + DAY).conflicts_found for _ in range(4)]
+    assert found[:2] == [0, 0] and sum(found) == 1  # the third cycle reaches rows 6 and 7
+    relations = table.relations_of(["m7"])
+    assert [(r["src"], r["type"], r["dst"]) for r in relations] == [("m7", "contradicts", "m6")]
+    assert Maintenance(table, cfg).run(T0 + DAY).conflicts_found == 0
+
+
+def test_consolidation_compares_the_newest_members_of_a_large_entity_group(tmp_path):
+    """One matrix product per entity group; beyond ``consolidation_group_limit``
+    members only the newest are compared (the old pair is left for a later cycle)."""
+    embedder = HashingEmbedder(CFG.hashing_dims)
+    cfg = CFG.model_copy(update={"consolidation_group_limit": 4})
+    table = MemoryTable(str(tmp_path), CFG.hashing_dims)
+    old, new = embedder.embed(["legacy cron job purges temp files", "the api gateway uses mtls"])
+    others = ["quarterly invoices are due on the fifth", "zebra crossings near the depot"]
+    distinct = embedder.embed(others)
+    api = {"entity_refs": ["api"]}
+    table.upsert(
+        [
+            imported("old-a", "legacy cron job purges temp files", T0 - 10 * DAY, old, **api),
+            imported("old-b", "legacy cron job purges temp files", T0 - 10 * DAY, old, **api),
+            imported("new-a", "the api gateway uses mtls", T0, new, **api),
+            imported("new-b", "the api gateway uses mtls", T0, new, **api),
+            imported("d0", others[0], T0, distinct[0], **api),
+            imported("d1", others[1], T0, distinct[1], **api),
+        ]
+    )
+    report = Maintenance(table, cfg).run(T0 + DAY)
+    assert report.consolidated == 1
+    live = {r["id"] for r in table.columns(["id"], where="deleted = false").to_pylist()}
+    assert {"new-a", "new-b"}.isdisjoint(live) and {"old-a", "old-b"} <= live
+    assert Maintenance(table, CFG).run(T0 + DAY).consolidated == 1  # a larger limit: the old pair
