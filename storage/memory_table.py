@@ -19,6 +19,7 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from lancedb.query import MatchQuery
 
 from loopwarden.errors import ConfigurationError
 from loopwarden.settings import MemoryIndexSettings
@@ -117,7 +118,11 @@ def rows_to_arrow(rows: Sequence[dict[str, Any]], schema: pa.Schema) -> pa.Table
 def arrow_rows(table: pa.Table) -> list[dict[str, Any]]:
     """Rows of an Arrow table as dicts; vector columns become numpy row views."""
     vectors = {
-        name: table.column(name).combine_chunks().flatten().to_numpy().reshape(table.num_rows, -1)
+        name: table.column(name)
+        .combine_chunks()
+        .flatten()
+        .to_numpy()
+        .reshape(table.num_rows, table.schema.field(name).type.list_size)
         for name in VECTOR_COLUMNS
         if name in table.column_names
     }
@@ -301,6 +306,21 @@ class MemoryTable:
             search = search.nprobes(cfg.nprobes).refine_factor(cfg.refine_factor)
         return search
 
+    def take(self, row_ids: dict[str, int], columns: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Rows by the ``_rowid`` a query of this table returned, keyed by id.
+
+        Row ids move when files are compacted: a row that comes back with another
+        id (or not at all) is fetched by id instead.
+        """
+        if not row_ids:
+            return {}
+        wanted = list(dict.fromkeys(("id", *columns)))
+        taken = self.table.take_row_ids(list(row_ids.values())).select(wanted).to_arrow()
+        rows = {row["id"]: row for row in arrow_rows(taken) if row["id"] in row_ids}
+        moved = [memory_id for memory_id in row_ids if memory_id not in rows]
+        rows.update((row["id"], row) for row in self.get(moved, columns=wanted))
+        return rows
+
     def existing_ids(self, ids: Sequence[str]) -> set[str]:
         """Those of ``ids`` that are stored (live or not)."""
         if not ids:
@@ -322,14 +342,22 @@ class MemoryTable:
         column: str = "vector",
         *,
         exact: bool = False,
+        columns: Sequence[str] | None = None,
+        row_ids: bool = False,
     ) -> list[tuple[dict[str, Any], float]]:
-        """Live rows of ``scope`` nearest to ``vector`` with their cosine similarity.
+        """Live rows of ``scope`` nearest to ``vector`` with their cosine similarity
+        (only ``columns`` of them when given; ``_rowid`` too with ``row_ids``).
 
         Through the vector index once there is one, unless ``exact``.
         """
         if self.table.count_rows() == 0:
             return []
-        rows = self._vector_query(vector.tolist(), column, scope, limit, exact).to_list()
+        search = self._vector_query(vector.tolist(), column, scope, limit, exact)
+        if columns is not None:
+            search = search.select([*columns, "_distance"])
+        if row_ids:
+            search = search.with_row_id(True)
+        rows = arrow_rows(search.to_arrow())
         return [(row, 1.0 - float(row["_distance"])) for row in rows]
 
     def neighbours_many(
@@ -350,36 +378,49 @@ class MemoryTable:
             rows.sort(key=lambda pair: -pair[1])
         return found
 
-    def full_text(self, query: str, scope: str, limit: int) -> list[str]:
-        """Ids of live rows of ``scope`` matching ``query`` (LanceDB's native FTS), best first."""
+    def full_text(
+        self,
+        query: str,
+        scope: str,
+        limit: int,
+        columns: Sequence[str] = ("id",),
+        *,
+        row_ids: bool = False,
+    ) -> list[dict[str, Any]]:
+        """Live rows of ``scope`` matching ``query`` (LanceDB's native FTS), best first."""
         if self.table.count_rows() == 0 or not query.strip():
             return []
         self.indexes.ensure()  # a table written before indexes existed gets them now
-        rows = (
-            self.table.search(query, query_type="fts")
+        search = (  # a MatchQuery: the user's text is words, never query syntax
+            self.table.search(MatchQuery(query, "content"), query_type="fts")
             .where(f"scope = {_quote(scope)} AND deleted = false", prefilter=True)
-            .select(["id", "_score"])
+            .select([*columns, "_score"])
             .limit(limit)
-            .to_list()
         )
-        return [row["id"] for row in rows]
+        return arrow_rows(search.with_row_id(row_ids).to_arrow())
 
-    def with_entities(self, entities: Sequence[str], scope: str, limit: int) -> list[str]:
-        """Ids of live rows of ``scope`` that mention any of ``entities``."""
+    def with_entities(
+        self,
+        entities: Sequence[str],
+        scope: str,
+        limit: int,
+        columns: Sequence[str] = ("id",),
+        *,
+        row_ids: bool = False,
+    ) -> list[dict[str, Any]]:
+        """Live rows of ``scope`` that mention any of ``entities``."""
         if not entities:
             return []
-        wanted = ", ".join(_quote(e) for e in entities)
-        rows = (
+        search = (
             self.table.search()
             .where(
                 f"scope = {_quote(scope)} AND deleted = false AND "
-                f"array_has_any(entity_refs, make_array({wanted}))"
+                f"array_has_any(entity_refs, make_array({quote_list(entities)}))"
             )
-            .select(["id"])
+            .select(list(columns))
             .limit(limit)
-            .to_list()
         )
-        return [row["id"] for row in rows]
+        return arrow_rows(search.with_row_id(row_ids).to_arrow())
 
     def relations_of(self, ids: Sequence[str]) -> list[dict[str, Any]]:
         """Relations touching any of ``ids``."""

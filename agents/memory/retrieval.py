@@ -9,6 +9,7 @@ Retrieval touches access count and last access of what it returns.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,21 @@ from loopwarden.settings import MemorySettings
 from loopwarden.storage.memory_table import MemoryTable
 
 STRATEGIES = ("semantic", "full_text", "entity", "causal_trace")
+RESULT_COLUMNS = (
+    "id",
+    "content",
+    "tags",
+    "potential_questions",
+    "entity_refs",
+    "trust",
+    "layer",
+    "memory_type",
+    "created_at",
+    "deleted",
+    *DIMENSIONS,
+)
+"""What ranking and the answer read of a memory (never the vectors): read once, for
+the union of what the strategies found, by the row ids they returned."""
 
 
 def entity_terms(query: str) -> list[str]:
@@ -101,6 +117,7 @@ class MemorySearch:
         self.table = table
         self.embedder = embedder
         self.cfg = settings
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memory-search")
 
     def search(
         self,
@@ -120,23 +137,47 @@ class MemorySearch:
         strategies = strategies or route.strategies
         lexical = strip_intent_markers(query) or query
         rankings: dict[str, list[str]] = {}
+        row_ids: dict[str, int] = {}  # what each strategy found, by LanceDB row id
+
+        def ranking(found: list[dict[str, Any]]) -> list[str]:
+            for row in found:
+                row_ids.setdefault(row["id"], row["_rowid"])
+            return [row["id"] for row in found]
+
+        # full text and entity recall run in threads while the query is embedded and
+        # searched by vector: LanceDB answers them concurrently
+        lexical_search = {
+            "full_text": lambda: self.table.full_text(lexical, scope, per_strategy, row_ids=True),
+            "entity": lambda: self.table.with_entities(
+                entity_terms(query), scope, per_strategy, row_ids=True
+            ),
+        }
+        pending = {
+            name: self._pool.submit(run)
+            for name, run in lexical_search.items()
+            if name in strategies
+        }
         semantic: list[str] = []
         if "semantic" in strategies or "causal_trace" in strategies:
             embed_query = getattr(self.embedder, "embed_query", self.embedder.embed)
             vector = embed_query([query])[0]
-            semantic = [row["id"] for row, _ in self.table.neighbours(vector, scope, per_strategy)]
+            nearest = self.table.neighbours(
+                vector, scope, per_strategy, columns=("id",), row_ids=True
+            )
+            semantic = ranking([row for row, _ in nearest])
             if "semantic" in strategies:
                 rankings["semantic"] = semantic
-        if "full_text" in strategies:
-            rankings["full_text"] = self.table.full_text(lexical, scope, per_strategy)
-        if "entity" in strategies:
-            rankings["entity"] = self.table.with_entities(entity_terms(query), scope, per_strategy)
+        for name, future in pending.items():
+            rankings[name] = ranking(future.result())
         if "causal_trace" in strategies:
             rankings["causal_trace"] = self._causal_trace(
                 semantic[:2], lexical, scope, per_strategy
             )
         fused = reciprocal_rank_fusion(rankings, self.cfg.rrf_k)
-        rows = {row["id"]: row for row in self.table.get([i for i, _ in fused])}
+        rows = self.table.take(row_ids, RESULT_COLUMNS)  # one read for every strategy's rows
+        missing = [i for i, _ in fused if i not in rows]  # ancestors found by causal trace
+        for row in self.table.get(missing, columns=RESULT_COLUMNS):
+            rows[row["id"]] = row
         ranked = []
         for memory_id, rrf in fused:
             row = rows.get(memory_id)
@@ -202,7 +243,7 @@ class MemorySearch:
             found.extend(dict.fromkeys(frontier))
             if not frontier:
                 break
-        return found[:limit] or self.table.full_text(lexical, scope, limit)
+        return found[:limit] or [r["id"] for r in self.table.full_text(lexical, scope, limit)]
 
 
 def rank_table(

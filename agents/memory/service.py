@@ -23,8 +23,11 @@ class MemoryService:
         settings: MemorySettings,
         embedder: Embedder | None = None,
         judge: ConflictJudge | None = None,
+        *,
+        prewarm: bool = False,
     ) -> None:
         self.settings = settings
+        self.prewarm = prewarm  # a long-lived worker loads the indexes when it opens them
         self._embedder = embedder
         self.judge = judge
         self.lock = threading.Lock()  # LanceDB work runs in threads, one at a time
@@ -37,12 +40,16 @@ class MemoryService:
     @cached_property
     def table(self) -> MemoryTable:
         """The LanceDB tables."""
-        return MemoryTable(
+        table = MemoryTable(
             self.settings.uri,
             self.embedder.dims,
             self.settings.table,
             read_consistency_s=self.settings.read_consistency_s,
+            indexes=self.settings.index,
         )
+        if self.prewarm:
+            table.indexes.prewarm()
+        return table
 
     @cached_property
     def writer(self) -> MemoryWriter:

@@ -33,7 +33,7 @@ class MemoryIndexSettings(BaseModel):
     )
     nprobes: int = Field(20, ge=1, description="IVF partitions a vector query visits.")
     refine_factor: int = Field(
-        5, ge=1, description="Candidates re-ranked with exact vectors, times the limit."
+        1, ge=1, description="Candidates re-ranked with exact vectors, times the limit."
     )
     retrain_growth: float = Field(
         4.0, gt=1, description="Retrain the vector index once the table has grown this much."
@@ -42,7 +42,10 @@ class MemoryIndexSettings(BaseModel):
         50_000, ge=1, description="Unindexed rows that trigger folding them into the indexes."
     )
     keep_versions_s: float = Field(
-        3600.0, ge=0, description="Table versions younger than this survive compaction."
+        600.0,
+        ge=0,
+        description="Table versions younger than this survive compaction (a reader in "
+        "another process may still be reading one; older files are deleted).",
     )
 
 

@@ -151,3 +151,35 @@ def test_a_batch_decides_what_one_write_at_a_time_decides(tmp_path):
     assert batched == one_by_one
     statuses = [status for status, _, _ in batched[0]]
     assert statuses.count("duplicate") >= 2 and "stored_with_conflicts" in statuses
+
+
+def test_full_text_takes_any_user_text_as_words(store):
+    """A query holding quotes was parsed as a phrase query and failed ("position is
+    not found but required for phrase queries")."""
+    table, writer = store
+    writer.write([write('grep -r "Structured ndarray" astropy/table found one match')], NOW)
+    for query in ('"Structured ndarray"', 'grep "astropy', "a AND (b", "+-~*:"):
+        table.full_text(query, "default", 5)  # must not raise
+    assert table.full_text('"structured ndarray" astropy', "default", 5)
+
+
+@pytest.mark.filterwarnings("ignore:optimize")
+def test_rows_taken_by_a_stale_row_id_are_fetched_by_id(store):
+    """Retrieval reads the fused rows by the row ids its queries returned; compaction
+    in between moves rows, and a moved row must come back by its id, not another."""
+    table, writer = store
+    for i in range(4):  # four fragments
+        writer.write([write(f"fact number {i} about zebras"), write(f"note {i} on owls")], NOW)
+    found = table.full_text("zebras", "default", 10, row_ids=True)
+    assert len(found) == 4
+    stale = {row["id"]: row["_rowid"] for row in found}
+    table.table.delete("content LIKE 'note 0%'")
+    table.indexes.optimize()  # compaction: the fragments are rewritten, row ids move
+    moved = {r["id"]: r["_rowid"] for r in table.full_text("zebras", "default", 10, row_ids=True)}
+    assert moved != stale
+    raw = table.table.take_row_ids(list(stale.values())).select(["id"]).to_arrow()
+    assert sorted(raw.column("id").to_pylist()) != sorted(stale)  # other rows, or fewer
+    rows = table.take(stale, ("content",))
+    assert {memory_id: row["content"] for memory_id, row in rows.items()} == {
+        memory_id: table.get([memory_id])[0]["content"] for memory_id in stale
+    }
