@@ -1,9 +1,14 @@
-"""Retrieval quality on a small labelled set: recall@5 of each strategy alone and fused.
+"""Retrieval quality on a labelled set: recall@5 of each strategy alone and fused.
 
-The memories and queries below were written for this benchmark (English and
-Chinese, paraphrased queries, entity and causal questions); each query lists the
-memories a good answer must contain. Runs on a temporary LanceDB directory with
-the default embedder (USE multilingual) unless ``--embedder hashing``.
+``data/retrieval_set.tsv`` was written for this benchmark: 129 memories of the
+kind agents keep (project facts, failures, preferences; 96 in English, 33 in
+Chinese), each with one English and one Chinese question that paraphrases it
+(258 queries; a question in the other language than its memory is a
+cross-lingual query). The memories are stored among ``--distractors`` real
+sentences from the agent trajectories, so a strategy must find the one right
+memory among thousands. Recall@k: the share of queries whose memory is among the
+first k results. Runs on a temporary LanceDB directory with the default embedder
+(USE multilingual) unless ``--embedder hashing``.
 
     .venv/bin/python benchmarks/memory_retrieval.py
 """
@@ -16,118 +21,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from realistic_memories import real_sentences
+
 from loopwarden.agents.memory.embedding import make_embedder
 from loopwarden.agents.memory.retrieval import MemorySearch
 from loopwarden.agents.memory.writer import MemoryWriter
 from loopwarden.schemas.memory import validate_memory_write
 from loopwarden.settings import MemorySettings
 from loopwarden.storage.memory_table import MemoryTable
-
-MEMORIES = {
-    "sqlite": (
-        "The user prefers SQLite for local storage because it needs no server",
-        ["database", "preference"],
-        ["sqlite"],
-    ),
-    "pg_prod": (
-        "Production runs PostgreSQL 16 with streaming replication",
-        ["database", "production"],
-        ["postgresql"],
-    ),
-    "deploy_perm": (
-        "deploy.sh fails with permission denied until chmod +x deploy.sh is run",
-        ["deploy", "permissions"],
-        ["deploy.sh"],
-    ),
-    "deploy_env": (
-        "Deployments need the AWS_REGION environment variable set to eu-west-1",
-        ["deploy", "aws"],
-        ["aws"],
-    ),
-    "tests_flaky": (
-        "The integration tests are flaky when the broker starts slowly; retry once",
-        ["tests", "ci"],
-        ["ci"],
-    ),
-    "lint": (
-        "Always run ruff before committing; CI rejects unformatted code",
-        ["ci", "style"],
-        ["ruff", "ci"],
-    ),
-    "timeout": (
-        "The payment API times out after 30 seconds; use the async endpoint for bulk jobs",
-        ["api", "payments"],
-        ["payment api"],
-    ),
-    "rate": (
-        "The search API allows 100 requests per minute per key",
-        ["api", "limits"],
-        ["search api"],
-    ),
-    "cn_cache": ("缓存失效是因为 Redis 的过期时间设置成了 60 秒", ["cache", "redis"], ["redis"]),
-    "cn_log": ("日志文件每天轮转一次,保留 14 天", ["logging"], ["logrotate"]),
-    "outage": (
-        "The March outage was caused by a full disk on the database host",
-        ["incident", "database"],
-        ["postgresql"],
-    ),
-    "oncall": (
-        "On-call engineers must acknowledge pages within 15 minutes",
-        ["process", "oncall"],
-        ["pagerduty"],
-    ),
-    "py": (
-        "The project targets Python 3.11 and uses uv for local environments",
-        ["python", "tooling"],
-        ["python"],
-    ),
-    "style_tone": (
-        "The user wants answers short, with code first and explanations after",
-        ["preference", "communication"],
-        ["user"],
-    ),
-    "timezone": (
-        "All timestamps in the event store are UTC epoch seconds",
-        ["data", "time"],
-        ["event store"],
-    ),
-    "backup": (
-        "Database backups run nightly at 02:00 and are kept for 30 days",
-        ["database", "backup"],
-        ["postgresql"],
-    ),
-    "ssh": (
-        "SSH to production needs the bastion host and a hardware key",
-        ["security", "production"],
-        ["bastion"],
-    ),
-    "docker": (
-        "Docker is not available on the build machines; use podman instead",
-        ["tooling", "containers"],
-        ["podman"],
-    ),
-}
-
-QUERIES = [
-    ("which database does the user like for local data?", {"sqlite"}),
-    ("what database runs in production", {"pg_prod"}),
-    ("why does the deploy script fail?", {"deploy_perm"}),
-    ("how to fix permission denied on deploy.sh", {"deploy_perm"}),
-    ("which region must deployments use", {"deploy_env"}),
-    ("why are the integration tests unreliable", {"tests_flaky"}),
-    ("what must I run before a commit", {"lint"}),
-    ("payment API timing out on bulk jobs", {"timeout"}),
-    ("search API rate limit", {"rate"}),
-    ("为什么缓存会失效", {"cn_cache"}),
-    ("日志保留多久", {"cn_log"}),
-    ("what caused the outage in March", {"outage"}),
-    ("everything about postgresql", {"pg_prod", "outage", "backup"}),
-    ("how should answers be formatted for this user", {"style_tone"}),
-    ("what time zone are event timestamps in", {"timezone"}),
-    ("how long are database backups kept", {"backup"}),
-    ("how do I get into production servers", {"ssh"}),
-    ("can I use docker on the build machines", {"docker"}),
-]
 
 STRATEGIES = {
     "semantic": ("semantic",),
@@ -138,54 +39,89 @@ STRATEGIES = {
 }
 
 
+DATA = Path(__file__).parent / "data" / "retrieval_set.tsv"
+
+
+def labelled_set() -> list[dict[str, str]]:
+    """The memories with their two questions."""
+    lines = DATA.read_text(encoding="utf-8").splitlines()
+    header = lines[0].split("\t")
+    return [dict(zip(header, line.split("\t"), strict=True)) for line in lines[1:] if line]
+
+
+def is_chinese(text: str) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--embedder", choices=["use", "hashing", "e5"], default="use")
     parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--distractors", type=int, default=5_000)
     args = parser.parse_args()
     cfg = MemorySettings(embedder=args.embedder)
     embedder = make_embedder(cfg)
     table = MemoryTable(tempfile.mkdtemp(prefix="lw-eval-"), embedder.dims)
     writer = MemoryWriter(table, embedder, cfg)
     now = time.time()
-    writes = [
-        validate_memory_write(
+    memories = labelled_set()
+    distractors = real_sentences()[: args.distractors]
+
+    def memory_write(key: str, content: str, entities: list[str]) -> object:
+        return validate_memory_write(
             {
                 "event_id": key,
                 "occurred_at": now,
-                "payload": {
-                    "memory_id": key,
-                    "content": content,
-                    "tags": tags,
-                    "entity_refs": entities,
-                },
+                "payload": {"memory_id": key, "content": content, "entity_refs": entities},
             }
         )
-        for key, (content, tags, entities) in MEMORIES.items()
+
+    writes = [memory_write(f"distractor-{i}", text, []) for i, text in enumerate(distractors)]
+    writes += [
+        memory_write(m["key"], m["content"], [e for e in m["entities"].split(";") if e])
+        for m in memories
     ]
-    outcomes = writer.write(writes, now)
+    outcomes = []
+    for start in range(0, len(writes), 500):
+        outcomes += writer.write(writes[start : start + 500], now)
     stored = sum(o["status"].startswith("stored") for o in outcomes)
+    queries = [
+        (m[column], m["key"], column[-2:], "zh" if is_chinese(m["content"]) else "en")
+        for m in memories
+        for column in ("query_en", "query_zh")
+    ]
     search = MemorySearch(table, embedder, cfg)
     rows = []
     for name, strategies in STRATEGIES.items():
-        hits = total = 0
-        for query, relevant in QUERIES:
+        hits: dict[str, list[bool]] = {"all": [], "en": [], "zh": [], "cross": []}
+        latencies = []
+        for query, key, query_lang, memory_lang in queries:
+            started = time.perf_counter()
             result = search.search(query, strategies=strategies, budget_bytes=100_000)
-            found = {m["id"] for m in result.memories[: args.k]}
-            hits += len(found & relevant)
-            total += len(relevant)
-        rows.append({"strategy": name, f"recall@{args.k}": round(hits / total, 3)})
+            latencies.append(time.perf_counter() - started)
+            hit = key in {m["id"] for m in result.memories[: args.k]}
+            hits["all"].append(hit)
+            hits[query_lang].append(hit)
+            if query_lang != memory_lang:
+                hits["cross"].append(hit)
+        row = {"strategy": name}
+        row.update({f"recall@{args.k} {part}": sum(h) / len(h) for part, h in hits.items()})
+        row["p50_ms"] = 1000 * sorted(latencies)[len(latencies) // 2]
+        rows.append(row)
     print(
-        f"{len(MEMORIES)} memories ({stored} stored), {len(QUERIES)} queries, "
-        f"embedder {embedder.name}"
+        f"{len(memories)} labelled memories among {len(distractors):,} distractors "
+        f"({stored:,} stored), {len(queries)} queries, embedder {embedder.name}"
     )
-    print(f"{'strategy':<24} recall@{args.k}")
+    parts = ("all", "en", "zh", "cross")
+    print(f"{'strategy':<24} " + " ".join(f"{p:>7}" for p in parts) + "   p50 ms")
     for row in rows:
-        print(f"{row['strategy']:<24} {row[f'recall@{args.k}']:.3f}")
+        values = " ".join(f"{row[f'recall@{args.k} {p}']:7.3f}" for p in parts)
+        print(f"{row['strategy']:<24} {values}   {row['p50_ms']:6.1f}")
     out = Path(__file__).parent / "results"
     out.mkdir(exist_ok=True)
     path = out / f"memory_retrieval-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    path.write_text(json.dumps({"embedder": embedder.name, "rows": rows}, indent=2))
+    summary = {"embedder": embedder.name, "queries": len(queries), "k": args.k, "rows": rows}
+    path.write_text(json.dumps(summary, indent=2))
     print(f"wrote {path}")
 
 

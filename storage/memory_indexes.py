@@ -4,8 +4,9 @@
   ``deleted`` (bitmaps: every query filters on them), ``entity_refs`` (label
   list: entity recall) — and the relations' ``src``/``dst`` B-trees are built
   with the first rows (milliseconds);
-- the full-text index on ``content`` too: it is never rebuilt for a write, since
-  LanceDB searches rows written after the index exactly and merges the results;
+- the full-text index on ``content`` too (ICU word boundaries, so Chinese is
+  split into words): it is never rebuilt for a write, since LanceDB searches rows
+  written after the index exactly and merges the results;
 - the vector index (IVF_SQ by default, cosine) once the table holds
   ``vector_min_rows``, retrained on more partitions when the table has grown
   ``retrain_growth`` times since it was trained (or since this process opened it);
@@ -37,6 +38,7 @@ ENTITY_INDEX = ("entity_refs", LabelList)
 RELATION_SCALARS = (("src", BTree), ("dst", BTree))
 VECTOR_COLUMN = "vector"
 FTS_COLUMN = "content"
+FTS_TOKENIZER = "icu"  # ICU word boundaries: Chinese and Japanese text split into words
 
 
 def _indexed_columns(table: Any) -> dict[str, Any]:
@@ -107,6 +109,10 @@ class MemoryIndexes:
                 self._timed(what, self._scalar, self.memories, column, kind)
         if FTS_COLUMN not in indexed:
             self._timed("full-text index on content", self._full_text)
+        elif indexed[FTS_COLUMN].index_details.get("base_tokenizer") != FTS_TOKENIZER:
+            self._timed(
+                f"full-text index rebuilt with the {FTS_TOKENIZER} tokenizer", self._full_text
+            )
         if not self._relations_indexed and self.relations.count_rows():
             present = _indexed_columns(self.relations)
             for column, kind in RELATION_SCALARS:
@@ -144,7 +150,9 @@ class MemoryIndexes:
         table.create_index(column, config=kind(), replace=True)
 
     def _full_text(self) -> None:
-        self.memories.create_index(FTS_COLUMN, config=FTS(), replace=True)
+        self.memories.create_index(
+            FTS_COLUMN, config=FTS(base_tokenizer=FTS_TOKENIZER), replace=True
+        )
 
     def _vector(self, count: int) -> None:
         partitions = max(1, count // self.cfg.rows_per_partition)

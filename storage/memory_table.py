@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
 
@@ -85,6 +86,7 @@ RELATION_SCHEMA = pa.schema(
 
 
 VECTOR_COLUMNS = ("vector", "question_vector")
+UPDATE_CHUNK = 10_000  # ids per SQL update
 
 
 def _quote(value: str) -> str:
@@ -176,6 +178,7 @@ class MemoryTable:
             if state in existing
             else self.db.create_table(state, schema=STATE_SCHEMA)
         )
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memory-neighbours")
         self.index_settings = indexes or MemoryIndexSettings()
         self.indexes = MemoryIndexes(self.table, self.relations, self.index_settings)
 
@@ -188,15 +191,15 @@ class MemoryTable:
         self.upsert_arrow(rows_to_arrow(rows, self.table.schema))
 
     def set_column(self, ids: pa.Array, column: str, value: Any) -> None:
-        """Set ``column`` to ``value`` in the rows ``ids`` (one partial update)."""
-        if len(ids) == 0:
-            return
-        field = self.table.schema.field(column)
-        data = pa.table(
-            {"id": ids, column: pa.array([value] * len(ids), field.type)},
-            schema=pa.schema([self.table.schema.field("id"), field]),
-        )
-        self.table.merge_insert("id").when_matched_update_all().execute(data)
+        """Set ``column`` to ``value`` in the rows ``ids`` (SQL updates of 10,000 ids).
+
+        Not a partial ``merge_insert``: at 1M rows that read the whole table (25 s
+        and 10 GB for 24 rows, against 0.5 s here).
+        """
+        values = ids.to_pylist()
+        for start in range(0, len(values), UPDATE_CHUNK):
+            chunk = values[start : start + UPDATE_CHUNK]
+            self.table.update(where=f"id IN ({quote_list(chunk)})", values={column: value})
 
     def state(self, key: str) -> tuple[float, str] | None:
         """A bookkeeping value: (number, text), or None."""
@@ -216,14 +219,20 @@ class MemoryTable:
         ).when_matched_update_all().when_not_matched_insert_all().execute(row)
 
     def update_columns(self, rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
-        """Set ``columns`` of existing rows (by id); other columns keep their values."""
+        """Set ``columns`` of stored rows (by id) to the values in ``rows``.
+
+        The stored rows are read whole, changed and merged back whole: a
+        ``merge_insert`` of some columns only reads the entire table.
+        """
         if not rows:
             return
-        fields = [self.table.schema.field(c) for c in ("id", *columns)]
-        data = pa.Table.from_pylist(
-            [{f.name: row[f.name] for f in fields} for row in rows], pa.schema(fields)
-        )
-        self.table.merge_insert("id").when_matched_update_all().execute(data)
+        stored = {row["id"]: row for row in self.get([row["id"] for row in rows])}
+        for row in rows:
+            if row["id"] in stored:
+                stored[row["id"]].update({c: row[c] for c in columns})
+        if stored:
+            data = rows_to_arrow(list(stored.values()), self.table.schema)
+            self.table.merge_insert("id").when_matched_update_all().execute(data)
 
     def upsert_arrow(self, data: pa.Table) -> None:
         """Insert or replace whole rows by id from an Arrow table of the memory schema.
@@ -363,20 +372,19 @@ class MemoryTable:
     def neighbours_many(
         self, vectors: np.ndarray, scope: str, limit: int, columns: Sequence[str] | None = None
     ) -> list[list[tuple[dict[str, Any], float]]]:
-        """:meth:`neighbours` of each row of ``vectors`` in one LanceDB query."""
-        found: list[list[tuple[dict[str, Any], float]]] = [[] for _ in range(len(vectors))]
+        """:meth:`neighbours` of each row of ``vectors``, two queries at a time.
+
+        One query per vector: LanceDB's multi-vector query took 8 s and 10 GB for
+        ten vectors at 1M rows with an IVF_SQ index, where ten single queries take
+        about 0.12 s.
+        """
         if len(vectors) == 0 or self.table.count_rows() == 0:
-            return found
-        if len(vectors) == 1:
-            return [self.neighbours(vectors[0], scope, limit)]
-        search = self._vector_query(list(vectors), "vector", scope, limit, exact=False)
-        if columns is not None:
-            search = search.select([*columns, "_distance"])
-        for row in arrow_rows(search.to_arrow()):
-            found[int(row.pop("query_index"))].append((row, 1.0 - float(row["_distance"])))
-        for rows in found:
-            rows.sort(key=lambda pair: -pair[1])
-        return found
+            return [[] for _ in range(len(vectors))]
+        return list(
+            self._pool.map(
+                lambda vector: self.neighbours(vector, scope, limit, columns=columns), vectors
+            )
+        )
 
     def full_text(
         self,

@@ -183,3 +183,13 @@ def test_rows_taken_by_a_stale_row_id_are_fetched_by_id(store):
     assert {memory_id: row["content"] for memory_id, row in rows.items()} == {
         memory_id: table.get([memory_id])[0]["content"] for memory_id in stale
     }
+
+
+def test_full_text_splits_chinese_into_words(store):
+    """The simple tokenizer kept a run of Han characters as one token, so a Chinese
+    question never matched a Chinese memory by its words."""
+    table, writer = store
+    cache = "缓存失效是因为 Redis 的过期时间设置成了 60 秒"
+    writer.write([write(cache), write("日志每天轮转")], NOW)
+    found = table.full_text("为什么缓存会失效", "default", 5, ("content",))
+    assert [row["content"] for row in found] == [cache]
