@@ -90,6 +90,11 @@ class MemoryIndexes:
 
     # -- upkeep ---------------------------------------------------------------------------
 
+    def note_rewritten(self, rows: int) -> None:
+        """Rows an update rewrote: LanceDB stores them anew, outside the indexes,
+        until the next :meth:`optimize` (the writer's or the maintenance cycle's)."""
+        self.rows_since_optimize += rows
+
     def after_write(self, rows: int) -> None:
         """Called after ``rows`` rows were written: build what is due."""
         self.rows_since_optimize += rows

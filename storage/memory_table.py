@@ -200,6 +200,7 @@ class MemoryTable:
         for start in range(0, len(values), UPDATE_CHUNK):
             chunk = values[start : start + UPDATE_CHUNK]
             self.table.update(where=f"id IN ({quote_list(chunk)})", values={column: value})
+        self.indexes.note_rewritten(len(values))
 
     def state(self, key: str) -> tuple[float, str] | None:
         """A bookkeeping value: (number, text), or None."""
@@ -233,6 +234,7 @@ class MemoryTable:
         if stored:
             data = rows_to_arrow(list(stored.values()), self.table.schema)
             self.table.merge_insert("id").when_matched_update_all().execute(data)
+            self.indexes.note_rewritten(len(stored))
 
     def upsert_arrow(self, data: pa.Table) -> None:
         """Insert or replace whole rows by id from an Arrow table of the memory schema.
@@ -289,6 +291,7 @@ class MemoryTable:
                 where=f"id IN ({quote_list(ids)})",
                 values_sql={"access_count": "access_count + 1", "last_access_at": str(now)},
             )
+            self.indexes.note_rewritten(len(ids))
 
     # -- reads ----------------------------------------------------------------------------
 
