@@ -8,7 +8,9 @@ directories:
    same batches through ``MemoryTable.upsert_arrow`` (idempotent upsert by id,
    index upkeep included): rows/s and the ratio to the baseline;
 2. write path — ``MemoryWriter.write`` (redaction, de-duplication, conflicts,
-   scoring) of writes carrying agent vectors, on the full table;
+   scoring) of writes carrying agent vectors, on the full table, and
+   ``MemoryImporter`` (validation, redaction, scoring, append; checks deferred to
+   maintenance) of 10,000 such writes;
 3. retrieval — ``MemorySearch.search`` (routing, semantic + full text + entity,
    RRF, ranking, byte budget; the query embedding included) p50/p95 over held-out
    sentences, and recall@10 of the vector index against an exact scan;
@@ -34,6 +36,7 @@ import numpy as np
 from realistic_memories import embedded_sentences, memory_batches
 
 from loopwarden.agents.memory.embedding import UniversalSentenceEncoder
+from loopwarden.agents.memory.importer import MemoryImporter
 from loopwarden.agents.memory.maintenance import Maintenance
 from loopwarden.agents.memory.retrieval import MemorySearch, rank_table
 from loopwarden.agents.memory.writer import MemoryWriter
@@ -106,6 +109,22 @@ def write_path(
             elapsed += time.perf_counter() - started
             count += batch_size
         result[f"writes_per_s_batch_{batch_size}"] = count / elapsed
+    importer = MemoryImporter(table, embedder, cfg)
+    for batch_size in (10_000,):
+        picks = rng.integers(0, len(base), batch_size)
+        noise = rng.standard_normal((batch_size, base.shape[1])).astype(np.float32)
+        vectors = base[picks] + 0.8 * noise / np.linalg.norm(noise, axis=1, keepdims=True)
+        events = [
+            {
+                "event_id": f"import-{i}",
+                "occurred_at": now,
+                "payload": {"content": sentences[p], "embedding": vectors[i].tolist()},
+            }
+            for i, p in enumerate(picks)
+        ]
+        started = time.perf_counter()  # validation, redaction, scoring, append
+        importer.import_batch([validate_memory_write(e) for e in events], now)
+        result[f"import_per_s_batch_{batch_size}"] = batch_size / (time.perf_counter() - started)
     return result
 
 

@@ -73,6 +73,96 @@ def _age_days(now: float, then: float | None) -> float:
     return max((now - (then or now)) / DAY, 0.0)
 
 
+def content_vectors(
+    writes: Sequence[MemoryWrite], contents: list[str], embedder: Embedder
+) -> np.ndarray:
+    """Content vectors: the write's own (normalised) or the embedder's, only for the
+    writes that carry none."""
+    vectors = np.zeros((len(writes), embedder.dims), dtype=np.float32)
+    to_embed = [i for i, w in enumerate(writes) if w.payload.embedding is None]
+    if to_embed:
+        vectors[to_embed] = embedder.embed([contents[i] for i in to_embed])
+    for i, write in enumerate(writes):
+        supplied = write.payload.embedding
+        if supplied is not None:
+            if len(supplied) != embedder.dims:
+                raise ValueError(
+                    f"event {write.event_id}: embedding has {len(supplied)} dimensions, "
+                    f"the memory table {embedder.dims}"
+                )
+            v = np.asarray(supplied, dtype=np.float32)
+            norm = np.linalg.norm(v)
+            vectors[i] = v / norm if norm else v
+    return vectors
+
+
+def questions_vectors(
+    questions: list[list[str]], vectors: np.ndarray, embedder: Embedder
+) -> np.ndarray:
+    """The questions' vector, or the content's for a write without questions (it
+    casts no question vote then: see ``is_duplicate``)."""
+    result = vectors.copy()
+    asked = [i for i, q in enumerate(questions) if q]
+    if asked:
+        result[asked] = embedder.embed([" ".join(questions[i]) for i in asked])
+    return result
+
+
+def new_row(
+    write: MemoryWrite,
+    memory_id: str,
+    content: str,
+    tags: list[str],
+    questions: list[str],
+    vector: np.ndarray,
+    question_vector: np.ndarray,
+    cfg: MemorySettings,
+    now: float,
+) -> dict[str, Any]:
+    """The stored row of a new memory (redacted texts given; trust computed)."""
+    p = write.payload
+    scores = p.scores.model_dump()
+    row = {
+        "id": memory_id,
+        "scope": p.scope,
+        "content": content,
+        "tags": tags,
+        "potential_questions": questions,
+        "entity_refs": [redact_text(e).lower() for e in p.entity_refs],
+        "memory_type": p.memory_type,
+        "layer": p.layer,
+        **{d: float(scores[d]) for d in DIMENSIONS},
+        "importance": p.importance if p.importance is not None else relevance(scores),
+        "source_reliability": p.source_reliability,
+        "corroboration_count": 0,
+        "contradiction_count": 0,
+        "corroborated_by": [],
+        "access_count": 0,
+        "last_access_at": None,
+        "created_at": write.occurred_at,
+        "updated_at": now,
+        "decay_rate": cfg.default_decay_rate,
+        "deleted": False,
+        "source_loop_id": p.source_loop_id,
+        "source_event_id": p.source_event_id,
+        "vector": vector,
+        "question_vector": question_vector,
+    }
+    row["trust"] = row_trust(row, now, cfg)
+    return row
+
+
+def row_trust(row: dict[str, Any], now: float, cfg: MemorySettings) -> float:
+    """Seed 002 §4 trust of a stored row."""
+    return trust_score(
+        row["source_reliability"],
+        int(row["corroboration_count"]),
+        int(row["contradiction_count"]),
+        _age_days(now, row.get("created_at")),
+        cfg,
+    )
+
+
 @dataclass
 class _Batch:
     """What a batch has decided so far: new rows, changed rows, relations."""
@@ -115,8 +205,8 @@ class MemoryWriter:
         contents = [redact_text(w.payload.content) for w in writes]
         questions = [[redact_text(q) for q in w.payload.potential_questions] for w in writes]
         tags = [[redact_text(t) for t in w.payload.tags] for w in writes]
-        vectors = self._vectors(writes, contents)
-        question_vectors = self._question_vectors(questions, vectors)
+        vectors = content_vectors(writes, contents, self.embedder)
+        question_vectors = questions_vectors(questions, vectors, self.embedder)
         ids = [
             w.payload.memory_id or derived_id("memory", w.payload.scope, w.event_id) for w in writes
         ]
@@ -187,7 +277,7 @@ class MemoryWriter:
         batch: _Batch,
         now: float,
     ) -> dict[str, Any]:
-        cfg, p = self.cfg, write.payload
+        cfg = self.cfg
         outcome = self._outcome(write, memory_id, content, tags, questions)
         for row, _ in candidates:
             if write.event_id in (row.get("corroborated_by") or []):
@@ -233,33 +323,8 @@ class MemoryWriter:
             )
         if outcome["conflicts"]:
             outcome["status"] = "stored_with_conflicts"
-        scores = p.scores.model_dump()
-        new = {
-            "id": memory_id,
-            "scope": p.scope,
-            "content": content,
-            "tags": tags,
-            "potential_questions": questions,
-            "entity_refs": [redact_text(e).lower() for e in p.entity_refs],
-            "memory_type": p.memory_type,
-            "layer": p.layer,
-            **{d: float(scores[d]) for d in DIMENSIONS},
-            "importance": p.importance if p.importance is not None else relevance(scores),
-            "source_reliability": p.source_reliability,
-            "corroboration_count": 0,
-            "contradiction_count": contradictions,
-            "corroborated_by": [],
-            "access_count": 0,
-            "last_access_at": None,
-            "created_at": write.occurred_at,
-            "updated_at": now,
-            "decay_rate": cfg.default_decay_rate,
-            "deleted": False,
-            "source_loop_id": p.source_loop_id,
-            "source_event_id": p.source_event_id,
-            "vector": vector,
-            "question_vector": question_vector,
-        }
+        new = new_row(write, memory_id, content, tags, questions, vector, question_vector, cfg, now)
+        new["contradiction_count"] = contradictions
         new["trust"] = self._trust(new, now)
         batch.new[memory_id] = new
         batch.new_at[index] = memory_id
@@ -284,35 +349,6 @@ class MemoryWriter:
         if judged is None:
             return label, confidence, f"{reason} (judge failed: {self.judge.last_error})"
         return judged.label, judged.confidence, f"model: {judged.reason}"
-
-    def _vectors(self, writes: Sequence[MemoryWrite], contents: list[str]) -> np.ndarray:
-        """Content vectors: the write's own (normalised) or the embedder's, only for
-        the writes that carry none."""
-        vectors = np.zeros((len(writes), self.embedder.dims), dtype=np.float32)
-        to_embed = [i for i, w in enumerate(writes) if w.payload.embedding is None]
-        if to_embed:
-            vectors[to_embed] = self.embedder.embed([contents[i] for i in to_embed])
-        for i, write in enumerate(writes):
-            supplied = write.payload.embedding
-            if supplied is not None:
-                if len(supplied) != self.embedder.dims:
-                    raise ValueError(
-                        f"event {write.event_id}: embedding has {len(supplied)} dimensions, "
-                        f"the memory table {self.embedder.dims}"
-                    )
-                v = np.asarray(supplied, dtype=np.float32)
-                norm = np.linalg.norm(v)
-                vectors[i] = v / norm if norm else v
-        return vectors
-
-    def _question_vectors(self, questions: list[list[str]], vectors: np.ndarray) -> np.ndarray:
-        """The questions' vector, or the content's for a write without questions (it
-        casts no question vote then: see ``is_duplicate``)."""
-        result = vectors.copy()
-        asked = [i for i, q in enumerate(questions) if q]
-        if asked:
-            result[asked] = self.embedder.embed([" ".join(questions[i]) for i in asked])
-        return result
 
     def _stored_neighbours(
         self, writes: Sequence[MemoryWrite], vectors: np.ndarray
@@ -353,10 +389,4 @@ class MemoryWriter:
         return ranked[: self.cfg.candidate_limit]
 
     def _trust(self, row: dict[str, Any], now: float) -> float:
-        return trust_score(
-            row["source_reliability"],
-            int(row["corroboration_count"]),
-            int(row["contradiction_count"]),
-            _age_days(now, row.get("created_at")),
-            self.cfg,
-        )
+        return row_trust(row, now, self.cfg)

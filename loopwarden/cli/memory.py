@@ -1,4 +1,4 @@
-"""``loopwarden memory write | search | show | maintain | stats``: the memory store directly.
+"""``loopwarden memory write | import | search | show | maintain | stats``: the store directly.
 
 LanceDB (about 1.7 s to import) is loaded only when a memory command runs.
 """
@@ -6,7 +6,7 @@ LanceDB (about 1.7 s to import) is loaded only when a memory command runs.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
@@ -80,6 +80,57 @@ def write(
         raise click.BadParameter(str(exc), param_hint="--score") from exc
     (outcome,) = _service().writer.write([event], time.time())
     click.echo(codec.dumps(outcome).decode())
+
+
+@memory.command(name="import")
+@click.argument("source", type=click.File("rb"), default="-")
+@click.option("--batch", default=10_000, show_default=True, help="Memories per append.")
+def import_(source: IO[bytes], batch: int) -> None:
+    """Bulk-load memory writes from JSON lines (a FILE or - for stdin).
+
+    Each line is a memory write as published to the stream ({"event_id",
+    "occurred_at", "payload": {"content", …}}). Memories are redacted, scored and
+    appended; ids come from event ids, so a second import of a file stores nothing
+    again. Duplicates and contradictions are not checked one by one (that is the
+    write path's cost): the next maintenance cycle consolidates and relates them.
+    Bad lines are reported on stderr and skipped; the exit code is then 4.
+    """
+    from loopwarden.agents.memory.importer import ImportCounts, MemoryImporter
+    from loopwarden.cli.exits import Exit
+    from loopwarden.errors import EventError
+    from loopwarden.schemas.memory import validate_memory_write
+
+    service = _service()
+    importer = MemoryImporter(service.table, service.embedder, service.settings)
+    total, bad, pending = ImportCounts(), 0, []
+
+    def flush() -> None:
+        counts = importer.import_batch(pending, time.time())
+        total.imported += counts.imported
+        total.already_stored += counts.already_stored
+        pending.clear()
+
+    lines = source.read().splitlines()
+    with click.progressbar(lines, label="importing", file=click.get_text_stream("stderr")) as bar:
+        for number, line in enumerate(bar, 1):
+            if not line.strip():
+                continue
+            try:
+                pending.append(validate_memory_write(codec.loads(line)))
+            except (EventError, ValueError) as exc:
+                bad += 1
+                click.echo(f"line {number}: {exc}", err=True)
+            if len(pending) >= batch:
+                flush()
+        if pending:
+            flush()
+    click.echo(
+        codec.dumps(
+            {"imported": total.imported, "already_stored": total.already_stored, "rejected": bad}
+        ).decode()
+    )
+    if bad:
+        raise click.exceptions.Exit(Exit.BAD_INPUT)
 
 
 @memory.command()
