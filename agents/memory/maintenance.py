@@ -26,6 +26,7 @@ and changes nothing. The report has the seed's six counts.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -73,10 +74,20 @@ class Maintenance:
     def run(self, now: float) -> MaintenanceReport:
         """One cycle."""
         report = MaintenanceReport()
-        self._forgetting(now, report)
-        self._conflicts(report)
-        self._consolidate(now, report)
-        self.table.indexes.optimize()
+        took = {}
+        for name, step in (
+            ("forgetting", lambda: self._forgetting(now, report)),
+            ("conflict upkeep", lambda: self._conflicts(report)),
+            ("consolidation", lambda: self._consolidate(now, report)),
+            ("index upkeep", self.table.indexes.optimize),
+        ):
+            started = time.perf_counter()
+            step()
+            took[name] = time.perf_counter() - started
+        log.info(
+            "memory maintenance: %s",
+            ", ".join(f"{name} {seconds:.1f} s" for name, seconds in took.items()),
+        )
         return report
 
     def _forgetting(self, now: float, report: MaintenanceReport) -> None:
