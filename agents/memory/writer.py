@@ -353,18 +353,24 @@ class MemoryWriter:
     def _stored_neighbours(
         self, writes: Sequence[MemoryWrite], vectors: np.ndarray
     ) -> list[list[tuple[dict[str, Any], float]]]:
-        """Each write's nearest stored memories of its scope: one query per scope."""
+        """Each write's nearest stored memories of its scope: one id-only query per
+        write, then one read of every candidate's columns by row id."""
         by_scope: dict[str, list[int]] = defaultdict(list)
         for i, write in enumerate(writes):
             by_scope[write.payload.scope].append(i)
-        nearby: list[list[tuple[dict[str, Any], float]]] = [[] for _ in writes]
+        hits: list[list[tuple[dict[str, Any], float]]] = [[] for _ in writes]
         for scope, members in by_scope.items():
             found = self.table.neighbours_many(
-                vectors[members], scope, self.cfg.candidate_limit, CANDIDATE_COLUMNS
+                vectors[members], scope, self.cfg.candidate_limit, ("id",), row_ids=True
             )
             for i, rows in zip(members, found, strict=True):
-                nearby[i] = rows
-        return nearby
+                hits[i] = rows
+        row_ids = {row["id"]: row["_rowid"] for rows in hits for row, _ in rows}
+        rows_by_id = self.table.take(row_ids, CANDIDATE_COLUMNS)
+        return [
+            [(rows_by_id[row["id"]], sim) for row, sim in rows if row["id"] in rows_by_id]
+            for rows in hits
+        ]
 
     def _candidates(
         self,
