@@ -38,7 +38,8 @@ ENTITY_INDEX = ("entity_refs", LabelList)
 RELATION_SCALARS = (("src", BTree), ("dst", BTree))
 VECTOR_COLUMN = "vector"
 FTS_COLUMN = "content"
-FTS_TOKENIZER = "icu"  # ICU word boundaries: Chinese and Japanese text split into words
+FTS_TOKENIZER = "icu"
+INDEX_LIST_TTL_S = 60.0  # ICU word boundaries: Chinese and Japanese text split into words
 
 
 def _indexed_columns(table: Any) -> dict[str, Any]:
@@ -55,14 +56,18 @@ class MemoryIndexes:
         self.rows_since_optimize = 0
         self.seconds = 0.0  # spent building and folding indexes in this process
         self._columns: dict[str, Any] | None = None
+        self._listed_at = 0.0
         self._trained_rows: int | None = None  # rows the vector index was trained on
         self._relations_indexed = False
 
     # -- state ----------------------------------------------------------------------------
 
     def _indexed(self) -> dict[str, Any]:
-        if self._columns is None:
+        """The memories' indexes by column, re-listed after a build here and at least
+        every ``INDEX_LIST_TTL_S`` (another process may have built one)."""
+        if self._columns is None or time.monotonic() - self._listed_at > INDEX_LIST_TTL_S:
             self._columns = _indexed_columns(self.memories)
+            self._listed_at = time.monotonic()
         return self._columns
 
     @property
@@ -132,7 +137,6 @@ class MemoryIndexes:
                 self._trained_rows = max(stats.num_indexed_rows if stats else count, 1)
             if count >= self.cfg.retrain_growth * self._trained_rows:
                 self._timed(f"vector index retrained over {count} rows", self._vector, count)
-        self._columns = None
 
     def optimize(self) -> None:
         """Fold unindexed rows into the indexes, compact files, drop old versions."""
@@ -177,4 +181,5 @@ class MemoryIndexes:
         build(*args, **kwargs)
         elapsed = time.perf_counter() - started
         self.seconds += elapsed
+        self._columns = None  # list the indexes again
         log.info("memory store: %s in %.2f s", what, elapsed)
