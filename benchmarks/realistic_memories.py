@@ -12,6 +12,7 @@ Entities are the sentence's identifier-like words; creation times span 120 days.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +23,14 @@ import pyarrow as pa
 
 from loopwarden.storage.memory_table import memory_schema
 
-DATASET = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "trajectories" / "events"
+DATASET = Path(
+    os.environ.get(
+        "LOOPWARDEN_TRAJECTORIES",
+        Path(__file__).resolve().parents[2] / "shared" / "datasets" / "trajectories" / "events",
+    )
+)
+"""The agent trajectories (JSON lines): $LOOPWARDEN_TRAJECTORIES, else the project's
+``shared/datasets/trajectories/events`` next to the checkout."""
 CACHE = Path(__file__).parent / "results" / "cache"
 _SPLIT = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 _WORDS = re.compile(r"[A-Za-z_][\w.]{3,}")
@@ -46,11 +54,14 @@ def real_sentences(dataset: Path = DATASET) -> list[str]:
             for item in value:
                 walk(item)
 
-    for path in sorted(dataset.glob("*/*.jsonl")):
+    for path in sorted(dataset.rglob("*.jsonl")):
         for line in path.read_bytes().splitlines():
             walk(orjson.loads(line))
     if not found:
-        raise SystemExit(f"no sentences under {dataset}")
+        raise SystemExit(
+            f"no sentences under {dataset}: set LOOPWARDEN_TRAJECTORIES to a folder of "
+            "trajectory JSON lines (shared/datasets/trajectories/events)"
+        )
     return sorted(found)
 
 
