@@ -250,7 +250,12 @@ class MemoryTable:
         if stored:
             replacing = pc.is_in(ids, value_set=pa.array(sorted(stored)))
             self.table.merge_insert("id").when_matched_update_all().execute(data.filter(replacing))
+            self.indexes.note_rewritten(len(stored))
             data = data.filter(pc.invert(replacing))
+        self.append(data)
+
+    def append(self, data: pa.Table) -> None:
+        """Append rows whose ids the caller has just found not stored (no look-up)."""
         if data.num_rows:
             self.table.add(data)
         self.indexes.after_write(data.num_rows)

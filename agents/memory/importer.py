@@ -69,5 +69,5 @@ class MemoryImporter:
             )
             for i, (memory_id, write) in enumerate(fresh)
         ]
-        self.table.upsert_arrow(rows_to_arrow(rows, self.table.table.schema))
+        self.table.append(rows_to_arrow(rows, self.table.table.schema))  # ids checked above
         return counts

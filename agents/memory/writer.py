@@ -39,7 +39,7 @@ from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.memory import MemoryWrite
 from loopwarden.schemas.redaction import redact_text
 from loopwarden.settings import MemorySettings
-from loopwarden.storage.memory_table import MemoryTable
+from loopwarden.storage.memory_table import MemoryTable, rows_to_arrow
 
 DAY = 86_400.0
 CANDIDATE_COLUMNS = (
@@ -240,7 +240,8 @@ class MemoryWriter:
             )
         self.table.relate_many(batch.relations)
         self.table.update_columns(list(batch.changed.values()), EVIDENCE_COLUMNS)
-        self.table.upsert(list(batch.new.values()))
+        if batch.new:  # their ids were looked up above: append, no second look-up
+            self.table.append(rows_to_arrow(list(batch.new.values()), self.table.table.schema))
         return outcomes
 
     # -- one write ------------------------------------------------------------------------
