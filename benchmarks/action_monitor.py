@@ -132,7 +132,7 @@ async def serve_raw(engine: str) -> None:
     )
     await consumer.start()
     await producer.start()
-    processor = RecordProcessor(settings.detection, settings.limits.max_event_bytes)
+    processor = RecordProcessor.for_settings(settings)
     states: dict[str, LoopState] = {}
     streaks: dict[str, tuple[str, int]] = {}
     try:

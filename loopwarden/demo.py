@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from loopwarden.agents.monitor.loop_monitor import LoopMonitor
+from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.schemas.events import ActionEvent
 from loopwarden.schemas.warnings import LoopWarning
@@ -110,7 +110,7 @@ def build_events(run_id: str, start_time: float) -> list[ActionEvent]:
 
 def expected_warnings(events: list[ActionEvent], settings: Settings) -> list[dict[str, Any]]:
     """The warnings the same detectors produce offline for ``events``."""
-    monitor = LoopMonitor(settings.detection)
+    monitor = RecordProcessor.for_settings(settings).monitor  # the worker's stamp
     states: dict[str, LoopState] = {}
     warnings: list[dict[str, Any]] = []
     for event in events:

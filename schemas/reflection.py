@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from loopwarden.schemas.events import SCHEMA_VERSION, EditRange, JsonObject, validate_envelope
 from loopwarden.schemas.levels import ReflectionLevel
+from loopwarden.schemas.provenance import ProducedBy
 from loopwarden.schemas.redaction import redact
 
 
@@ -93,6 +94,9 @@ class ReflectionRequest(BaseModel):
     memory_query: str | None = Field(None, description="Stage 3 memory search query.")
     memory_budget_bytes: int = Field(0, description="Stage 3 memory budget for this level.")
     occurred_at: float
+    produced_by: ProducedBy | None = Field(
+        None, description="The component, logic version and settings that produced it."
+    )
 
     @model_validator(mode="after")
     def _has_reflection(self) -> ReflectionRequest:

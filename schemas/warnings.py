@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from loopwarden.schemas.events import SCHEMA_VERSION, EditRange
 from loopwarden.schemas.levels import ReflectionLevel
+from loopwarden.schemas.provenance import ProducedBy
 
 
 class WarningKind(StrEnum):
@@ -52,6 +53,9 @@ class LoopWarning(BaseModel):
     edit: EditRange | None = None
     timeline_message: str
     occurred_at: float = Field(description="Event time of the triggering event.")
+    produced_by: ProducedBy | None = Field(
+        None, description="The component, logic version and settings that produced it."
+    )
 
     def to_json_dict(self) -> dict[str, Any]:
         """A plain dict ready for :func:`loopwarden.schemas.codec.dumps`."""

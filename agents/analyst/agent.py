@@ -15,6 +15,7 @@ from typing import Any
 
 from loopwarden.agents.analyst.analyst import MemoryContext, ReflectionAnalyst
 from loopwarden.agents.guardrails.family import family_of
+from loopwarden.agents.provenance import analyst_stamp
 from loopwarden.errors import EventError, EventTooLargeError, FieldError
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import DeadLetter
@@ -28,7 +29,9 @@ from loopwarden.streams.runner import Record
 log = logging.getLogger(__name__)
 
 
-def logic_spin_warning(analysis: dict[str, Any], event_ids: list[str]) -> dict[str, Any]:
+def logic_spin_warning(
+    analysis: dict[str, Any], event_ids: list[str], stamp: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The warning an agent receives when the analyst confirms a logic spin."""
     return {
         "warning_id": derived_id(
@@ -50,6 +53,7 @@ def logic_spin_warning(analysis: dict[str, Any], event_ids: list[str]) -> dict[s
         "edit": None,
         "timeline_message": analysis["timeline_message"],
         "occurred_at": analysis["occurred_at"],
+        "produced_by": stamp,
     }
 
 
@@ -83,6 +87,7 @@ def register_analyst(app: LoopwardenApp, memory: MemoryContext | None = None) ->
     """Declare the reflections topic and the ``analyze_reflections`` agent."""
     settings = app.loopwarden
     names = settings.topics
+    stamp = analyst_stamp(settings.analyst)
     requests = app.raw_topic(names.reflection_requests)
     app.raw_topic(names.reflections)
     analyst = ReflectionAnalyst(settings.analyst, memory, language=settings.detection.language)
@@ -105,7 +110,7 @@ def register_analyst(app: LoopwardenApp, memory: MemoryContext | None = None) ->
         sink.add(names.reflections, loop_id.encode(), codec.dumps(analysis))
         if analysis["kind"] == "semantic_spin_check" and analysis["is_spinning"]:
             event_ids = [a["event_id"] for a in request.get("recent_actions", [])]
-            warning = logic_spin_warning(analysis, event_ids)
+            warning = logic_spin_warning(analysis, event_ids, stamp)
             sink.add(names.warnings, loop_id.encode(), codec.dumps(warning))
         sink.add(names.loop_completions, family_of(loop_id).encode(), codec.dumps(cached(analysis)))
 

@@ -44,13 +44,10 @@ def register_guardrails(app: LoopwardenApp) -> TableStore:
     )
     store = TableStore(table, app.sink)
     limits = settings.limits
-    processor = GuardrailProcessor(
-        settings.guardrails,
-        limits.max_event_bytes,
-        partitions=names.partitions,
-        idle_ttl_s=limits.idle_family_ttl_s,
+    processor = GuardrailProcessor.for_settings(settings, partitions=names.partitions)
+    sweeper = IdleLoopSweeper(
+        limits.idle_family_ttl_s, limits.expiry_sweep_interval_s, limits.max_clock_skew_s
     )
-    sweeper = IdleLoopSweeper(limits.idle_family_ttl_s, limits.expiry_sweep_interval_s)
     sink = app.sink
 
     def load_state(family: str) -> FamilyState | None:

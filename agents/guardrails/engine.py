@@ -21,6 +21,7 @@ from loopwarden.agents.guardrails.family import family_of, rerun_index, rerun_lo
 from loopwarden.agents.guardrails.fatigue import calculate_fatigue
 from loopwarden.agents.guardrails.limits import enforce_rerun_limit
 from loopwarden.agents.guardrails.state import FamilyState
+from loopwarden.agents.provenance import guardrails_stamp
 from loopwarden.schemas.completions import GuardrailOverride, LoopCompletion
 from loopwarden.schemas.events import SCHEMA_VERSION
 from loopwarden.schemas.ids import derived_id
@@ -46,8 +47,11 @@ class GuardrailOutcome:
 class GuardrailEngine:
     """Applies loop completions and overrides to a family's state."""
 
-    def __init__(self, settings: GuardrailSettings | None = None) -> None:
+    def __init__(
+        self, settings: GuardrailSettings | None = None, stamp: Output | None = None
+    ) -> None:
         self.settings = settings or GuardrailSettings()
+        self.stamp = stamp or guardrails_stamp(self.settings, float("inf"), 256 * 1024)
 
     def complete(self, state: FamilyState, event: LoopCompletion) -> GuardrailOutcome:
         """Process a completion: fatigue, limits, bias echo, reasoning, decision."""
@@ -220,6 +224,7 @@ class GuardrailEngine:
             "type": "rerun_decision",
             "trigger_event_id": event.event_id,
             "occurred_at": event.occurred_at,
+            "produced_by": self.stamp,
             **result,
         }
         return GuardrailOutcome(result, decision_event, warnings)
@@ -390,4 +395,5 @@ class GuardrailEngine:
             "edit": None,
             "timeline_message": text,
             "occurred_at": event.occurred_at,
+            "produced_by": self.stamp,
         }

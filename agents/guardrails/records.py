@@ -16,6 +16,7 @@ from loopwarden.agents.guardrails.engine import GuardrailEngine, Output
 from loopwarden.agents.guardrails.family import family_of
 from loopwarden.agents.guardrails.state import FamilyState
 from loopwarden.agents.monitor.records import Reroute, decode_record, reroute_of
+from loopwarden.agents.provenance import guardrails_stamp
 from loopwarden.schemas.completions import (
     LoopCompletion,
     ReflectionCached,
@@ -23,7 +24,7 @@ from loopwarden.schemas.completions import (
 )
 from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
 from loopwarden.schemas.positions import Origin
-from loopwarden.settings import GuardrailSettings
+from loopwarden.settings import GuardrailSettings, Settings
 
 FamilyLoader = Callable[[str], FamilyState | None]
 
@@ -50,10 +51,28 @@ class GuardrailProcessor:
         partitions: int = 0,
         idle_ttl_s: float = float("inf"),
     ) -> None:
-        self.engine = GuardrailEngine(settings)
+        settings = settings or GuardrailSettings()
+        stamp = guardrails_stamp(settings, idle_ttl_s, max_event_bytes)
+        self.engine = GuardrailEngine(settings, stamp)
         self.max_event_bytes = max_event_bytes
         self.partitions = partitions
         self.idle_ttl_s = idle_ttl_s
+
+    @classmethod
+    def for_settings(cls, settings: Settings, partitions: int = 0) -> GuardrailProcessor:
+        """The processor every entry point uses: guardrails and limits from ``settings``."""
+        limits = settings.limits
+        return cls(
+            settings.guardrails,
+            limits.max_event_bytes,
+            partitions=partitions,
+            idle_ttl_s=limits.idle_family_ttl_s,
+        )
+
+    @property
+    def stamp(self) -> dict[str, Any]:
+        """The ``produced_by`` stamp of this processor's outputs."""
+        return self.engine.stamp
 
     def process(
         self,
@@ -76,8 +95,10 @@ class GuardrailProcessor:
                     outcome.reroutes.append(reroute)
                     continue
             state = outcome.states.get(family) or load_state(family)
-            if state is None or event.occurred_at - state.updated_at > self.idle_ttl_s:
+            if state is None:
                 state = FamilyState(family)
+            elif event.occurred_at - state.updated_at > self.idle_ttl_s:
+                state = FamilyState(family, applied=state.applied)  # positions stay known
             state.partition = source.partition
             remembered = state.results.get(event.event_id)
             if remembered is not None or state.applied.applied(at):

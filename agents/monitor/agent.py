@@ -44,19 +44,17 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
         value_type=bytes,
         help="Per-loop monitor state (window, counters, reflections).",
     )
-    processor = RecordProcessor(
-        settings.detection,
-        settings.limits.max_event_bytes,
-        settings.limits.state_cache_loops,
-        partitions=names.partitions,
+    processor = RecordProcessor.for_settings(
+        settings, cache_loops=settings.limits.state_cache_loops, partitions=names.partitions
     )
+    limits = settings.limits
     sweeper = IdleLoopSweeper(
-        settings.limits.idle_loop_ttl_s, settings.limits.expiry_sweep_interval_s
+        limits.idle_loop_ttl_s, limits.expiry_sweep_interval_s, limits.max_clock_skew_s
     )
 
     sink = app.sink
     store = TableStore(states, sink)
-    max_skew = settings.limits.max_clock_skew_s
+    max_skew = limits.max_clock_skew_s
 
     def load_state(loop_id: str) -> LoopState | None:
         data = store.get(loop_id.encode())
@@ -75,10 +73,12 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
     @app.timer(settings.limits.expiry_sweep_interval_s, name="expire_quiet_partitions")
     async def expire_quiet_partitions() -> None:
         for partition in sweeper.quiet_partitions(time.monotonic()):
-            expired = sweeper.expired(partition, store.keys(), peek, everything=True)
+            expired = sweeper.expired(partition, store.keys(), peek, now=time.time())
             if expired:
                 log.info(
-                    "partition %d quiet for the TTL: %d loop(s) expired", partition, len(expired)
+                    "partition %d quiet for the TTL: state of %d idle loop(s) reclaimed",
+                    partition,
+                    len(expired),
                 )
             for key in expired:
                 store.delete(key, partition)
@@ -112,7 +112,7 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
             expired = sweeper.expired(source.partition, store.keys(), peek)
             if expired:
                 log.info(
-                    "partition %d: %d loop(s) idle for the TTL (event time) expired",
+                    "partition %d: state of %d loop(s) idle for the TTL (event time) reclaimed",
                     source.partition,
                     len(expired),
                 )

@@ -1,14 +1,22 @@
-"""Idle-loop expiry, per partition.
+"""Reclaiming the memory of idle loops, per partition.
 
-A loop is idle, and its state is dropped, when
+Whether a loop is idle is *decided* in event time, by the record processors,
+when its state is loaded: an event more than the TTL after the loop's last one
+starts the loop afresh (see :meth:`RecordProcessor.process`). So a live worker,
+a worker catching up, ``loopwarden detect`` and ``loopwarden replay`` take the
+same decisions. This module only frees the state of loops that any later event
+would start afresh anyway. A loop's state is dropped when its last event is
+older than ``ttl + grace`` seconds before
 
-- its last event is ``ttl`` seconds (event time) older than the newest event on
-  its partition — checked in the stream, at most every ``interval`` seconds per
-  partition; or
-- its partition has had no record at all for ``ttl`` seconds of wall time (a
-  quiet partition never advances event time) — checked by a timer.
+- the newest (trusted) event time on its partition — checked in the stream, at
+  most every ``interval`` seconds per partition; or
+- the wall clock, once its partition has had no record for ``ttl`` seconds of
+  wall time (a quiet partition never advances event time) — checked by a timer.
 
-Deletions go to the loop's partition's changelog.
+``grace`` is ``limits.max_clock_skew_s``: only an event that reaches the worker
+more than that far behind its partition's newest event (or behind the wall
+clock, on a quiet partition) can find its loop already reclaimed, and then be
+decided differently than in a replay. Deletions go to the partition's changelog.
 
 Event time comes from producers and is not trusted beyond the record's own
 timestamp: :func:`trusted_event_time` caps it at the record's broker timestamp
@@ -33,8 +41,9 @@ def trusted_event_time(
 class IdleLoopSweeper:
     """Tracks (partition, last_seen) per loop and says which loops have expired."""
 
-    def __init__(self, ttl_s: float, interval_s: float) -> None:
+    def __init__(self, ttl_s: float, interval_s: float, grace_s: float = 0.0) -> None:
         self.ttl_s = ttl_s
+        self.grace_s = grace_s
         self.interval_s = interval_s
         self._loops: dict[bytes, tuple[int, float]] = {}
         self._watermarks: dict[int, float] = {}
@@ -77,17 +86,19 @@ class IdleLoopSweeper:
         partition: int,
         keys: Iterable[bytes],
         peek: Callable[[bytes], tuple[int, float] | None],
-        everything: bool = False,
+        now: float | None = None,
     ) -> list[bytes]:
-        """Keys of ``partition`` idle for longer than the TTL (all of them: ``everything``).
+        """Keys of ``partition`` whose last event is more than ``ttl + grace`` before
+        the partition's newest event time (or before ``now``, wall-clock epoch seconds,
+        for a quiet partition).
 
         ``keys`` are the keys held in the table; ``peek`` reads (partition,
         last_seen) of a key this sweeper has not seen written (recovered state).
         """
-        watermark = self._watermarks.get(partition)
-        if watermark is None and not everything:
+        reference = now if now is not None else self._watermarks.get(partition)
+        if reference is None:
             return []
-        cutoff = float("inf") if everything else watermark - self.ttl_s  # type: ignore[operator]
+        cutoff = reference - self.ttl_s - self.grace_s
         present = set()
         expired = []
         for key in keys:

@@ -18,6 +18,7 @@ from typing import Any
 
 from loopwarden.agents.monitor.lessons import lesson
 from loopwarden.agents.monitor.state import LoopState
+from loopwarden.agents.provenance import monitor_stamp
 from loopwarden.agents.reflection.levels import (
     decide_reflection_level,
     memory_budget_bytes,
@@ -50,8 +51,11 @@ class Findings:
 class LoopMonitor:
     """Applies action events to loop state: Layer 1 and 3 spins, the level tree, requests."""
 
-    def __init__(self, settings: DetectionSettings | None = None) -> None:
+    def __init__(
+        self, settings: DetectionSettings | None = None, stamp: Output | None = None
+    ) -> None:
         self.settings = settings or DetectionSettings()
+        self.stamp = stamp or monitor_stamp(self.settings, float("inf"), 256 * 1024)
 
     def observe(
         self, state: LoopState, event: ActionEvent, origin: Origin | None = None
@@ -179,6 +183,7 @@ class LoopMonitor:
             "consecutive_count": None,
             "edit": None,
             "occurred_at": event.occurred_at,
+            "produced_by": self.stamp,
             **fields,
         }
 
@@ -264,6 +269,7 @@ class LoopMonitor:
             "memory_query": None,
             "memory_budget_bytes": 0,
             "occurred_at": event.occurred_at,
+            "produced_by": self.stamp,
             **fields,
         }
 

@@ -7,6 +7,10 @@ that share a partition). :class:`RecordProcessor` decodes and validates it
 record order through :class:`LoopMonitor`. The Faust agent, ``loopwarden
 detect`` and audits all go through here.
 
+A loop whose next event comes more than ``idle_ttl_s`` (event time) after its
+last one starts afresh: expiry is decided here, from the events alone, so the
+worker, ``detect`` and ``replay`` agree whatever the wall clock did.
+
 With ``partitions`` set (the worker), an event whose loop id does not map to the
 partition it arrived on (murmur2, Kafka's default partitioner) is not applied
 here: it becomes a :class:`Reroute` to the loop's own partition, carrying its
@@ -22,12 +26,13 @@ from typing import Any
 
 from loopwarden.agents.monitor.loop_monitor import LoopMonitor, Output
 from loopwarden.agents.monitor.state import LoopState
+from loopwarden.agents.provenance import monitor_stamp
 from loopwarden.errors import EventDecodeError, EventError, EventTooLargeError, FieldError
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
 from loopwarden.schemas.events import validate_action
 from loopwarden.schemas.positions import Origin, default_partition, origin_header
-from loopwarden.settings import DetectionSettings
+from loopwarden.settings import DetectionSettings, Settings
 
 StateLoader = Callable[[str], LoopState | None]
 
@@ -157,12 +162,35 @@ class RecordProcessor:
         max_event_bytes: int = 256 * 1024,
         cache_loops: int = 0,
         partitions: int = 0,
+        idle_ttl_s: float = float("inf"),
     ) -> None:
-        self.monitor = LoopMonitor(detection)
+        detection = detection or DetectionSettings()
+        stamp = monitor_stamp(detection, idle_ttl_s, max_event_bytes)
+        self.monitor = LoopMonitor(detection, stamp)
         self.max_event_bytes = max_event_bytes
         self.cache_loops = cache_loops
         self.partitions = partitions
+        self.idle_ttl_s = idle_ttl_s
         self._cache: OrderedDict[str, LoopState] = OrderedDict()
+
+    @classmethod
+    def for_settings(
+        cls, settings: Settings, cache_loops: int = 0, partitions: int = 0
+    ) -> RecordProcessor:
+        """The processor every entry point uses: detection and limits from ``settings``."""
+        limits = settings.limits
+        return cls(
+            settings.detection,
+            limits.max_event_bytes,
+            cache_loops,
+            partitions,
+            idle_ttl_s=limits.idle_loop_ttl_s,
+        )
+
+    @property
+    def stamp(self) -> dict[str, Any]:
+        """The ``produced_by`` stamp of this processor's outputs."""
+        return self.monitor.stamp
 
     def forget(self) -> None:
         """Drop every cached state (after a rebalance)."""
@@ -196,6 +224,8 @@ class RecordProcessor:
                     outcome.reroutes.append(reroute)
                     continue
             state = states.get(event.loop_id) or self._state(event.loop_id, source, load_state)
+            if state.last_seen and event.occurred_at - state.last_seen > self.idle_ttl_s:
+                state = self._fresh(state)
             findings = self.monitor.observe(state, event, at)
             if findings is None:
                 outcome.skipped += 1
@@ -206,6 +236,14 @@ class RecordProcessor:
             outcome.requests.extend(findings.requests)
             outcome.memory_writes.extend(findings.memory_writes)
         return outcome
+
+    def _fresh(self, idle: LoopState) -> LoopState:
+        """A new state for a loop idle past the TTL; its applied positions are kept, so a
+        record processed again after a restart is still recognised."""
+        state = LoopState(idle.loop_id, partition=idle.partition, applied=idle.applied)
+        if idle.loop_id in self._cache:
+            self._cache[idle.loop_id] = state
+        return state
 
     def _state(self, loop_id: str, source: SourcePosition, load_state: StateLoader) -> LoopState:
         cache = self._cache

@@ -199,7 +199,7 @@ def detect(source: IO[bytes], requests: bool, progress: bool | None) -> None:
     from loopwarden.settings import Settings
 
     settings = Settings()
-    processor = RecordProcessor(settings.detection, settings.limits.max_event_bytes)
+    processor = RecordProcessor.for_settings(settings)
     states: dict[str, LoopState] = {}
     name = getattr(source, "name", "-")
     show = progress if progress is not None else (name != "<stdin>" and sys.stderr.isatty())

@@ -26,7 +26,7 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from loopwarden.agents.monitor.loop_monitor import LoopMonitor
+from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.cli.runtime import start_worker_process, stop_process
 from loopwarden.schemas import codec
@@ -101,7 +101,7 @@ class Expected:
 
 def expected_outputs(workload: Workload, settings: Settings) -> Expected:
     """Run the monitor over the workload as the worker would (each loop in publish order)."""
-    monitor = LoopMonitor(settings.detection)
+    monitor = RecordProcessor.for_settings(settings).monitor  # the worker's stamp
     states: dict[str, LoopState] = {}
     warnings: dict[str, dict[str, Any]] = {}
     requests: dict[str, dict[str, Any]] = {}

@@ -1,0 +1,51 @@
+"""The provenance stamps of the deciding components (see :mod:`loopwarden.schemas.provenance`).
+
+Bump a ``*_LOGIC_VERSION`` whenever the same events and settings would make that
+component decide differently: audits then report the change as a logic change,
+not as a bug.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from loopwarden.schemas.provenance import flat_settings, produced_by
+from loopwarden.settings import AnalystSettings, DetectionSettings, GuardrailSettings
+
+MONITOR_LOGIC_VERSION = 2
+"""2: a loop idle longer than ``limits.idle_loop_ttl_s`` starts afresh when its next event
+is applied (event time); before, a wall-clock sweep decided it."""
+
+GUARDRAILS_LOGIC_VERSION = 1
+ANALYST_LOGIC_VERSION = 1
+
+
+def _ttl(seconds: float) -> float | None:
+    return None if math.isinf(seconds) else seconds
+
+
+def monitor_stamp(
+    detection: DetectionSettings, idle_loop_ttl_s: float, max_event_bytes: int
+) -> dict[str, Any]:
+    """What decides the monitor's warnings and reflection requests (TTL None: never)."""
+    values = flat_settings("detection", detection)
+    values["limits.idle_loop_ttl_s"] = _ttl(idle_loop_ttl_s)
+    values["limits.max_event_bytes"] = max_event_bytes
+    return produced_by("monitor", MONITOR_LOGIC_VERSION, values)
+
+
+def guardrails_stamp(
+    guardrails: GuardrailSettings, idle_family_ttl_s: float, max_event_bytes: int
+) -> dict[str, Any]:
+    """What decides rerun decisions and guardrail warnings (TTL None: never)."""
+    values = flat_settings("guardrails", guardrails)
+    values["limits.idle_family_ttl_s"] = _ttl(idle_family_ttl_s)
+    values["limits.max_event_bytes"] = max_event_bytes
+    return produced_by("guardrails", GUARDRAILS_LOGIC_VERSION, values)
+
+
+def analyst_stamp(analyst: AnalystSettings) -> dict[str, Any]:
+    """What decides the analyst's logic-spin warnings (an LLM when one is configured)."""
+    values = flat_settings("analyst", analyst, ("base_url", "model", "param_similarity_threshold"))
+    return produced_by("analyst", ANALYST_LOGIC_VERSION, values)
