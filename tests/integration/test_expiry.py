@@ -53,25 +53,35 @@ async def test_an_idle_loop_forgets_its_streak(broker, worker_factory):
     assert [(w.loop_id, w.event_ids) for w in received] == [(idle, fresh)]
 
 
-async def test_loops_of_a_quiet_partition_expire_by_wall_clock(broker, worker_factory):
-    settings = isolated_settings(broker, "quiet", idle_loop_ttl_s=1.5, expiry_sweep_interval_s=0.2)
-    worker_factory(settings)
-    idle, other = two_loops_on_one_partition(settings.topics.partitions)
-    t0 = 1_800_000_000.0  # one event time for all: only the wall clock can expire the loop
+async def test_a_quiet_partition_reclaims_memory_but_changes_no_decision(
+    broker, worker_factory
+):
+    """The wall clock used to decide expiry: after a quiet spell the next event of a loop
+    started afresh live but continued its streak in `detect`. Now the wall clock only
+    frees loops that any later event would start afresh anyway."""
+    settings = isolated_settings(
+        broker, "quiet", idle_loop_ttl_s=1.5, expiry_sweep_interval_s=0.2, max_clock_skew_s=30
+    )
+    worker = worker_factory(settings)
+    idle, old = two_loops_on_one_partition(settings.topics.partitions)
+    t0 = time.time()
     async with LayerOneWarnings(settings, loop_id=idle) as warnings:
         async with AsyncPublisher(settings, batching=False) as publisher:
             ready = [await publisher.publish(idle, "warmup", occurred_at=t0) for _ in range(3)]
             (barrier,) = await warnings.collect(1, 60)  # the worker is processing
             assert barrier.event_ids == ready
-            await publisher.publish(idle, "search", occurred_at=t0)
-            await publisher.publish(idle, "search", occurred_at=t0)
-            await asyncio.sleep(3.0)  # the partition is quiet for longer than the TTL
-            fresh = [await publisher.publish(idle, "search", occurred_at=t0) for _ in range(3)]
+            await publisher.publish(old, "search", occurred_at=t0 - 3600)  # long idle
+            first = await publisher.publish(idle, "search", occurred_at=t0 + 1)
+            second = await publisher.publish(idle, "search", occurred_at=t0 + 1)
+            await asyncio.sleep(3.0)  # the subject: wall time passes, longer than the TTL
+            third = await publisher.publish(idle, "search", occurred_at=t0 + 1)
         received = await warnings.collect(1, 30)
-        received += await warnings.collect(1, 2)
-    # without expiry the first new "search" would have been the third in a row
-    assert [w.event_ids for w in received] == [fresh]
-    assert other  # (the helper also names a second loop of that partition)
+    # in event time the loop never paused: the third "search" in a row is a spin
+    assert [w.event_ids for w in received] == [[first, second, third]]
+    deadline = time.monotonic() + 30
+    while "state of 1 idle loop(s) reclaimed" not in worker.log():
+        assert time.monotonic() < deadline, worker.log()[-3000:]
+        await asyncio.sleep(0.1)
 
 
 async def test_an_event_dated_a_year_ahead_does_not_expire_its_neighbours(broker, worker_factory):
