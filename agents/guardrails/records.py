@@ -39,6 +39,8 @@ class GuardrailRecordOutcome:
     warnings: list[Output] = field(default_factory=list)
     dead_letters: list[DeadLetter] = field(default_factory=list)
     reroutes: list[Reroute] = field(default_factory=list)
+    seen: list[tuple[str, str]] = field(default_factory=list)
+    """(event id, loop id) of every event applied or skipped here (not re-routed)."""
 
 
 class GuardrailProcessor:
@@ -100,6 +102,7 @@ class GuardrailProcessor:
             elif event.occurred_at - state.updated_at > self.idle_ttl_s:
                 state = FamilyState(family, applied=state.applied)  # positions stay known
             state.partition = source.partition
+            outcome.seen.append((event.event_id, event.loop_id))
             remembered = state.results.get(event.event_id)
             if remembered is not None or state.applied.applied(at):
                 # a duplicate or a record processed again after a restart: answer the same

@@ -72,6 +72,8 @@ class RecordOutcome:
     memory_writes: list[Output] = field(default_factory=list)
     dead_letters: list[DeadLetter] = field(default_factory=list)
     reroutes: list[Reroute] = field(default_factory=list)
+    seen: list[tuple[str, str]] = field(default_factory=list)
+    """(event id, loop id) of every event applied or skipped here (not re-routed)."""
     events: int = 0
     skipped: int = 0
 
@@ -227,6 +229,7 @@ class RecordProcessor:
             if state.last_seen and event.occurred_at - state.last_seen > self.idle_ttl_s:
                 state = self._fresh(state)
             findings = self.monitor.observe(state, event, at)
+            outcome.seen.append((event.event_id, event.loop_id))
             if findings is None:
                 outcome.skipped += 1
                 continue

@@ -29,6 +29,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "publish": ("loopwarden.cli.io", "publish", "Publish action events from JSON lines."),
     "tail": ("loopwarden.cli.io", "tail", "Follow warnings, reflection requests or dead letters."),
     "detect": ("loopwarden.cli.io", "detect", "Run the detectors offline over JSON lines."),
+    "replay": (
+        "loopwarden.cli.replay",
+        "replay",
+        "Audit: re-run the decisions over recorded topics and compare.",
+    ),
     "memory": ("loopwarden.cli.memory", "memory", "Agent memory in LanceDB, directly."),
 }
 
@@ -92,7 +97,8 @@ def main(ctx: click.Context, bootstrap_servers: str | None, verbose: bool, debug
     Settings come from LOOPWARDEN_* environment variables (nested with "__", e.g.
     LOOPWARDEN_DETECTION__SPIN_THRESHOLD=4); options override them. Exit codes:
     0 ok, 1 error, 2 usage, 3 broker unreachable, 4 bad input, 5 nothing received
-    before --timeout. Shell completion: eval "$(_LOOPWARDEN_COMPLETE=bash_source loopwarden)"
+    before --timeout, 6 replay differs. Shell completion:
+    eval "$(_LOOPWARDEN_COMPLETE=bash_source loopwarden)"
     (zsh_source, fish_source for other shells).
     """
     if bootstrap_servers:  # subcommands (and the workers they start) read it from here

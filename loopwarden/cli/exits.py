@@ -9,6 +9,7 @@ code   meaning
 3      cannot reach the broker at the bootstrap servers
 4      bad input: some lines or events were rejected
 5      nothing received before ``--timeout``
+6      ``replay``: the replayed outputs differ from the recorded ones
 130    interrupted (Ctrl-C)
 =====  ==========================================================
 
@@ -39,6 +40,7 @@ class Exit(IntEnum):
     BROKER_UNAVAILABLE = 3
     BAD_INPUT = 4
     NOTHING_RECEIVED = 5
+    DIFFERS = 6
     INTERRUPTED = 130
 
 

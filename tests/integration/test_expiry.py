@@ -53,9 +53,7 @@ async def test_an_idle_loop_forgets_its_streak(broker, worker_factory):
     assert [(w.loop_id, w.event_ids) for w in received] == [(idle, fresh)]
 
 
-async def test_a_quiet_partition_reclaims_memory_but_changes_no_decision(
-    broker, worker_factory
-):
+async def test_a_quiet_partition_reclaims_memory_but_changes_no_decision(broker, worker_factory):
     """The wall clock used to decide expiry: after a quiet spell the next event of a loop
     started afresh live but continued its streak in `detect`. Now the wall clock only
     frees loops that any later event would start afresh anyway."""

@@ -1,0 +1,1 @@
+"""Audit replay: re-run the record processors over recorded topics and compare."""

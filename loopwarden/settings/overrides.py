@@ -1,0 +1,97 @@
+"""Settings changed for one command: ``--set detection.spin_threshold=4`` and ``--config FILE``.
+
+Values are parsed as JSON when they are JSON (``4``, ``true``, ``["a"]``) and
+taken as strings otherwise; every change is validated by the section's own
+model, so a wrong name or value is one clear error naming the setting.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from loopwarden.errors import ConfigurationError
+from loopwarden.settings import Settings
+
+
+def parse_assignment(text: str) -> tuple[str, Any]:
+    """``"section.name=value"`` → ``("section.name", value)``."""
+    name, sep, raw = text.partition("=")
+    if not sep or not name.strip():
+        raise ConfigurationError(
+            f"expected NAME=VALUE (e.g. detection.spin_threshold=4), got {text!r}"
+        )
+    try:
+        value: Any = json.loads(raw)
+    except ValueError:
+        value = raw
+    return name.strip(), value
+
+
+def load_config_file(path: Path) -> dict[str, Any]:
+    """A TOML (``.toml``) or JSON file of nested settings, as a dict."""
+    try:
+        text = path.read_bytes()
+    except OSError as exc:
+        raise ConfigurationError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    try:
+        data = tomllib.loads(text.decode()) if path.suffix == ".toml" else json.loads(text)
+    except (ValueError, UnicodeDecodeError) as exc:
+        kind = "TOML" if path.suffix == ".toml" else "JSON"
+        raise ConfigurationError(f"{path} is not valid {kind}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigurationError(f"{path} must hold a table of settings, not {type(data).__name__}")
+    return data
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> Iterable[tuple[str, Any]]:
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            yield from _flatten(value, f"{name}.")
+        else:
+            yield name, value
+
+
+def with_overrides(
+    settings: Settings, assignments: Iterable[str] = (), config: Path | None = None
+) -> Settings:
+    """A copy of ``settings`` with the file's values, then the assignments, applied."""
+    changes: list[tuple[str, Any]] = []
+    if config is not None:
+        changes.extend(_flatten(load_config_file(config)))
+    changes.extend(parse_assignment(text) for text in assignments)
+    grouped: dict[str, dict[str, Any]] = {}
+    top: dict[str, Any] = {}
+    for name, value in changes:
+        section, _, field_name = name.partition(".")
+        if section not in Settings.model_fields:
+            known = ", ".join(sorted(Settings.model_fields))
+            raise ConfigurationError(f"unknown setting {name!r}: sections are {known}")
+        if field_name:
+            grouped.setdefault(section, {})[field_name] = value
+        else:
+            top[section] = value
+    update: dict[str, Any] = dict(top)
+    for section, values in grouped.items():
+        current = getattr(settings, section)
+        if not isinstance(current, BaseModel):
+            raise ConfigurationError(f"setting {section!r} has no fields")
+        unknown = sorted(set(values) - set(type(current).model_fields))
+        if unknown:
+            known = ", ".join(sorted(type(current).model_fields))
+            raise ConfigurationError(
+                f"unknown setting {section}.{unknown[0]}: {section} has {known}"
+            )
+        try:
+            update[section] = type(current).model_validate({**dict(current), **values})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise ConfigurationError(f"{section}.{where}: {first['msg']}") from exc
+    return settings.model_copy(update=update)

@@ -1,0 +1,178 @@
+"""An audit run: read the input range (and its history), replay it, read what was recorded,
+compare. The pure parts live in :mod:`loopwarden.agents.audit`; this module only
+moves records from Kafka to them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from loopwarden.agents.audit.compare import AuditContext, AuditReport, compare
+from loopwarden.agents.audit.recorded import Recorded
+from loopwarden.agents.audit.replayer import Replayer
+from loopwarden.agents.audit.window import PartitionWindow, Place
+from loopwarden.agents.guardrails.family import family_of
+from loopwarden.schemas import codec
+from loopwarden.schemas.positions import default_partition
+from loopwarden.settings import Settings
+from loopwarden.streams.producer import start_producer
+from loopwarden.streams.replay_reader import PartitionSpan, TopicRangeReader, committed_offsets
+
+INPUTS = ("actions", "completions")
+Progress = Callable[[int], None]
+
+
+@dataclass(slots=True)
+class AuditScope:
+    """What to replay: inputs, a range (offsets and/or time), one loop or all."""
+
+    inputs: tuple[str, ...] = INPUTS
+    loop_id: str | None = None
+    offsets: dict[tuple[str, int], tuple[int | None, int | None]] | None = None
+    """``{(input, partition): (start, end)}``; only those partitions are read."""
+    since_ms: int | None = None
+    until_ms: int | None = None
+    rebuild: bool = True
+
+
+@dataclass(slots=True)
+class AuditResult:
+    """The report plus what the run did, for the notes and the benchmark."""
+
+    report: AuditReport
+    replayer: Replayer
+    records_read: int = 0
+    spans: list[PartitionSpan] = field(default_factory=list)
+
+
+def _topic(settings: Settings, name: str) -> str:
+    topics = settings.topics
+    return topics.actions if name == "actions" else topics.loop_completions
+
+
+async def _input_spans(
+    reader: TopicRangeReader, settings: Settings, scope: AuditScope
+) -> tuple[list[PartitionSpan], dict[tuple[str, int], PartitionWindow], list[str]]:
+    spans, windows, notes = [], {}, []
+    for name in scope.inputs:
+        topic = _topic(settings, name)
+        partitions = await reader.partitions(topic)
+        if scope.loop_id is not None:
+            key = scope.loop_id if name == "actions" else family_of(scope.loop_id)
+            partitions = [default_partition(key.encode(), len(partitions))]
+        if scope.offsets is not None:
+            partitions = [p for p in partitions if (name, p) in scope.offsets]
+        for partition, (first, end) in (await reader.bounds(topic, partitions)).items():
+            start, stop = (scope.offsets or {}).get((name, partition), (None, None))
+            window = PartitionWindow(start, stop, scope.since_ms, scope.until_ms)
+            windows[(topic, partition)] = window
+            read_from = first if scope.rebuild else max(first, start or first)
+            spans.append(PartitionSpan(topic, partition, read_from, min(end, stop or end)))
+            if scope.rebuild and first > 0:
+                notes.append(
+                    f"{topic}[{partition}] starts at offset {first} (older records are gone): "
+                    "loops that began before it may not be rebuilt fully"
+                )
+    return spans, windows, notes
+
+
+async def _output_spans(
+    reader: TopicRangeReader, settings: Settings, scope: AuditScope
+) -> list[PartitionSpan]:
+    names = settings.topics
+    spans = []
+    keyed = {names.warnings: scope.loop_id, names.reflection_requests: scope.loop_id}
+    keyed[names.decisions] = family_of(scope.loop_id) if scope.loop_id else None
+    keyed[names.dead_letter] = None
+    for topic, key in keyed.items():
+        partitions = await reader.partitions(topic)
+        if key is not None:
+            partitions = [default_partition(key.encode(), len(partitions))]
+        for partition, (first, end) in (await reader.bounds(topic, partitions)).items():
+            spans.append(PartitionSpan(topic, partition, first, end))
+    return spans
+
+
+async def run_audit(
+    settings: Settings,
+    scope: AuditScope,
+    progress: Progress | None = None,
+    on_spans: Callable[[int], None] | None = None,
+) -> AuditResult:
+    """Replay ``scope`` under ``settings`` and compare with the recorded outputs.
+
+    ``on_spans`` is told how many offsets will be read (for a progress bar), and
+    ``progress`` how many were read as the run goes.
+    """
+    bootstrap = settings.kafka.bootstrap_servers
+    replayer = Replayer(settings, scope.loop_id)
+    recorded = Recorded()
+    names = settings.topics
+    async with TopicRangeReader(bootstrap) as reader:
+        spans, windows, notes = await _input_spans(reader, settings, scope)
+        outputs = await _output_spans(reader, settings, scope)
+        if on_spans is not None:
+            on_spans(sum(s.size for s in spans) + sum(s.size for s in outputs))
+        result = AuditResult(AuditReport(), replayer, spans=spans + outputs)
+        async for batch in reader.read(spans):
+            for record in batch:
+                place = windows[(record.topic, record.partition)].place(
+                    record.offset, record.timestamp
+                )
+                if place is Place.INSIDE:
+                    replayer.apply(record, inside=True)
+                elif place is Place.BEFORE and scope.rebuild:
+                    replayer.apply(record, inside=False)
+            result.records_read += len(batch)
+            if progress is not None:
+                progress(len(batch))
+        async for batch in reader.read(outputs):
+            for record in batch:
+                if record.topic == names.dead_letter:
+                    recorded.add_dead_letter(record, record.headers)
+                else:
+                    recorded.add_output(record)
+            result.records_read += len(batch)
+            if progress is not None:
+                progress(len(batch))
+    committed = await committed_offsets(
+        bootstrap, settings.app_id, [_topic(settings, n) for n in scope.inputs]
+    )
+    context = AuditContext(replayer.stamps, committed, rebuilt=scope.rebuild)
+    result.report = compare(replayer.state, recorded, context)
+    result.report.notes[:0] = [*notes, _rebuild_note(replayer, scope)]
+    if recorded.unreadable:
+        result.report.notes.append(
+            f"{recorded.unreadable} record(s) on the output topics were not loopwarden outputs"
+        )
+    return result
+
+
+def _rebuild_note(replayer: Replayer, scope: AuditScope) -> str:
+    state = replayer.state
+    if not scope.rebuild:
+        return "state before the range was not rebuilt (--rebuild none): loops start empty"
+    return (
+        f"state rebuilt from the start of each partition: {state.history_events} event(s) of "
+        f"{len(state.history_loops)} loop(s) in {state.history_records} record(s) before the range"
+    )
+
+
+async def emit(settings: Settings, result: AuditResult, topic: str) -> int:
+    """Publish the reproduced outputs to ``topic`` (keyed like the workers'); their count."""
+    producer = await start_producer(settings.kafka.bootstrap_servers, settings.publisher)
+    sent = 0
+    try:
+        for reproduced in result.replayer.state.outputs.values():
+            output: Any = reproduced.output
+            key = output.get("family_id") if reproduced.kind == "rerun_decision" else None
+            await producer.send(
+                topic, codec.dumps(output), key=str(key or output["loop_id"]).encode()
+            )
+            sent += 1
+        await producer.flush()
+    finally:
+        await producer.stop()
+    return sent

@@ -1,0 +1,186 @@
+"""Audit replay against a real worker's recording on the embedded broker.
+
+A session is recorded by a live worker (spins, an edit spin, failures, a
+guardrail family with reruns, a bad record), then ``loopwarden replay`` runs as
+a real subprocess and must reproduce every recorded warning, request and
+decision, by offsets, by time and by loop, and explain every difference when
+the settings change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import orjson
+import pytest
+
+from loopwarden.agents.guardrails.family import rerun_loop_id
+from loopwarden.schemas.ids import derived_id
+from loopwarden.schemas.positions import default_partition
+from loopwarden.settings import Settings, settings_env
+from loopwarden.streams.publisher import AsyncPublisher
+from loopwarden.streams.replay_reader import TopicRangeReader, committed_offsets
+
+from .conftest import isolated_settings
+
+pytestmark = pytest.mark.integration
+
+
+def replay(settings: Settings, *args: str, env: dict[str, str] | None = None):
+    """``loopwarden replay --json …`` as a subprocess: (exit code, report, stderr)."""
+    run = subprocess.run(
+        [sys.executable, "-m", "loopwarden", "replay", "--json", "--no-progress", *args],
+        env={**os.environ, **settings_env(settings), **(env or {})},
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    report = orjson.loads(run.stdout) if run.stdout.strip() else None
+    return run.returncode, report, run.stderr.decode()
+
+
+async def processed_everything(settings: Settings, timeout_s: float = 90) -> None:
+    """Wait until the workers' group has committed the end of both input topics."""
+    topics = [settings.topics.actions, settings.topics.loop_completions]
+    bootstrap = settings.kafka.bootstrap_servers
+    async with TopicRangeReader(bootstrap) as reader:
+        ends = {}
+        for topic in topics:
+            bounds = await reader.bounds(topic, await reader.partitions(topic))
+            ends.update({(topic, p): end for p, (_, end) in bounds.items() if end})
+    deadline = time.monotonic() + timeout_s
+    while True:
+        committed = await committed_offsets(bootstrap, settings.app_id, topics) or {}
+        if all(committed.get(tp, 0) >= end for tp, end in ends.items()):
+            return
+        assert time.monotonic() < deadline, f"not committed: {ends} vs {committed}"
+        await asyncio.sleep(0.2)
+
+
+@dataclass
+class Session:
+    spin: str
+    edit: str
+    fail: str
+    family: str
+    spin_events: list[str] = field(default_factory=list)
+    middle_ms: int = 0
+
+
+async def record_session(settings: Settings, tag: str) -> Session:
+    """Publish the session in two halves (``middle_ms`` between them) and wait for it."""
+    s = Session(f"spin-{tag}", f"edit-{tag}", f"fail-{tag}", f"fam-{tag}")
+    async with AsyncPublisher(settings) as publisher:
+        for _ in range(2):
+            s.spin_events.append(await publisher.publish(s.spin, "search", params={"q": "x"}))
+        await publisher.publish(s.edit, "edit_file", edit={"start_line": 10, "end_line": 11})
+        await publisher.publish(s.fail, "run_tests", success=False, error_message="2 failed")
+        await publisher.complete_loop(s.family, 0.5, 0.5, max_reruns=2)
+        await publisher.flush()
+        s.middle_ms = int(time.time() * 1000) + 1
+        while int(time.time() * 1000) <= s.middle_ms:  # records after this are stamped later
+            await asyncio.sleep(0.005)
+        for _ in range(3):
+            s.spin_events.append(await publisher.publish(s.spin, "search", params={"q": "x"}))
+        for line in (11, 12):
+            await publisher.publish(
+                s.edit, "edit_file", edit={"start_line": line, "end_line": line}
+            )
+        await publisher.publish(s.fail, "run_tests", success=False, error_message="2 failed")
+        await publisher.send_raw(b'{"loop_id": "' + s.fail.encode() + b'", "payload": ', b"x")
+        for index in (1, 2):
+            loop = rerun_loop_id(s.family, index)
+            await publisher.complete_loop(loop, 0.5, 0.5, max_reruns=2)
+        await publisher.flush()
+    await processed_everything(settings)
+    return s
+
+
+@pytest.fixture(scope="module")
+def recorded(broker, tmp_path_factory):
+    """One recorded session, shared by the read-only replays below."""
+    from .conftest import WorkerProcess, create_topics
+
+    settings = isolated_settings(broker, "audit")
+    settings = settings.model_copy(
+        update={"analyst": settings.analyst.model_copy(update={"enabled": False})}
+    )
+    create_topics(settings)
+    worker = WorkerProcess(settings, tmp_path_factory.mktemp("audit") / "worker.log").start()
+    try:
+        session = asyncio.run(record_session(settings, uuid.uuid4().hex[:6]))
+    finally:
+        assert worker.stop() == 0, worker.log()[-3000:]
+    return settings, session
+
+
+def test_the_whole_recording_is_reproduced(recorded):
+    settings, s = recorded
+    code, report, err = replay(settings)
+    assert code == 0, (err, report)
+    totals = report["totals"]
+    assert totals["missing"] == totals["unexpected"] == totals["changed"] == 0
+    loops = {row["loop_id"]: row for row in report["loops"]}
+    # every kind of output was there to compare: spins, edit spin, failures, decisions
+    assert loops[s.spin]["matched"] >= 3 and loops[s.edit]["matched"] >= 1
+    assert loops[s.fail]["matched"] >= 2
+    assert loops[rerun_loop_id(s.family, 2)]["matched"] >= 2  # decision + limit warning
+    assert report["dead_letters"] == 1
+    assert any("dead-lettered" in note for note in report["notes"])
+
+
+def test_a_time_range_rebuilds_the_loops_that_began_before_it(recorded):
+    settings, s = recorded
+    since = datetime.fromtimestamp(s.middle_ms / 1000, UTC).isoformat()
+    code, report, err = replay(settings, "--since", since)
+    assert code == 0, (err, report)
+    loops = {row["loop_id"]: row for row in report["loops"]}
+    assert loops[s.spin]["events"] == 3  # only the second half is audited …
+    assert loops[s.spin]["matched"] >= 3  # … and the streak that began before it counts
+    assert any("state rebuilt" in note and "before the range" in note for note in report["notes"])
+
+    code, report, _ = replay(settings, "--since", since, "--rebuild", "none")
+    assert code == 6
+    different = {d["loop_id"] for d in report["differences"]}
+    assert s.spin in different
+    assert all(d["explained"] for d in report["differences"])
+    assert all("not rebuilt" in d["explanation"] for d in report["differences"])
+
+
+def test_one_loop_and_an_offset_range(recorded):
+    settings, s = recorded
+    code, report, err = replay(settings, "--loop", s.spin)
+    assert code == 0, (err, report)
+    assert {row["loop_id"] for row in report["loops"]} == {s.spin}
+    assert report["totals"]["events"] == 5
+
+    partition = default_partition(s.spin.encode(), settings.topics.partitions)
+    code, report, err = replay(settings, "--offsets", f"{partition}:1-", "--input", "actions")
+    assert code == 0, (err, report)
+    assert report["totals"]["matched"] >= 1
+    assert report["totals"]["events"] < 5 + 6  # offset 0 of that partition is history
+
+
+def test_a_changed_threshold_reports_exactly_what_would_differ(recorded):
+    settings, s = recorded
+    code, report, err = replay(settings, "--loop", s.spin, "--set", "detection.spin_threshold=4")
+    assert code == 6, (err, report)
+    by_status: dict[str, set[str]] = {}
+    for d in report["differences"]:
+        by_status.setdefault(d["status"], set()).add(d["output_id"])
+        assert d["explained"] and "detection.spin_threshold 3 → 4" in d["explanation"]
+    third, fourth, fifth = s.spin_events[2:5]
+    spin_id = derived_id("action_type_spin", s.spin, third)
+    check_third = derived_id("semantic_spin_check", s.spin, third)
+    check_fourth = derived_id("semantic_spin_check", s.spin, fourth)
+    assert {spin_id, check_third} <= by_status["unexpected"]  # fired at 3, would not at 4
+    assert check_fourth in by_status["missing"]  # would have fired at 4
+    assert derived_id("action_type_spin", s.spin, fourth) in by_status["changed"]
+    assert derived_id("action_type_spin", s.spin, fifth) in by_status["changed"]
