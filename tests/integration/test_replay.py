@@ -184,3 +184,94 @@ def test_a_changed_threshold_reports_exactly_what_would_differ(recorded):
     assert check_fourth in by_status["missing"]  # would have fired at 4
     assert derived_id("action_type_spin", s.spin, fourth) in by_status["changed"]
     assert derived_id("action_type_spin", s.spin, fifth) in by_status["changed"]
+
+
+def test_a_session_with_a_worker_killed_and_restarted_replays_identically(broker, worker_factory):
+    settings = isolated_settings(broker, "audit-kill")
+    settings = settings.model_copy(
+        update={"analyst": settings.analyst.model_copy(update={"enabled": False})}
+    )
+    worker = worker_factory(settings, "first")
+    loops = [f"kill-{i}" for i in range(20)]
+
+    async def session() -> None:
+        async with AsyncPublisher(settings) as publisher:
+            for round_ in range(40):
+                for loop in loops:
+                    action = "search" if round_ % 5 else "read"
+                    await publisher.publish(loop, action, params={"round": round_ // 7})
+            await publisher.flush()
+            topics = [settings.topics.warnings]
+            async with TopicRangeReader(settings.kafka.bootstrap_servers) as reader:
+                deadline = time.monotonic() + 60
+                while True:  # the worker has written some warnings: kill it mid-stream
+                    bounds = await reader.bounds(topics[0], await reader.partitions(topics[0]))
+                    if sum(end for _, end in bounds.values()) >= 20:
+                        break
+                    assert time.monotonic() < deadline
+                    await asyncio.sleep(0.05)
+            worker.kill()
+            worker_factory(settings, "second")
+            for loop in loops:  # and more after the restart
+                await publisher.publish(loop, "search", params={"round": 99})
+            await publisher.flush()
+        await processed_everything(settings)
+
+    asyncio.run(session())
+    code, report, err = replay(settings)
+    assert code == 0, (err, report)
+    assert report["totals"]["events"] == 20 * 41
+    assert report["totals"]["matched"] > 20
+
+
+def test_a_loop_idle_longer_than_the_ttl_is_decided_alike_live_in_detect_and_in_replay(
+    broker, worker_factory, tmp_path
+):
+    settings = isolated_settings(broker, "audit-ttl", idle_loop_ttl_s=60)
+    settings = settings.model_copy(
+        update={"analyst": settings.analyst.model_copy(update={"enabled": False})}
+    )
+    worker_factory(settings)
+    loop = f"ttl-{uuid.uuid4().hex[:6]}"
+    t0 = time.time() - 600
+    times = [t0, t0 + 1, t0 + 100, t0 + 101, t0 + 102]  # a gap over the TTL after two
+    events = [
+        {
+            "event_id": f"{loop}-{i}",
+            "loop_id": loop,
+            "occurred_at": at,
+            "payload": {"action_type": "search"},
+        }
+        for i, at in enumerate(times)
+    ]
+
+    async def live() -> list[str]:
+        async with AsyncPublisher(settings, batching=False) as publisher:
+            for event in events:
+                publisher.publish_event(event)
+            await publisher.flush()
+        await processed_everything(settings)
+        from loopwarden.streams.subscriber import WarningSubscriber
+
+        async with WarningSubscriber(settings, loop_id=loop, from_beginning=True) as warnings:
+            received = await warnings.collect(1, 30)
+            received += await warnings.collect(1, 1)
+        return [w.trigger_event_id for w in received]
+
+    live_triggers = asyncio.run(live())
+    source = tmp_path / "events.jsonl"
+    source.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in events))
+    detected = subprocess.run(
+        [sys.executable, "-m", "loopwarden", "detect", str(source)],
+        env={**os.environ, **settings_env(settings)},
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
+    detect_triggers = [
+        orjson.loads(line)["trigger_event_id"] for line in detected.stdout.splitlines()
+    ]
+    assert live_triggers == detect_triggers == [f"{loop}-4"]  # c, d, e after the gap
+    code, report, err = replay(settings, "--loop", loop)
+    assert code == 0, (err, report)
+    assert report["totals"]["matched"] >= 1

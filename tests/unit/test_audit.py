@@ -1,0 +1,180 @@
+"""Audit replay's pure parts: the range window, the comparison and its explanations."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+import pytest
+
+from loopwarden.agents.audit.compare import AuditContext, compare
+from loopwarden.agents.audit.recorded import Recorded
+from loopwarden.agents.audit.replayer import Replayer
+from loopwarden.agents.audit.window import PartitionWindow, Place
+from loopwarden.cli.replay import parse_offsets, parse_time, render
+from loopwarden.errors import ConfigurationError
+from loopwarden.schemas import codec
+from loopwarden.settings import Settings
+from loopwarden.settings.overrides import with_overrides
+
+SETTINGS = Settings()
+ACTIONS = SETTINGS.topics.actions
+
+
+@dataclass
+class Rec:
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple = ()
+
+
+def action(offset: int, loop: str = "L", action_type: str = "search", ts: int = 0) -> Rec:
+    event = {"event_id": f"{loop}-{offset}", "loop_id": loop, "occurred_at": float(offset)}
+    event["payload"] = {"action_type": action_type}
+    return Rec(ACTIONS, 0, offset, ts or offset * 1000, loop.encode(), codec.dumps(event))
+
+
+def as_recorded(replayer: Replayer, topic: str = "out") -> Recorded:
+    """What a worker with the same settings would have written."""
+    recorded = Recorded()
+    for n, reproduced in enumerate(replayer.state.outputs.values()):
+        recorded.add_output(Rec(topic, 0, n, 0, None, codec.dumps(reproduced.output)))
+    return recorded
+
+
+def replayed(records: list[Rec], settings: Settings = SETTINGS, start: int = 0) -> Replayer:
+    replayer = Replayer(settings)
+    for record in records:
+        replayer.apply(record, inside=record.offset >= start)
+    return replayer
+
+
+def test_a_window_by_offsets_and_by_time():
+    window = PartitionWindow(start=2, end=5)
+    assert [window.place(o, 0) for o in (1, 2, 4, 5)] == [
+        Place.BEFORE,
+        Place.INSIDE,
+        Place.INSIDE,
+        Place.AFTER,
+    ]
+    timed = PartitionWindow(since_ms=100, until_ms=200)
+    places = [timed.place(o, ts) for o, ts in enumerate((50, 100, 90, 150, 200, 150))]
+    # once inside, an older timestamp stays inside; once past `until`, everything is after
+    inside = [Place.INSIDE] * 3
+    assert places == [Place.BEFORE, *inside, Place.AFTER, Place.AFTER]
+
+
+def test_the_same_settings_agree_and_a_duplicate_is_not_a_difference():
+    replayer = replayed([action(o) for o in range(4)])
+    recorded = as_recorded(replayer)
+    first = next(iter(recorded.outputs.values()))[0]
+    recorded.add_output(Rec("out", 0, 99, 0, None, codec.dumps(first.output)))  # redelivered
+    report = compare(replayer.state, recorded, AuditContext(replayer.stamps))
+    assert report.agree
+    assert report.totals().duplicates == 1 and report.totals().matched == len(
+        replayer.state.outputs
+    )
+    assert any("at-least-once" in note for note in report.notes)
+
+
+def test_a_change_without_a_settings_change_is_unexplained():
+    replayer = replayed([action(o) for o in range(3)])
+    recorded = as_recorded(replayer)
+    (warning,) = [c[0].output for c in recorded.outputs.values() if c[0].kind == "warning"]
+    warning["consecutive_count"] = 7  # a worker that decided otherwise with the same stamp
+    report = compare(replayer.state, recorded, AuditContext(replayer.stamps))
+    (difference,) = report.differences
+    assert difference.status == "changed" and not difference.explained
+    assert "consecutive_count: 7 → 3" in difference.summary
+    assert "unexplained" in difference.explanation
+    assert "UNEXPLAINED" in render(report)
+
+
+def test_an_event_the_workers_have_not_committed_is_explained():
+    replayer = replayed([action(o) for o in range(3)])
+    committed = {(ACTIONS, 0): 2}  # the third event (offset 2) is not processed yet
+    report = compare(replayer.state, Recorded(), AuditContext(replayer.stamps, committed))
+    assert report.differences and all(d.status == "missing" for d in report.differences)
+    assert all("had not processed" in d.explanation for d in report.differences)
+
+
+def test_a_logic_version_change_is_named():
+    replayer = replayed([action(o) for o in range(3)])
+    recorded = as_recorded(replayer)
+    for copies in recorded.outputs.values():
+        copies[0].output["produced_by"] = {**copies[0].output["produced_by"], "logic_version": 1}
+        copies[0].output["reason"] = "older wording"
+    report = compare(replayer.state, recorded, AuditContext(replayer.stamps))
+    assert report.differences
+    assert all("logic changed" in d.explanation and d.explained for d in report.differences)
+
+
+def test_analyst_warnings_are_set_aside_and_dead_letters_compared_by_position():
+    bad = Rec(ACTIONS, 0, 3, 3000, b"L", b"{not json")
+    replayer = replayed([*(action(o) for o in range(3)), bad])
+    recorded = as_recorded(replayer)
+    analyst = {
+        "type": "warning",
+        "warning_id": "w-analyst",
+        "kind": "logic_spin",
+        "loop_id": "L",
+        "trigger_event_id": "L-2",
+        "produced_by": {"component": "analyst", "logic_version": 1, "fingerprint": "x"},
+    }
+    recorded.add_output(Rec("out", 0, 50, 0, None, codec.dumps(analyst)))
+    report = compare(replayer.state, recorded, AuditContext(replayer.stamps))
+    assert report.not_replayed == 1
+    (difference,) = report.differences  # the workers did not dead-letter offset 3
+    assert difference.kind == "dead_letter" and difference.status == "missing"
+    assert report.dead_letters == 1
+
+
+def test_history_rebuilds_a_streak_that_began_before_the_range():
+    records = [action(o) for o in range(4)]
+    full = replayed(records)
+    recorded = as_recorded(full)
+    from_two = replayed(records, start=2)  # offsets 0-1 are history
+    report = compare(from_two.state, recorded, AuditContext(from_two.stamps))
+    assert report.agree and report.totals().events == 2
+    assert from_two.state.history_events == 2 and from_two.state.history_loops == {"L"}
+    bare = Replayer(SETTINGS)
+    for record in records[2:]:
+        bare.apply(record, inside=True)
+    report = compare(bare.state, recorded, AuditContext(bare.stamps, rebuilt=False))
+    assert report.differences and all("not rebuilt" in d.explanation for d in report.differences)
+
+
+def test_setting_overrides_are_validated_by_name_and_value(tmp_path: Path):
+    changed = with_overrides(SETTINGS, ["detection.spin_threshold=4", "detection.language=zh"])
+    assert changed.detection.spin_threshold == 4 and changed.detection.language == "zh"
+    config = tmp_path / "audit.toml"
+    config.write_text("[detection]\nspin_threshold = 5\n[limits]\nidle_loop_ttl_s = 60\n")
+    from_file = with_overrides(SETTINGS, ["detection.iteration_threshold=2"], config)
+    assert from_file.detection.spin_threshold == 5 and from_file.limits.idle_loop_ttl_s == 60
+    assert from_file.detection.iteration_threshold == 2
+    with pytest.raises(ConfigurationError, match=r"unknown setting detection\.spin_treshold"):
+        with_overrides(SETTINGS, ["detection.spin_treshold=4"])
+    with pytest.raises(ConfigurationError, match=r"detection\.spin_threshold"):
+        with_overrides(SETTINGS, ["detection.spin_threshold=0"])
+    with pytest.raises(ConfigurationError, match="NAME=VALUE"):
+        with_overrides(SETTINGS, ["spin_threshold"])
+
+
+def test_times_and_offset_specs():
+    now = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+    assert parse_time("2h", now) == int(now.timestamp() * 1000) - 7_200_000
+    assert parse_time("2026-11-22T10:00:00Z", now) == int(now.timestamp() * 1000) - 7_200_000
+    with pytest.raises(click.BadParameter, match="ISO-8601"):
+        parse_time("yesterday", now)
+    assert parse_offsets(("0:10-20,completions:3:5-",)) == {
+        ("actions", 0): (10, 20),
+        ("completions", 3): (5, None),
+    }
+    with pytest.raises(click.BadParameter, match="before the start"):
+        parse_offsets(("1:20-10",))
