@@ -289,7 +289,12 @@ class Comparison:
     def _compare_dead_letters(self) -> None:
         replay, recorded = self.replay, self.recorded
         positions = replay.positions
-        theirs = {k: v for k, v in recorded.dead_letters.items() if k[:3] in positions}
+        keys = replay.dead_letter_keys
+        theirs = {
+            k: v
+            for k, v in recorded.dead_letters.items()
+            if k[:3] in positions and (keys is None or v.key in keys)
+        }
         ours = replay.dead_letters
         self.report.dead_letters = len(ours)
         for key in sorted(set(ours) | set(theirs)):

@@ -81,6 +81,8 @@ class ReplayState:
     dead_letters: dict[tuple[str, int, int, int], DeadLetter] = field(default_factory=dict)
     positions: set[tuple[str, int, int]] = field(default_factory=set)
     """(topic, partition, offset) of every record inside the range."""
+    dead_letter_keys: set[bytes] | None = None
+    """Record keys whose dead letters are compared (None: all; a one-loop audit)."""
     history_loops: set[str] = field(default_factory=set)
     history_events: int = 0
     history_records: int = 0
@@ -102,6 +104,8 @@ class Replayer:
         self.loops: dict[str, LoopState] = {}
         self.families: dict[str, FamilyState] = {}
         self.state = ReplayState()
+        if loop_id is not None and self.family is not None:
+            self.state.dead_letter_keys = {loop_id.encode(), self.family.encode()}
 
     @property
     def stamps(self) -> dict[str, Output]:
@@ -170,7 +174,8 @@ class Replayer:
         for event_id, loop in seen:
             if everything or ours(loop):
                 state.events[event_id] = (loop, position)
-        if everything:  # a bad record names no loop: only a whole-topic audit keeps it
+        keys = state.dead_letter_keys
+        if keys is None or record.key in keys:  # a bad record names its loop by its key only
             for letter in dead_letters:
                 key = (record.topic, record.partition, record.offset, letter.batch_index or 0)
                 state.dead_letters[key] = letter

@@ -72,13 +72,29 @@ async def _publish(settings: Settings, source: IO[bytes], batching: bool) -> int
     return bad
 
 
-TAIL_TOPICS = ("warnings", "requests", "dead-letters")
+TAIL_TOPICS = (
+    "warnings",
+    "requests",
+    "decisions",
+    "reflections",
+    "memory-outcomes",
+    "dead-letters",
+    "all",
+)
 
 
 @click.command()
 @bootstrap_option
-@click.option("--loop", "loop_id", help="Only this loop id.")
-@click.option("--topic", type=click.Choice(TAIL_TOPICS), default="warnings", show_default=True)
+@click.option("--loop", "loop_id", help="Only this loop id (its family for decisions).")
+@click.option("--scope", help="memory-outcomes: only this memory scope.")
+@click.option(
+    "--topic",
+    type=click.Choice(TAIL_TOPICS),
+    default="warnings",
+    show_default=True,
+    help="Which output topic; all: every one of them at once (memory outcomes only "
+    "without --loop, as they are keyed by scope).",
+)
 @click.option(
     "--format",
     "fmt",
@@ -98,50 +114,82 @@ TAIL_TOPICS = ("warnings", "requests", "dead-letters")
 def tail(
     bootstrap_servers: str | None,
     loop_id: str | None,
+    scope: str | None,
     topic: str,
     fmt: str,
     from_beginning: bool,
     limit: int,
     timeout: float,
 ) -> None:
-    """Follow warnings (or reflection requests, or dead letters) as they arrive."""
-    from loopwarden.streams.subscriber import (
-        DeadLetterSubscriber,
-        ReflectionRequestSubscriber,
-        WarningSubscriber,
-    )
-
+    """Follow loopwarden's outputs as they arrive: warnings (default), reflection requests,
+    rerun decisions, the analyst's reflections, memory outcomes, dead letters, or all."""
     settings = settings_with(bootstrap_servers)
-    kinds = {
-        "warnings": WarningSubscriber,
-        "requests": ReflectionRequestSubscriber,
-        "dead-letters": DeadLetterSubscriber,
-    }
-    subscriber = kinds[topic](settings, loop_id=loop_id, from_beginning=from_beginning)
+    names = [t for t in TAIL_TOPICS[:-1]] if topic == "all" else [topic]
+    if topic == "all" and loop_id is not None:
+        names.remove("memory-outcomes")
+    subscribers = [_subscriber(settings, name, loop_id, scope, from_beginning) for name in names]
     shown = 0
     with contextlib.suppress(KeyboardInterrupt):
-        shown = asyncio.run(_tail(subscriber, fmt, limit, timeout))
+        shown = asyncio.run(_tail(subscribers, fmt, limit, timeout))
     if timeout and not shown:
         raise NothingReceivedError(f"no {topic} within {timeout:g} s")
 
 
-async def _tail(subscriber: TopicSubscriber[Any], fmt: str, limit: int, timeout: float) -> int:
-    shown = 0
+def _subscriber(
+    settings: Settings, name: str, loop_id: str | None, scope: str | None, from_beginning: bool
+) -> TopicSubscriber[Any]:
+    from loopwarden.streams import subscriber as subs
 
-    async def follow() -> None:
+    if name == "memory-outcomes":
+        return subs.MemoryOutcomeSubscriber(settings, scope=scope, from_beginning=from_beginning)
+    kinds: dict[str, Any] = {
+        "warnings": subs.WarningSubscriber,
+        "requests": subs.ReflectionRequestSubscriber,
+        "decisions": subs.DecisionSubscriber,
+        "reflections": subs.AnalysisSubscriber,
+        "dead-letters": subs.DeadLetterSubscriber,
+    }
+    subscriber: TopicSubscriber[Any] = kinds[name](
+        settings, loop_id=loop_id, from_beginning=from_beginning
+    )
+    return subscriber
+
+
+async def _tail(
+    subscribers: list[TopicSubscriber[Any]], fmt: str, limit: int, timeout: float
+) -> int:
+    shown = 0
+    done = asyncio.Event()
+
+    async def follow(subscriber: TopicSubscriber[Any]) -> None:
         nonlocal shown
         async with subscriber:
             async for item in subscriber:
+                if done.is_set():
+                    return
                 click.echo(render(item, fmt), nl=fmt == "text")
                 shown += 1
                 if limit and shown >= limit:
+                    done.set()
                     return
+
+    async def all_of_them() -> None:
+        followers = asyncio.gather(*(follow(s) for s in subscribers))
+        stop = asyncio.ensure_future(done.wait())
+        try:
+            await asyncio.wait([followers, stop], return_when=asyncio.FIRST_COMPLETED)
+            if followers.done():
+                followers.result()  # a subscriber's error
+        finally:
+            followers.cancel()
+            stop.cancel()
+            await asyncio.gather(followers, stop, return_exceptions=True)
 
     if timeout:
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(follow(), timeout)
+            await asyncio.wait_for(all_of_them(), timeout)
     else:
-        await follow()
+        await all_of_them()
     return shown
 
 
@@ -151,7 +199,7 @@ def render(item: Any, fmt: str) -> str:
     from loopwarden.schemas.dead_letter import DeadLetter
     from loopwarden.schemas.warnings import LoopWarning
 
-    data = item.to_json_dict()
+    data = item if isinstance(item, dict) else item.to_json_dict()
     if fmt == "json":
         return codec.dumps_line(data).decode()
     if isinstance(item, LoopWarning):
@@ -162,7 +210,24 @@ def render(item: Any, fmt: str) -> str:
             f"[dead letter] {item.reason} at {src.topic}[{src.partition}]@{src.offset}: "
             f"{item.message}\n  {data['preview']}\n"
         )
-    return f"[{data['kind']}] loop={data['loop_id']} level={data['level']}\n"
+    if data.get("type") == "rerun_decision":
+        decision = data.get("decision_result") or {}
+        why = decision.get("finalize_reason") or decision.get("rerun_reason")
+        return (
+            f"[decision] {data.get('loop_id')} → {decision.get('decision')} ({why}), rerun "
+            f"{decision.get('rerun_count')} of {decision.get('max_reruns')}\n"
+        )
+    if "reflection_id" in data:
+        return (
+            f"[reflection] {data.get('loop_id')} {data.get('kind')} "
+            f"spinning={data.get('is_spinning')}: {data.get('reason')}\n"
+        )
+    if "status" in data and "scope" in data:
+        return (
+            f"[memory] {data.get('status')} scope={data.get('scope')} {data.get('event_id', '')}\n"
+        )
+    kind = data.get("kind", data.get("type"))
+    return f"[{kind}] loop={data.get('loop_id')} level={data.get('level')}\n"
 
 
 def format_warning(warning: Any) -> str:

@@ -26,7 +26,7 @@ from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.positions import default_partition
 from loopwarden.settings import Settings, settings_env
 from loopwarden.streams.publisher import AsyncPublisher
-from loopwarden.streams.replay_reader import TopicRangeReader, committed_offsets
+from loopwarden.streams.replay_reader import PartitionSpan, TopicRangeReader, committed_offsets
 
 from .conftest import isolated_settings
 
@@ -62,6 +62,14 @@ async def processed_everything(settings: Settings, timeout_s: float = 90) -> Non
             return
         assert time.monotonic() < deadline, f"not committed: {ends} vs {committed}"
         await asyncio.sleep(0.2)
+
+
+async def read_all(settings: Settings, topic: str) -> list[dict]:
+    """Every record of ``topic`` as JSON."""
+    async with TopicRangeReader(settings.kafka.bootstrap_servers) as reader:
+        bounds = await reader.bounds(topic, await reader.partitions(topic))
+        spans = [PartitionSpan(topic, p, first, end) for p, (first, end) in bounds.items()]
+        return [orjson.loads(r.value) async for batch in reader.read(spans) for r in batch]
 
 
 @dataclass
@@ -156,10 +164,14 @@ def test_a_time_range_rebuilds_the_loops_that_began_before_it(recorded):
 
 def test_one_loop_and_an_offset_range(recorded):
     settings, s = recorded
-    code, report, err = replay(settings, "--loop", s.spin)
+    audit_topic = f"{settings.topics.warnings}-audit"
+    code, report, err = replay(settings, "--loop", s.spin, "--emit-to", audit_topic)
     assert code == 0, (err, report)
     assert {row["loop_id"] for row in report["loops"]} == {s.spin}
     assert report["totals"]["events"] == 5
+    emitted = asyncio.run(read_all(settings, audit_topic))
+    assert len(emitted) == report["totals"]["reproduced"] >= 4
+    assert {o["loop_id"] for o in emitted} == {s.spin}
 
     partition = default_partition(s.spin.encode(), settings.topics.partitions)
     code, report, err = replay(settings, "--offsets", f"{partition}:1-", "--input", "actions")
@@ -275,3 +287,20 @@ def test_a_loop_idle_longer_than_the_ttl_is_decided_alike_live_in_detect_and_in_
     code, report, err = replay(settings, "--loop", loop)
     assert code == 0, (err, report)
     assert report["totals"]["matched"] >= 1
+
+
+def test_tail_follows_every_output_topic_at_once(recorded):
+    settings, s = recorded
+    last = rerun_loop_id(s.family, 2)
+    args = ["tail", "--topic", "all", "--loop", last, "--from-beginning", "--format", "json"]
+    run = subprocess.run(
+        [sys.executable, "-m", "loopwarden", *args, "--limit", "4", "--timeout", "60"],
+        env={**os.environ, **settings_env(settings)},
+        capture_output=True,
+        timeout=90,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    items = [orjson.loads(line) for line in run.stdout.splitlines()]
+    assert sorted(i["type"] for i in items) == ["rerun_decision"] * 3 + ["warning"]
+    assert {i["loop_id"] for i in items if i["type"] == "warning"} == {last}

@@ -178,3 +178,36 @@ def test_times_and_offset_specs():
     }
     with pytest.raises(click.BadParameter, match="before the start"):
         parse_offsets(("1:20-10",))
+
+
+def test_a_one_loop_audit_compares_only_that_loops_dead_letters():
+    """A bad record of another loop on the same partition was reported as unexpected."""
+    other = Rec(ACTIONS, 0, 3, 3000, b"other-loop", b"{not json")
+    own = Rec(ACTIONS, 0, 4, 4000, b"L", b"{not json")
+    whole = replayed([*(action(o) for o in range(3)), other, own])
+    recorded = as_recorded(whole)
+    recorded.dead_letters.update(whole.state.dead_letters)
+    one = Replayer(SETTINGS, loop_id="L")
+    for record in [*(action(o) for o in range(3)), other, own]:
+        one.apply(record, inside=True)
+    report = compare(one.state, recorded, AuditContext(one.stamps))
+    assert report.agree and report.dead_letters == 1
+
+
+def test_a_settings_change_within_the_range_is_noted_and_explains_its_differences():
+    records = [action(o) for o in range(5)]
+    replayer = replayed(records)
+    recorded = as_recorded(replayed(records[:3]))  # first half under the same settings …
+    stricter = with_overrides(SETTINGS, ["detection.spin_threshold=4"])
+    later = replayed(records, stricter)  # … then a worker restarted with threshold 4
+    for copies in as_recorded(later).outputs.values():
+        if copies[0].output["trigger_event_id"] in {"L-3", "L-4"}:
+            recorded.outputs[
+                copies[0].output[("warning_id" if copies[0].kind == "warning" else "request_id")]
+            ] = copies
+    report = compare(replayer.state, recorded, AuditContext(replayer.stamps))
+    assert any(
+        "settings changed during the range" in n and "spin_threshold" in n for n in report.notes
+    )
+    assert report.differences
+    assert all(d.explained and "spin_threshold 4 → 3" in d.explanation for d in report.differences)
