@@ -128,12 +128,13 @@ async def run_audit(
             result.records_read += len(batch)
             if progress is not None:
                 progress(len(batch))
+        encoded = replayer.encoded()
         async for batch in reader.read(outputs):
             for record in batch:
                 if record.topic == names.dead_letter:
                     recorded.add_dead_letter(record, record.headers)
                 else:
-                    recorded.add_output(record)
+                    recorded.add_output(record, encoded)
             result.records_read += len(batch)
             if progress is not None:
                 progress(len(batch))

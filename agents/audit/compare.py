@@ -160,7 +160,8 @@ class Comparison:
             self._row(loop).events += 1
         in_scope = self._recorded_in_scope()
         for output_id in sorted(set(in_scope) | set(replay.outputs)):
-            self._compare(output_id, replay.outputs.get(output_id), in_scope.get(output_id, []))
+            copies = in_scope.get(output_id, [])
+            self._compare(output_id, replay.outputs.get(output_id), copies)
         self._compare_dead_letters()
         self._settings_notes()
         report.differences.sort(key=lambda d: (d.loop_id, d.position, d.status))
@@ -175,6 +176,13 @@ class Comparison:
     def _recorded_in_scope(self) -> dict[str, list[RecordedOutput]]:
         """Recorded outputs caused by events inside the range (the analyst's set aside)."""
         events = self.replay.events
+        for output_id, count in self.recorded.exact.items():  # the replay's own bytes
+            reproduced = self.replay.outputs[output_id]
+            stamp = reproduced.output.get("produced_by")
+            if isinstance(stamp, dict):
+                key = f"{stamp['fingerprint']}/v{stamp.get('logic_version')}"
+                self._stamps[_component(reproduced.output, reproduced.kind)][key] += count
+                self._stamp_values[key] = stamp
         scoped: dict[str, list[RecordedOutput]] = {}
         for output_id, copies in self.recorded.outputs.items():
             first = copies[0].output
@@ -201,19 +209,23 @@ class Comparison:
         kind = reproduced.kind if reproduced is not None else copies[0].kind
         loop_id = str(sample.get("loop_id"))
         row = self._row(loop_id)
+        exact = self.recorded.exact.get(output_id, 0)
         row.reproduced += reproduced is not None
-        row.recorded += bool(copies)
+        row.recorded += bool(copies or exact)
         if reproduced is None:
             row.unexpected += 1
             self._differ("unexpected", kind, output_id, sample, copies[0].position, copies[0])
             return
-        if not copies:
+        if not copies and not exact:
             row.missing += 1
             self._differ("missing", kind, output_id, sample, reproduced.position, None)
             return
+        row.duplicates += exact + len(copies) - 1
+        if not copies:
+            row.matched += 1
+            return
         expected = _content(reproduced.output)
         contents = [_content(copy.output) for copy in copies]
-        row.duplicates += len(copies) - 1
         wrong = [(copy, c) for copy, c in zip(copies, contents, strict=True) if c != expected]
         if not wrong:
             row.matched += 1

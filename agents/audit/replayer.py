@@ -20,6 +20,7 @@ from loopwarden.agents.guardrails.records import GuardrailProcessor
 from loopwarden.agents.guardrails.state import FamilyState
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.agents.monitor.state import LoopState
+from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
 from loopwarden.settings import Settings
 
@@ -179,6 +180,10 @@ class Replayer:
             for letter in dead_letters:
                 key = (record.topic, record.partition, record.offset, letter.batch_index or 0)
                 state.dead_letters[key] = letter
+
+    def encoded(self) -> dict[bytes, str]:
+        """Each reproduced output's bytes as a worker writes them → its id."""
+        return {codec.dumps(r.output): output_id for output_id, r in self.state.outputs.items()}
 
     def _keep(self, kind: str, output: Output, record: RecordLike, ours: bool) -> None:
         if self.loop_id is not None and not ours:

@@ -40,11 +40,12 @@ def action(offset: int, loop: str = "L", action_type: str = "search", ts: int = 
     return Rec(ACTIONS, 0, offset, ts or offset * 1000, loop.encode(), codec.dumps(event))
 
 
-def as_recorded(replayer: Replayer, topic: str = "out") -> Recorded:
-    """What a worker with the same settings would have written."""
+def as_recorded(replayer: Replayer, encoded: dict | None = None) -> Recorded:
+    """What a worker with the same settings would have written (``encoded``: read back
+    with the replay's byte index, as the audit run does)."""
     recorded = Recorded()
     for n, reproduced in enumerate(replayer.state.outputs.values()):
-        recorded.add_output(Rec(topic, 0, n, 0, None, codec.dumps(reproduced.output)))
+        recorded.add_output(Rec("out", 0, n, 0, None, codec.dumps(reproduced.output)), encoded)
     return recorded
 
 
@@ -70,11 +71,15 @@ def test_a_window_by_offsets_and_by_time():
     assert places == [Place.BEFORE, *inside, Place.AFTER, Place.AFTER]
 
 
-def test_the_same_settings_agree_and_a_duplicate_is_not_a_difference():
+@pytest.mark.parametrize("by_bytes", [False, True])
+def test_the_same_settings_agree_and_a_duplicate_is_not_a_difference(by_bytes):
     replayer = replayed([action(o) for o in range(4)])
-    recorded = as_recorded(replayer)
-    first = next(iter(recorded.outputs.values()))[0]
-    recorded.add_output(Rec("out", 0, 99, 0, None, codec.dumps(first.output)))  # redelivered
+    encoded = replayer.encoded() if by_bytes else None
+    recorded = as_recorded(replayer, encoded)
+    assert (not recorded.outputs) is by_bytes  # identical bytes are matched unparsed
+    first = next(iter(replayer.state.outputs.values()))
+    again = Rec("out", 0, 99, 0, None, codec.dumps(first.output))  # redelivered
+    recorded.add_output(again, encoded)
     report = compare(replayer.state, recorded, AuditContext(replayer.stamps))
     assert report.agree
     assert report.totals().duplicates == 1 and report.totals().matched == len(
