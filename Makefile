@@ -27,6 +27,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/action_monitor.py
+	$(BIN)/python benchmarks/replay.py
 
 # the fault suite in full (about 12 minutes here); a reduced form is part of `make test`
 reliability: $(STAMP)

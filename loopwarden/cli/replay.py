@@ -43,7 +43,8 @@ def parse_time(text: str, now: datetime | None = None) -> int:
         moment = datetime.fromisoformat(text)
     except ValueError:
         raise click.BadParameter(
-            f"{text!r} is neither ISO-8601 (2026-11-20T10:00:00Z) nor relative (30m, 2h, 7d)"
+            f"{text!r} is neither ISO-8601 (2026-11-20T10:00:00Z) nor relative (30m, 2h, 7d)",
+            param_hint="--since/--until",
         ) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
@@ -58,12 +59,15 @@ def parse_offsets(specs: tuple[str, ...]) -> dict[tuple[str, int], tuple[int | N
         match = _SPEC.match(spec)
         if match is None:
             raise click.BadParameter(
-                f"{spec!r}: expected [actions|completions:]PARTITION:START-END, e.g. 0:120-480"
+                f"{spec!r}: expected [actions|completions:]PARTITION:START-END, e.g. 0:120-480",
+                param_hint="--offsets",
             )
         name, partition, start, end = match.groups()
         first, stop = (int(start) if start else None), (int(end) if end else None)
         if first is not None and stop is not None and stop < first:
-            raise click.BadParameter(f"{spec!r}: the end offset is before the start")
+            raise click.BadParameter(
+                f"{spec!r}: the end offset is before the start", param_hint="--offsets"
+            )
         ranges[(name or "actions", int(partition))] = (first, stop)
     return ranges
 
@@ -154,7 +158,7 @@ def replay(
         rebuild=rebuild == "history",
     )
     if scope.since_ms and scope.until_ms and scope.until_ms <= scope.since_ms:
-        raise click.BadParameter("--until must be after --since")
+        raise click.BadParameter("must be after --since", param_hint="--until")
     show_bar = progress if progress is not None else sys.stderr.isatty()
     result = asyncio.run(_run(settings, scope, show_bar))
     if emit_to:
