@@ -42,6 +42,8 @@ def flat_settings(prefix: str, model: BaseModel, only: tuple[str, ...] = ()) -> 
         value = getattr(model, name)
         if isinstance(value, frozenset | set):
             value = sorted(value)
+        elif isinstance(value, tuple):
+            value = list(value)
         elif isinstance(value, BaseModel):
             value = value.model_dump(mode="json")
         values[f"{prefix}.{name}"] = value

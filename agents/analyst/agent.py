@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from loopwarden.agents import findings
 from loopwarden.agents.analyst.analyst import MemoryContext, ReflectionAnalyst
 from loopwarden.agents.guardrails.family import family_of
 from loopwarden.agents.provenance import analyst_stamp
@@ -20,7 +21,6 @@ from loopwarden.errors import EventError, EventTooLargeError, FieldError
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import DeadLetter
 from loopwarden.schemas.events import SCHEMA_VERSION
-from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.reflection import validate_reflection_request
 from loopwarden.schemas.warnings import WarningKind
 from loopwarden.streams.app import LoopwardenApp
@@ -33,28 +33,21 @@ def logic_spin_warning(
     analysis: dict[str, Any], event_ids: list[str], stamp: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """The warning an agent receives when the analyst confirms a logic spin."""
-    return {
-        "warning_id": derived_id(
-            WarningKind.LOGIC_SPIN, analysis["loop_id"], analysis["trigger_event_id"]
-        ),
-        "schema_version": SCHEMA_VERSION,
-        "type": "warning",
-        "kind": WarningKind.LOGIC_SPIN.value,
-        "loop_id": analysis["loop_id"],
-        "level": analysis["level"],
-        "reason": analysis["reason"],
-        "suggestions": analysis["suggestions"],
-        "next_actions": analysis["next_actions"],
-        "event_ids": event_ids,
-        "trigger_event_id": analysis["trigger_event_id"],
-        "action_type": "semantic_spin_check",
-        "iteration": 0,
-        "consecutive_count": None,
-        "edit": None,
-        "timeline_message": analysis["timeline_message"],
-        "occurred_at": analysis["occurred_at"],
-        "produced_by": stamp,
-    }
+    return findings.warning(
+        kind=WarningKind.LOGIC_SPIN.value,
+        loop_id=analysis["loop_id"],
+        trigger_event_id=analysis["trigger_event_id"],
+        level=analysis["level"],
+        reason=analysis["reason"],
+        suggestions=analysis["suggestions"],
+        next_actions=analysis["next_actions"],
+        event_ids=event_ids,
+        action_type="semantic_spin_check",
+        iteration=0,
+        timeline_message=analysis["timeline_message"],
+        occurred_at=analysis["occurred_at"],
+        stamp=stamp,
+    )
 
 
 _CACHED_FIELDS = (

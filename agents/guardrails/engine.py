@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from loopwarden.agents import findings
 from loopwarden.agents.guardrails.bias import detect_bias_repetition
 from loopwarden.agents.guardrails.family import family_of, rerun_index, rerun_loop_id
 from loopwarden.agents.guardrails.fatigue import calculate_fatigue
@@ -377,23 +378,17 @@ class GuardrailEngine:
             f"⛔ [GUARDRAIL] Loop '{event.loop_id}' is finalized: {reason}.\n"
             "Stop rerunning; report the best result so far and what blocked progress.\n"
         )
-        return {
-            "warning_id": derived_id(kind, event.loop_id, event.event_id),
-            "schema_version": SCHEMA_VERSION,
-            "type": "warning",
-            "kind": kind,
-            "loop_id": event.loop_id,
-            "level": level,
-            "reason": reason,
-            "suggestions": [],
-            "next_actions": ["finalize"],
-            "event_ids": [event.event_id],
-            "trigger_event_id": event.event_id,
-            "action_type": "loop_complete",
-            "iteration": reruns,
-            "consecutive_count": None,
-            "edit": None,
-            "timeline_message": text,
-            "occurred_at": event.occurred_at,
-            "produced_by": self.stamp,
-        }
+        return findings.warning(
+            kind=kind,
+            loop_id=event.loop_id,
+            trigger_event_id=event.event_id,
+            level=level,
+            reason=reason,
+            next_actions=["finalize"],
+            event_ids=[event.event_id],
+            action_type="loop_complete",
+            iteration=reruns,
+            timeline_message=text,
+            occurred_at=event.occurred_at,
+            stamp=self.stamp,
+        )

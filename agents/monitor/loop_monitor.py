@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from loopwarden.agents import findings as findings_builder
 from loopwarden.agents.monitor.lessons import lesson
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.agents.provenance import monitor_stamp
@@ -25,14 +26,13 @@ from loopwarden.agents.reflection.levels import (
     memory_query,
 )
 from loopwarden.agents.spin import texts
-from loopwarden.agents.spin.code_edit import EditSpin
+from loopwarden.agents.spin.detector import REGISTRY, Finding, Observation
+from loopwarden.errors import ConfigurationError
 from loopwarden.schemas import codec
-from loopwarden.schemas.events import SCHEMA_VERSION, ActionEvent
-from loopwarden.schemas.ids import derived_id
+from loopwarden.schemas.events import ActionEvent
 from loopwarden.schemas.levels import ReflectionLevel
 from loopwarden.schemas.positions import Origin
 from loopwarden.schemas.reflection import ReflectionRequestKind
-from loopwarden.schemas.warnings import WarningKind
 from loopwarden.settings import DetectionSettings
 
 Output = dict[str, Any]
@@ -56,6 +56,13 @@ class LoopMonitor:
     ) -> None:
         self.settings = settings or DetectionSettings()
         self.stamp = stamp or monitor_stamp(self.settings, float("inf"), 256 * 1024)
+        unknown = [name for name in self.settings.detectors if name not in REGISTRY]
+        if unknown:
+            known = ", ".join(sorted(REGISTRY))
+            raise ConfigurationError(
+                f"unknown detector {unknown[0]!r} in detection.detectors: {known}"
+            )
+        self.detectors: tuple[str, ...] = tuple(self.settings.detectors)
 
     def observe(
         self, state: LoopState, event: ActionEvent, origin: Origin | None = None
@@ -82,24 +89,16 @@ class LoopMonitor:
             state.reflection_enabled = payload.reflection_enabled
         threshold = state.spin_threshold or cfg.spin_threshold
 
-        edit_spin = None
-        if payload.edit is not None:
-            edit_spin = state.edits.observe(
-                seq=state.seq,
-                event_id=event.event_id,
-                start_line=payload.edit.start_line,
-                end_line=payload.edit.end_line,
-                region_lines=cfg.edit_region_lines,
-                small_max_lines=cfg.edit_small_max_lines,
-                spin_count=cfg.edit_spin_count,
-                lookback=cfg.edit_lookback_actions,
-            )
-        count = state.streak.observe(payload.action_type)
         state.window.append(self._record(event, state.iteration))
         keep = max(cfg.action_window, threshold, cfg.logic_spin_threshold)
         if len(state.window) > keep:
             del state.window[:-keep]
-        spinning = state.streak.is_spinning(threshold)
+        seen = Observation(event, state.seq, state.iteration, state.window, threshold, cfg)
+        found = []
+        for name in self.detectors:
+            finding = state.detector(name).observe(seen)
+            if finding is not None:
+                found.append(finding)
 
         level = decide_reflection_level(
             enabled=cfg.reflection_enabled and state.reflection_enabled is not False,
@@ -107,23 +106,17 @@ class LoopMonitor:
             failed=not payload.success,
             simple=payload.simple or payload.action_type in cfg.simple_action_types,
             iteration=state.iteration,
-            spinning=spinning,
+            spinning=any(f.escalates for f in found),
             iteration_threshold=cfg.iteration_threshold,
         )
         findings = Findings(level)
-        spin_reason = None
-        if spinning:
-            spin_reason = texts.layer1_reason(cfg.language, count, payload.action_type)
-            findings.warnings.append(self._spin_warning(state, event, level, count, spin_reason))
-            every = cfg.semantic_check_every or threshold
-            if (count - threshold) % every == 0:
+        for finding in found:
+            if finding.needs_reflection and level is ReflectionLevel.NONE:
+                continue
+            findings.warnings.append(self._finding_warning(state, event, level, finding))
+            if finding.semantic_check:
                 findings.requests.append(self._semantic_request(state, event, level))
-        if edit_spin is not None:
-            warning = self._edit_warning(state, event, level, edit_spin)
-            spin_reason = spin_reason or warning["reason"]
-            findings.warnings.append(warning)
-        if not payload.success and level is not ReflectionLevel.NONE:
-            findings.warnings.append(self._failure_warning(state, event, level))
+        spin_reason = next((f.reason for f in found if f.spin), None)
         if level.at_least(ReflectionLevel.STANDARD):
             findings.requests.append(self._reflection_request(state, event, level, spin_reason))
         if cfg.learn_from_failures and (not payload.success or payload.terminated):
@@ -161,89 +154,24 @@ class LoopMonitor:
             "edit": _edit(event),
         }
 
-    def _warning(
-        self,
-        kind: WarningKind,
-        state: LoopState,
-        event: ActionEvent,
-        level: ReflectionLevel,
-        **fields: Any,
+    def _finding_warning(
+        self, state: LoopState, event: ActionEvent, level: ReflectionLevel, finding: Finding
     ) -> Output:
-        return {
-            "warning_id": derived_id(kind, state.loop_id, event.event_id),
-            "schema_version": SCHEMA_VERSION,
-            "type": "warning",
-            "kind": kind.value,
-            "loop_id": state.loop_id,
-            "level": level.value,
-            "next_actions": [],
-            "trigger_event_id": event.event_id,
-            "action_type": event.payload.action_type,
-            "iteration": state.iteration,
-            "consecutive_count": None,
-            "edit": None,
-            "occurred_at": event.occurred_at,
-            "produced_by": self.stamp,
-            **fields,
-        }
-
-    def _spin_warning(
-        self, state: LoopState, event: ActionEvent, level: ReflectionLevel, count: int, reason: str
-    ) -> Output:
-        lang = self.settings.language
-        threshold = state.spin_threshold or self.settings.spin_threshold
-        suggestions = list(texts.LAYER1_SUGGESTIONS[lang])
-        action_type = event.payload.action_type
-        return self._warning(
-            WarningKind.ACTION_TYPE_SPIN,
-            state,
-            event,
-            level,
-            reason=reason,
-            suggestions=suggestions,
-            event_ids=[r["event_id"] for r in state.window[-threshold:]],
-            consecutive_count=count,
-            timeline_message=texts.spin_timeline(lang, action_type, reason, suggestions),
-        )
-
-    def _edit_warning(
-        self, state: LoopState, event: ActionEvent, level: ReflectionLevel, spin: EditSpin
-    ) -> Output:
-        lang = self.settings.language
-        reason = texts.edit_spin_reason(lang, spin.start_line, spin.end_line, spin.count)
-        return self._warning(
-            WarningKind.CODE_EDIT_SPIN,
-            state,
-            event,
-            level,
-            reason=reason,
-            suggestions=list(texts.EDIT_SPIN_SUGGESTIONS[lang]),
-            event_ids=list(spin.event_ids),
-            consecutive_count=spin.count,
-            edit=_edit(event),
-            timeline_message=texts.edit_spin_prompt(lang, spin.start_line, spin.end_line, reason),
-        )
-
-    def _failure_warning(
-        self, state: LoopState, event: ActionEvent, level: ReflectionLevel
-    ) -> Output:
-        payload = event.payload
-        suggestions = list(
-            texts.failure_suggestions(
-                self.settings.language, payload.action_type, payload.error_message
-            )
-        )
-        return self._warning(
-            WarningKind.ACTION_FAILED,
-            state,
-            event,
-            level,
-            reason=payload.error_message or f"action '{payload.action_type}' failed",
-            suggestions=suggestions,
-            event_ids=[event.event_id],
-            timeline_message=texts.critical_timeline(
-                payload.action_type, payload.error_message, suggestions
-            ),
+        return findings_builder.warning(
+            kind=finding.kind,
+            loop_id=state.loop_id,
+            trigger_event_id=event.event_id,
+            level=level.value,
+            reason=finding.reason,
+            suggestions=finding.suggestions,
+            event_ids=finding.event_ids,
+            action_type=event.payload.action_type,
+            iteration=state.iteration,
+            consecutive_count=finding.consecutive_count,
+            edit=finding.edit,
+            timeline_message=finding.timeline_message,
+            occurred_at=event.occurred_at,
+            stamp=self.stamp,
         )
 
     def _request(
@@ -254,24 +182,15 @@ class LoopMonitor:
         level: ReflectionLevel,
         **fields: Any,
     ) -> Output:
-        return {
-            "request_id": derived_id(kind, state.loop_id, event.event_id),
-            "schema_version": SCHEMA_VERSION,
-            "type": "reflection_request",
-            "kind": kind.value,
-            "loop_id": state.loop_id,
-            "level": level.value,
-            "trigger_event_id": event.event_id,
-            "reflection": None,
-            "recent_actions": [],
-            "recent_reflections": [],
-            "prompt": None,
-            "memory_query": None,
-            "memory_budget_bytes": 0,
-            "occurred_at": event.occurred_at,
-            "produced_by": self.stamp,
+        return findings_builder.request(
+            kind=kind.value,
+            loop_id=state.loop_id,
+            trigger_event_id=event.event_id,
+            level=level.value,
+            occurred_at=event.occurred_at,
+            stamp=self.stamp,
             **fields,
-        }
+        )
 
     def _completion_request(
         self, state: LoopState, event: ActionEvent, level: ReflectionLevel

@@ -1,10 +1,10 @@
 """Per-loop state, bounded, with a compact snapshot for the Faust table.
 
 Everything a loop needs between events lives here: the window of recent
-actions, the iteration count, the Layer 1 streak, the Layer 3 edit counter,
-the last reflections, per-loop overrides, and the origin of the last applied
-event per source partition (so a record reprocessed after a restart is not
-applied twice, whatever partition a producer put it on).
+actions, the iteration count, each detector's own state (by its name), the
+last reflections, per-loop overrides, and the origin of the last applied event
+per source partition (so a record reprocessed after a restart is not applied
+twice, whatever partition a producer put it on).
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from loopwarden.agents.spin.action_type import ActionTypeStreak
-from loopwarden.agents.spin.code_edit import CodeEditSpinDetector
+from loopwarden.agents.spin.detector import REGISTRY, Detector
 from loopwarden.schemas import codec
 from loopwarden.schemas.positions import AppliedPositions, Origin
 
-SNAPSHOT_VERSION = 2
+SNAPSHOT_VERSION = 3
+_V2_DETECTORS = {"st": "action_type", "ed": "code_edit"}
 
 
 @dataclass(slots=True)
@@ -29,8 +29,7 @@ class LoopState:
     seq: int = 0
     iteration: int = 0
     window: list[dict[str, Any]] = field(default_factory=list)
-    streak: ActionTypeStreak = field(default_factory=ActionTypeStreak)
-    edits: CodeEditSpinDetector = field(default_factory=CodeEditSpinDetector)
+    detectors: dict[str, Detector] = field(default_factory=dict)
     spin_threshold: int | None = None
     reflection_enabled: bool | None = None
     reflections: list[dict[str, Any]] = field(default_factory=list)
@@ -46,6 +45,13 @@ class LoopState:
         """Remember the origin of the event just applied."""
         self.applied.mark(origin)
 
+    def detector(self, name: str) -> Detector:
+        """The loop's state of the detector ``name`` (created on first use)."""
+        found = self.detectors.get(name)
+        if found is None:
+            found = self.detectors[name] = REGISTRY[name]()
+        return found
+
     def has_event(self, event_id: str) -> bool:
         """True when ``event_id`` is among the actions in the window (a re-publish)."""
         return event_id in [record["event_id"] for record in self.window]
@@ -59,8 +65,7 @@ class LoopState:
                 "seq": self.seq,
                 "it": self.iteration,
                 "w": self.window,
-                "st": self.streak.snapshot(),
-                "ed": self.edits.snapshot(),
+                "det": {name: d.snapshot() for name, d in self.detectors.items()},
                 "thr": self.spin_threshold,
                 "ren": self.reflection_enabled,
                 "rf": self.reflections,
@@ -74,7 +79,7 @@ class LoopState:
         """Decode a snapshot written by :meth:`snapshot`."""
         raw = codec.loads(data)
         version = raw.get("v")
-        if version not in (1, SNAPSHOT_VERSION):
+        if version not in (1, 2, SNAPSHOT_VERSION):
             raise ValueError(f"unknown loop state snapshot version {version!r}")
         applied = AppliedPositions.from_state_snapshot(raw)
         first_seen, last_seen = raw["ts"]
@@ -84,8 +89,7 @@ class LoopState:
             seq=raw["seq"],
             iteration=raw["it"],
             window=raw["w"],
-            streak=ActionTypeStreak.restore(raw["st"]),
-            edits=CodeEditSpinDetector.restore(raw["ed"]),
+            detectors=_restore_detectors(raw),
             spin_threshold=raw["thr"],
             reflection_enabled=raw["ren"],
             reflections=raw["rf"],
@@ -99,3 +103,12 @@ class LoopState:
         """(partition, last_seen) of a snapshot, for the idle-loop sweep."""
         raw = codec.loads(data)
         return raw["p"], raw["ts"][1]
+
+
+def _restore_detectors(raw: dict[str, Any]) -> dict[str, Detector]:
+    """Detector states by name; v1/v2 snapshots kept Layer 1 and 3 under fixed keys.
+    A detector no longer registered is dropped (its loop starts it afresh)."""
+    saved = raw.get("det")
+    if saved is None:
+        saved = {name: raw[key] for key, name in _V2_DETECTORS.items() if key in raw}
+    return {name: REGISTRY[name].restore(data) for name, data in saved.items() if name in REGISTRY}

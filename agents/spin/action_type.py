@@ -8,7 +8,12 @@ at least N long.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
+
+from loopwarden.agents.spin import texts
+from loopwarden.agents.spin.detector import Detector, Finding, Observation, register
+from loopwarden.schemas.warnings import WarningKind
 
 
 @dataclass(slots=True)
@@ -40,3 +45,42 @@ class ActionTypeStreak:
         """Inverse of :meth:`snapshot`."""
         action_type, count = data
         return cls(action_type if isinstance(action_type, str) else None, int(count))  # type: ignore[arg-type]
+
+
+@register
+@dataclass(slots=True)
+class ActionTypeSpin(Detector):
+    """Layer 1 as a detector: a warning on every action while the streak is at least the
+    loop's threshold, and a semantic check when it reaches the threshold and every
+    ``semantic_check_every`` actions after (default: the threshold)."""
+
+    name = "action_type"
+    streak: ActionTypeStreak = field(default_factory=ActionTypeStreak)
+
+    def observe(self, seen: Observation) -> Finding | None:
+        action_type = seen.event.payload.action_type
+        count = self.streak.observe(action_type)
+        threshold = seen.threshold
+        if not self.streak.is_spinning(threshold):
+            return None
+        lang = seen.settings.language
+        reason = texts.layer1_reason(lang, count, action_type)
+        suggestions = texts.LAYER1_SUGGESTIONS[lang]
+        every = seen.settings.semantic_check_every or threshold
+        return Finding(
+            kind=WarningKind.ACTION_TYPE_SPIN.value,
+            reason=reason,
+            suggestions=suggestions,
+            event_ids=tuple(r["event_id"] for r in seen.window[-threshold:]),
+            timeline_message=texts.spin_timeline(lang, action_type, reason, suggestions),
+            consecutive_count=count,
+            escalates=True,
+            semantic_check=(count - threshold) % every == 0,
+        )
+
+    def snapshot(self) -> Any:
+        return self.streak.snapshot()
+
+    @classmethod
+    def restore(cls, data: Any) -> ActionTypeSpin:
+        return cls(ActionTypeStreak.restore(data))

@@ -16,6 +16,11 @@ count nor reset, but an edit older than the look-back no longer matches.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
+
+from loopwarden.agents.spin import texts
+from loopwarden.agents.spin.detector import Detector, Finding, Observation, register
+from loopwarden.schemas.warnings import WarningKind
 
 
 def is_same_region(prev_start: int, prev_end: int, start: int, end: int, region_lines: int) -> bool:
@@ -86,3 +91,52 @@ class CodeEditSpinDetector:
         """Inverse of :meth:`snapshot`."""
         count, start, end, seq, ids = data
         return cls(int(count), int(start), int(end), int(seq), list(ids))  # type: ignore[arg-type, call-overload]
+
+
+@register
+@dataclass(slots=True)
+class CodeEditSpin(Detector):
+    """Layer 3 as a detector, with the ``detection.edit_*`` settings."""
+
+    name = "code_edit"
+    edits: CodeEditSpinDetector = field(default_factory=CodeEditSpinDetector)
+
+    def observe(self, seen: Observation) -> Finding | None:
+        edit = seen.event.payload.edit
+        if edit is None:
+            return None
+        cfg = seen.settings
+        spin = self.edits.observe(
+            seq=seen.seq,
+            event_id=seen.event.event_id,
+            start_line=edit.start_line,
+            end_line=edit.end_line,
+            region_lines=cfg.edit_region_lines,
+            small_max_lines=cfg.edit_small_max_lines,
+            spin_count=cfg.edit_spin_count,
+            lookback=cfg.edit_lookback_actions,
+        )
+        if spin is None:
+            return None
+        lang = cfg.language
+        reason = texts.edit_spin_reason(lang, spin.start_line, spin.end_line, spin.count)
+        return Finding(
+            kind=WarningKind.CODE_EDIT_SPIN.value,
+            reason=reason,
+            suggestions=texts.EDIT_SPIN_SUGGESTIONS[lang],
+            event_ids=spin.event_ids,
+            timeline_message=texts.edit_spin_prompt(lang, spin.start_line, spin.end_line, reason),
+            consecutive_count=spin.count,
+            edit={
+                "start_line": edit.start_line,
+                "end_line": edit.end_line,
+                "content": edit.content,
+            },
+        )
+
+    def snapshot(self) -> Any:
+        return self.edits.snapshot()
+
+    @classmethod
+    def restore(cls, data: Any) -> CodeEditSpin:
+        return cls(CodeEditSpinDetector.restore(data))

@@ -40,6 +40,10 @@ class DetectionSettings(BaseModel):
         description="Layer 2 runs when Layer 1 fires and again every this many actions while "
         "the streak lasts (default: the loop's spin threshold).",
     )
+    detectors: tuple[str, ...] = Field(
+        ("action_type", "code_edit", "action_failed"),
+        description="The spin detectors a loop runs, in this order (see agents/spin/).",
+    )
     action_window: int = Field(
         10, ge=1, description="Actions kept per loop (the seed reads the last 10)."
     )

@@ -1,0 +1,85 @@
+"""The detector interface: one module per spin pattern, registered with the monitor.
+
+A detector sees each applied action with the loop's context (:class:`Observation`)
+and returns a :class:`Finding` or None; it keeps its own per-loop state and
+turns it into plain JSON values (``snapshot``/``restore``), which the loop
+state stores under the detector's ``name``. The monitor turns findings into
+warnings (one builder, :mod:`loopwarden.agents.findings`), decides the
+reflection level and asks for the Layer 2 semantic check. Adding a detector is
+one module and one :func:`register` call.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from loopwarden.schemas.events import ActionEvent
+from loopwarden.settings import DetectionSettings
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One applied action with the loop's context."""
+
+    event: ActionEvent
+    seq: int
+    """The action's number in the loop (1-based, applied actions only)."""
+    iteration: int
+    window: list[dict[str, Any]]
+    """The loop's recent actions, oldest first, this one last."""
+    threshold: int
+    """The loop's Layer 1 threshold (its override or ``detection.spin_threshold``)."""
+    settings: DetectionSettings
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """What a detector found; the monitor makes it a warning."""
+
+    kind: str
+    reason: str
+    suggestions: tuple[str, ...]
+    event_ids: tuple[str, ...]
+    timeline_message: str
+    consecutive_count: int | None = None
+    edit: dict[str, Any] | None = None
+    spin: bool = True
+    """A spin pattern: its reason goes into the reflection request (a failure is not)."""
+    escalates: bool = False
+    """Counts as "spinning" in the seed's reflection-level tree (Layer 1 does)."""
+    semantic_check: bool = False
+    """Ask the analyst for a Layer 2 semantic check of the recent actions."""
+    needs_reflection: bool = False
+    """Only shown when the action's reflection level is not None (the seed's failure)."""
+
+
+class Detector(ABC):
+    """Per-loop state of one spin pattern."""
+
+    name: ClassVar[str]
+
+    @abstractmethod
+    def observe(self, seen: Observation) -> Finding | None:
+        """Record one action; a finding when the pattern is present."""
+
+    @abstractmethod
+    def snapshot(self) -> Any:
+        """The state as plain JSON values."""
+
+    @classmethod
+    @abstractmethod
+    def restore(cls, data: Any) -> Detector:
+        """Inverse of :meth:`snapshot`."""
+
+
+REGISTRY: dict[str, type[Detector]] = {}
+
+
+def register(cls: type[Detector]) -> type[Detector]:
+    """Class decorator: make a detector available by its ``name``."""
+    if cls.name in REGISTRY and REGISTRY[cls.name] is not cls:
+        raise ValueError(f"two detectors named {cls.name!r}")
+    REGISTRY[cls.name] = cls
+    return cls
