@@ -14,6 +14,7 @@ workers keep reading newer events.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Any, Literal, TypeVar
@@ -101,6 +102,9 @@ class EditRange(BaseModel):
     start_line: int = Field(ge=1, le=MAX_INT)
     end_line: int = Field(ge=1, le=MAX_INT)
     content: str | None = None
+    file: str | None = Field(
+        None, max_length=1000, description="The edited file: another file is another region."
+    )
 
     @model_validator(mode="after")
     def _ordered(self) -> EditRange:
@@ -128,6 +132,15 @@ class ActionPayload(BaseModel):
     terminated: bool = Field(False, description="The action ended the loop.")
     duration_ms: float | None = Field(None, ge=0)
     edit: EditRange | None = Field(None, description="Set for code edits (Layer 3).")
+    result: str | None = Field(
+        None, max_length=2000, description="What the action returned, short (or its digest)."
+    )
+    result_digest: str | None = Field(
+        None,
+        min_length=1,
+        max_length=128,
+        description="A digest of the whole result: equal results, equal digests.",
+    )
     reflection_level: ReflectionLevel | None = Field(
         None, description="Action/operator-defined level; overrides the decision tree."
     )
@@ -151,11 +164,23 @@ class ActionEvent(BaseModel):
     published_at: Timestamp | None = None
     payload: ActionPayload
 
+    @property
+    def result_key(self) -> str | None:
+        """``payload.result_digest``, else a digest of ``payload.result`` with whitespace
+        runs collapsed; None when the result is unknown."""
+        payload = self.payload
+        if payload.result_digest is not None:
+            return payload.result_digest
+        if payload.result is None:
+            return None
+        text = " ".join(payload.result.split())
+        return hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()
+
     def redacted(self) -> ActionEvent:
         """This event with secrets in its free-text and free-form fields redacted."""
         payload = redact_fields(
             self.payload,
-            ("action_name", "params", "error_message", "resource_usage", "side_effects"),
+            ("action_name", "params", "error_message", "result", "resource_usage", "side_effects"),
         )
         if payload.edit is not None:
             edit = redact_fields(payload.edit, ("content",))

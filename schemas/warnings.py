@@ -39,7 +39,10 @@ class LoopWarning(BaseModel):
     warning_id: str = Field(description="Derived from kind, loop and triggering event.")
     schema_version: int = SCHEMA_VERSION
     type: Literal["warning"] = "warning"
-    kind: WarningKind
+    kind: WarningKind | str = Field(
+        union_mode="left_to_right",
+        description="Which detector: a WarningKind, or the kind of a registered detector.",
+    )
     loop_id: str
     level: ReflectionLevel = Field(description="Reflection level decided for the trigger.")
     reason: str

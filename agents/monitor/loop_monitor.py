@@ -26,6 +26,7 @@ from loopwarden.agents.reflection.levels import (
     memory_query,
 )
 from loopwarden.agents.spin import texts
+from loopwarden.agents.spin.code_edit import edit_record
 from loopwarden.agents.spin.detector import REGISTRY, Finding, Observation
 from loopwarden.errors import ConfigurationError
 from loopwarden.schemas import codec
@@ -82,7 +83,9 @@ class LoopMonitor:
             return None
 
         state.seq += 1
-        state.iteration = payload.iteration or state.iteration + 1
+        state.iteration = (
+            payload.iteration if payload.iteration is not None else state.iteration + 1
+        )
         if payload.spin_threshold is not None:
             state.spin_threshold = min(payload.spin_threshold, cfg.max_spin_threshold)
         if payload.reflection_enabled is not None:
@@ -301,6 +304,4 @@ class LoopMonitor:
 
 def _edit(event: ActionEvent) -> dict[str, Any] | None:
     edit = event.payload.edit
-    if edit is None:
-        return None
-    return {"start_line": edit.start_line, "end_line": edit.end_line, "content": edit.content}
+    return None if edit is None else edit_record(edit)

@@ -10,7 +10,8 @@ Same region and small increments the count; anything else resets it to 0. The
 edit is a spin when the count reaches ``spin_count`` (3). The first edit of a
 region only starts the comparison, so the count reaches 3 on the fourth edit
 (the seed's code; its prose says "three"). Actions that are not edits neither
-count nor reset, but an edit older than the look-back no longer matches.
+count nor reset, but an edit older than the look-back no longer matches. An edit
+to another file (``edit.file``, when the producer sends it) is another region.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class CodeEditSpinDetector:
     last_end: int = 0
     last_seq: int = -1
     streak_ids: list[str] = field(default_factory=list)
+    last_file: str | None = None
 
     def observe(
         self,
@@ -64,9 +66,12 @@ class CodeEditSpinDetector:
         small_max_lines: int = 3,
         spin_count: int = 3,
         lookback: int = 10,
+        file: str | None = None,
     ) -> EditSpin | None:
         """Record the edit made by action number ``seq``; return a spin if there is one."""
-        has_previous = self.last_seq >= 0 and seq - self.last_seq <= lookback
+        has_previous = (
+            self.last_seq >= 0 and seq - self.last_seq <= lookback and file == self.last_file
+        )
         same_region = has_previous and is_same_region(
             self.last_start, self.last_end, start_line, end_line, region_lines
         )
@@ -78,19 +83,22 @@ class CodeEditSpinDetector:
             self.count = 0
             self.streak_ids = [event_id]
         self.last_start, self.last_end, self.last_seq = start_line, end_line, seq
+        self.last_file = file
         if self.count >= spin_count:
             return EditSpin(start_line, end_line, self.count, tuple(self.streak_ids))
         return None
 
     def snapshot(self) -> list[object]:
         """State as plain JSON values."""
-        return [self.count, self.last_start, self.last_end, self.last_seq, self.streak_ids]
+        state = [self.count, self.last_start, self.last_end, self.last_seq, self.streak_ids]
+        return state if self.last_file is None else [*state, self.last_file]
 
     @classmethod
     def restore(cls, data: list[object]) -> CodeEditSpinDetector:
         """Inverse of :meth:`snapshot`."""
-        count, start, end, seq, ids = data
-        return cls(int(count), int(start), int(end), int(seq), list(ids))  # type: ignore[arg-type, call-overload]
+        count, start, end, seq, ids = data[:5]
+        last_file = data[5] if len(data) > 5 else None
+        return cls(int(count), int(start), int(end), int(seq), list(ids), last_file)  # type: ignore[arg-type, call-overload]
 
 
 @register
@@ -115,6 +123,7 @@ class CodeEditSpin(Detector):
             small_max_lines=cfg.edit_small_max_lines,
             spin_count=cfg.edit_spin_count,
             lookback=cfg.edit_lookback_actions,
+            file=edit.file,
         )
         if spin is None:
             return None
@@ -127,11 +136,7 @@ class CodeEditSpin(Detector):
             event_ids=spin.event_ids,
             timeline_message=texts.edit_spin_prompt(lang, spin.start_line, spin.end_line, reason),
             consecutive_count=spin.count,
-            edit={
-                "start_line": edit.start_line,
-                "end_line": edit.end_line,
-                "content": edit.content,
-            },
+            edit=edit_record(edit),
         )
 
     def snapshot(self) -> Any:
@@ -140,3 +145,13 @@ class CodeEditSpin(Detector):
     @classmethod
     def restore(cls, data: Any) -> CodeEditSpin:
         return cls(CodeEditSpinDetector.restore(data))
+
+
+def edit_record(edit: Any) -> dict[str, Any]:
+    """An :class:`EditRange` as warnings and the loop's window carry it."""
+    return {
+        "start_line": edit.start_line,
+        "end_line": edit.end_line,
+        "content": edit.content,
+        "file": edit.file,
+    }
