@@ -33,6 +33,7 @@ def warning(
     next_actions: Iterable[str] = (),
     consecutive_count: int | None = None,
     edit: Output | None = None,
+    step: str | None = None,
 ) -> Output:
     """A warning for ``loop_id``; its id derives from kind, loop and triggering event."""
     return {
@@ -54,6 +55,7 @@ def warning(
         "timeline_message": timeline_message,
         "occurred_at": occurred_at,
         "produced_by": stamp,
+        "step": step,
     }
 
 

@@ -13,9 +13,11 @@ from typing import Any
 from loopwarden.schemas.provenance import flat_settings, produced_by
 from loopwarden.settings import AnalystSettings, DetectionSettings, GuardrailSettings
 
-MONITOR_LOGIC_VERSION = 2
+MONITOR_LOGIC_VERSION = 3
 """2: a loop idle longer than ``limits.idle_loop_ttl_s`` starts afresh when its next event
-is applied (event time); before, a wall-clock sweep decided it."""
+is applied (event time); before, a wall-clock sweep decided it. 3: detectors and
+profiles; warnings carry ``step`` and an edit's ``file`` (the seed profile decides as
+before)."""
 
 GUARDRAILS_LOGIC_VERSION = 1
 ANALYST_LOGIC_VERSION = 1

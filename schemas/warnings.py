@@ -56,6 +56,10 @@ class LoopWarning(BaseModel):
     edit: EditRange | None = None
     timeline_message: str
     occurred_at: float = Field(description="Event time of the triggering event.")
+    step: Literal["warn", "escalate", "final", "stop"] | None = Field(
+        None,
+        description="The ladder step (default profile): stop means end the run; None: no ladder.",
+    )
     produced_by: ProducedBy | None = Field(
         None, description="The component, logic version and settings that produced it."
     )

@@ -28,6 +28,9 @@ from loopwarden.agents.reflection.levels import (
 from loopwarden.agents.spin import texts
 from loopwarden.agents.spin.code_edit import edit_record
 from loopwarden.agents.spin.detector import REGISTRY, Finding, Observation
+from loopwarden.agents.spin.ladder import raised
+from loopwarden.agents.spin.profiles import resolve as resolve_profile
+from loopwarden.agents.spin.signature import call_signature
 from loopwarden.errors import ConfigurationError
 from loopwarden.schemas import codec
 from loopwarden.schemas.events import ActionEvent
@@ -57,13 +60,16 @@ class LoopMonitor:
     ) -> None:
         self.settings = settings or DetectionSettings()
         self.stamp = stamp or monitor_stamp(self.settings, float("inf"), 256 * 1024)
-        unknown = [name for name in self.settings.detectors if name not in REGISTRY]
+        profile = resolve_profile(self.settings)
+        unknown = [name for name in profile.detectors if name not in REGISTRY]
         if unknown:
             known = ", ".join(sorted(REGISTRY))
             raise ConfigurationError(
                 f"unknown detector {unknown[0]!r} in detection.detectors: {known}"
             )
-        self.detectors: tuple[str, ...] = tuple(self.settings.detectors)
+        self.detectors: tuple[str, ...] = profile.detectors
+        self.ladder = profile.ladder
+        self.uses_signature = any(REGISTRY[name].uses_signature for name in self.detectors)
 
     def observe(
         self, state: LoopState, event: ActionEvent, origin: Origin | None = None
@@ -96,7 +102,21 @@ class LoopMonitor:
         keep = max(cfg.action_window, threshold, cfg.logic_spin_threshold)
         if len(state.window) > keep:
             del state.window[:-keep]
-        seen = Observation(event, state.seq, state.iteration, state.window, threshold, cfg)
+        signature = (
+            call_signature(event, cfg.volatile_param_keys, cfg.volatile_value_pattern)
+            if self.uses_signature
+            else ""
+        )
+        seen = Observation(
+            event,
+            state.seq,
+            state.iteration,
+            state.window,
+            threshold,
+            cfg,
+            signature,
+            event.result_key,
+        )
         found = []
         for name in self.detectors:
             finding = state.detector(name).observe(seen)
@@ -113,8 +133,21 @@ class LoopMonitor:
             iteration_threshold=cfg.iteration_threshold,
         )
         findings = Findings(level)
+        step = state.ladder.step(any(f.spin for f in found), cfg) if self.ladder else None
+        shown_spin = False
         for finding in found:
             if finding.needs_reflection and level is ReflectionLevel.NONE:
+                continue
+            if self.ladder and finding.spin:
+                if step is None or shown_spin:
+                    continue  # the ladder shows one warning per step of an episode
+                shown_spin = True
+                warning_level = raised(level, step)
+                findings.warnings.append(
+                    self._finding_warning(state, event, warning_level, finding, step)
+                )
+                if step == "escalate":
+                    findings.requests.append(self._semantic_request(state, event, level))
                 continue
             findings.warnings.append(self._finding_warning(state, event, level, finding))
             if finding.semantic_check:
@@ -158,7 +191,12 @@ class LoopMonitor:
         }
 
     def _finding_warning(
-        self, state: LoopState, event: ActionEvent, level: ReflectionLevel, finding: Finding
+        self,
+        state: LoopState,
+        event: ActionEvent,
+        level: ReflectionLevel,
+        finding: Finding,
+        step: str | None = None,
     ) -> Output:
         return findings_builder.warning(
             kind=finding.kind,
@@ -175,6 +213,8 @@ class LoopMonitor:
             timeline_message=finding.timeline_message,
             occurred_at=event.occurred_at,
             stamp=self.stamp,
+            step=step,
+            next_actions=("stop",) if step == "stop" else (),
         )
 
     def _request(

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loopwarden.agents.spin.detector import REGISTRY, Detector
+from loopwarden.agents.spin.ladder import Ladder
 from loopwarden.schemas import codec
 from loopwarden.schemas.positions import AppliedPositions, Origin
 
@@ -30,6 +31,7 @@ class LoopState:
     iteration: int = 0
     window: list[dict[str, Any]] = field(default_factory=list)
     detectors: dict[str, Detector] = field(default_factory=dict)
+    ladder: Ladder = field(default_factory=Ladder)
     spin_threshold: int | None = None
     reflection_enabled: bool | None = None
     reflections: list[dict[str, Any]] = field(default_factory=list)
@@ -66,6 +68,7 @@ class LoopState:
                 "it": self.iteration,
                 "w": self.window,
                 "det": {name: d.snapshot() for name, d in self.detectors.items()},
+                "lad": self.ladder.snapshot(),
                 "thr": self.spin_threshold,
                 "ren": self.reflection_enabled,
                 "rf": self.reflections,
@@ -90,6 +93,7 @@ class LoopState:
             iteration=raw["it"],
             window=raw["w"],
             detectors=_restore_detectors(raw),
+            ladder=Ladder.restore(raw["lad"]) if "lad" in raw else Ladder(),
             spin_threshold=raw["thr"],
             reflection_enabled=raw["ren"],
             reflections=raw["rf"],

@@ -6,13 +6,23 @@ Layer 2 (semantic) is a reflection request built by
 
 from loopwarden.agents.spin.action_type import ActionTypeSpin, ActionTypeStreak
 from loopwarden.agents.spin.code_edit import CodeEditSpin, CodeEditSpinDetector, EditSpin
+from loopwarden.agents.spin.cycle import ActionCycle
 from loopwarden.agents.spin.failure import ActionFailed
+from loopwarden.agents.spin.failure_streak import FailureStreak
+from loopwarden.agents.spin.no_progress import NoProgress
+from loopwarden.agents.spin.repeated_call import RepeatedCall
+from loopwarden.agents.spin.repeated_failure import RepeatedFailure
 
 __all__ = [
+    "ActionCycle",
     "ActionFailed",
     "ActionTypeSpin",
     "ActionTypeStreak",
     "CodeEditSpin",
     "CodeEditSpinDetector",
     "EditSpin",
+    "FailureStreak",
+    "NoProgress",
+    "RepeatedCall",
+    "RepeatedFailure",
 ]

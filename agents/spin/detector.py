@@ -32,6 +32,16 @@ class Observation:
     threshold: int
     """The loop's Layer 1 threshold (its override or ``detection.spin_threshold``)."""
     settings: DetectionSettings
+    signature: str = ""
+    """The call's signature (:mod:`~loopwarden.agents.spin.signature`), when a detector
+    in use needs it."""
+    result_key: str | None = None
+    """A digest of what the call returned; None when unknown."""
+
+    @property
+    def failed(self) -> bool:
+        """The action failed."""
+        return not self.event.payload.success
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +69,8 @@ class Detector(ABC):
     """Per-loop state of one spin pattern."""
 
     name: ClassVar[str]
+    uses_signature: ClassVar[bool] = False
+    """Set when :attr:`Observation.signature` is read."""
 
     @abstractmethod
     def observe(self, seen: Observation) -> Finding | None:

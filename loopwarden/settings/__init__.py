@@ -40,9 +40,48 @@ class DetectionSettings(BaseModel):
         description="Layer 2 runs when Layer 1 fires and again every this many actions while "
         "the streak lasts (default: the loop's spin threshold).",
     )
-    detectors: tuple[str, ...] = Field(
-        ("action_type", "code_edit", "action_failed"),
-        description="The spin detectors a loop runs, in this order (see agents/spin/).",
+    repeat_result_count: int = Field(
+        4, ge=2, description="Same call returning the same result this many times in a row."
+    )
+    repeat_failure_count: int = Field(
+        3, ge=2, description="Same call failing this many times in a row."
+    )
+    failure_streak_count: int = Field(
+        5, ge=2, description="This many failed actions in a row, of any kind."
+    )
+    cycle_max_period: int = Field(5, ge=2, description="Longest cycle looked for (calls).")
+    cycle_repeats: int = Field(3, ge=2, description="Repetitions of a cycle that make a spin.")
+    no_progress_calls: int = Field(
+        8, ge=2, description="This many calls in a row that each repeat one of the window's."
+    )
+    no_progress_window: int = Field(
+        20, ge=2, description="Calls (with results) remembered for no-progress."
+    )
+    volatile_param_keys: str = Field(
+        r"(?i)(^|_)(id|uuid|ts|time|timestamp|nonce|date)$",
+        description="Parameters whose key matches are ignored when comparing calls.",
+    )
+    volatile_value_pattern: str = Field(
+        r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+        r"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?"
+        r"|\b[0-9a-f]{16,}\b",
+        description="Parts of parameter values masked when comparing calls (ids, times).",
+    )
+    profile: Literal["seed", "default"] = Field(
+        "seed",
+        description="seed: seed 000 exactly; default: the measured detectors and the ladder.",
+    )
+    detectors: tuple[str, ...] | None = Field(
+        None, description="Override the profile's detectors (names, in order; agents/spin/)."
+    )
+    ladder: bool | None = Field(
+        None, description="Override the profile's warn-then-stop ladder (on in default)."
+    )
+    ladder_escalate_at: int = Field(3, ge=2, description="Ladder: the escalated warning.")
+    ladder_final_at: int = Field(5, ge=3, description="Ladder: the final warning.")
+    ladder_stop_at: int = Field(7, ge=4, description="Ladder: the stop recommendation.")
+    ladder_quiet_actions: int = Field(
+        3, ge=1, description="Ladder: actions without a finding that end an episode."
     )
     action_window: int = Field(
         10, ge=1, description="Actions kept per loop (the seed reads the last 10)."
@@ -81,6 +120,12 @@ class DetectionSettings(BaseModel):
     task_completion_budget: int = Field(
         4096, ge=0, description="Bytes of memories searched when a loop completes (§3.7.2)."
     )
+
+    @model_validator(mode="after")
+    def _ladder_in_order(self) -> DetectionSettings:
+        if not self.ladder_escalate_at < self.ladder_final_at < self.ladder_stop_at:
+            raise ValueError("ladder steps must rise: escalate_at < final_at < stop_at")
+        return self
 
     @model_validator(mode="after")
     def _window_holds_threshold(self) -> DetectionSettings:

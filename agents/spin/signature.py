@@ -1,0 +1,48 @@
+"""What makes two actions "the same call": a canonical signature.
+
+The signature covers the action type, its name and its parameters, compared
+canonically (keys sorted, whitespace of the JSON irrelevant). Parameters whose
+key matches ``detection.volatile_param_keys`` are left out, and parts of string
+values matching ``detection.volatile_value_pattern`` (UUIDs, timestamps, long hex
+ids by default) are masked, so a retried call with a fresh request id is still
+the same call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from functools import lru_cache
+from typing import Any
+
+import orjson
+
+from loopwarden.schemas.events import ActionEvent
+
+
+@lru_cache(maxsize=32)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def _canonical(value: Any, keys: re.Pattern[str], values: re.Pattern[str]) -> Any:
+    if isinstance(value, dict):
+        return {k: _canonical(v, keys, values) for k, v in value.items() if not keys.search(str(k))}
+    if isinstance(value, list):
+        return [_canonical(v, keys, values) for v in value]
+    if isinstance(value, str):
+        return values.sub("<v>", value)
+    return value
+
+
+def call_signature(event: ActionEvent, volatile_keys: str, volatile_values: str) -> str:
+    """16 hex digits that are equal for the same call (see the module docstring)."""
+    payload = event.payload
+    keys, values = _compiled(volatile_keys), _compiled(volatile_values)
+    canonical = {
+        "t": payload.action_type,
+        "n": values.sub("<v>", payload.action_name) if payload.action_name else None,
+        "p": _canonical(payload.params, keys, values),
+    }
+    encoded = orjson.dumps(canonical, option=orjson.OPT_SORT_KEYS)
+    return hashlib.blake2b(encoded, digest_size=8).hexdigest()
