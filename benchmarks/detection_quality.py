@@ -202,13 +202,13 @@ def main() -> None:
     )
     print(f"{len(runs)} runs, {sum(len(e) for e in runs.values())} events\n")
     print(head)
-    kinds = sorted({w["kind"] for ws in all_warnings.values() for w in ws})
+    kinds = sorted({cls.kind for cls in REGISTRY.values()} | {"logic_spin"})
     for kind in kinds:
         figures = stats(all_warnings, runs, labels, {kind})
         report["detectors"][kind] = figures
         print(row(kind, figures))
     print()
-    for profile in args.profile or ["seed", "default"]:
+    for profile in args.profile or ["seed", "patterns"]:
         settings = with_overrides(base, [f"detection.profile={profile}"])
         seen = run_profile(settings, runs)
         shown = {ws_kind for ws in seen.values() for ws_kind in (w["kind"] for w in ws)}

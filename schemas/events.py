@@ -118,6 +118,15 @@ class EditRange(BaseModel):
         return self.end_line - self.start_line + 1
 
 
+RESULT_MAX_CHARS = 2000
+
+
+def result_digest(text: str) -> str:
+    """The digest of a result: sha1 of the text with whitespace runs collapsed."""
+    collapsed = " ".join(text.split())
+    return hashlib.sha1(collapsed.encode(), usedforsecurity=False).hexdigest()
+
+
 class ActionPayload(BaseModel):
     """What the agent did in one step of its loop."""
 
@@ -132,8 +141,13 @@ class ActionPayload(BaseModel):
     terminated: bool = Field(False, description="The action ended the loop.")
     duration_ms: float | None = Field(None, ge=0)
     edit: EditRange | None = Field(None, description="Set for code edits (Layer 3).")
+    turn: Literal["tool_call", "message"] | None = Field(
+        None, description="message: an agent turn without a tool call (default: a tool call)."
+    )
     result: str | None = Field(
-        None, max_length=2000, description="What the action returned, short (or its digest)."
+        None,
+        max_length=RESULT_MAX_CHARS,
+        description="What the action returned (a message turn: its text), short.",
     )
     result_digest: str | None = Field(
         None,
@@ -171,10 +185,7 @@ class ActionEvent(BaseModel):
         payload = self.payload
         if payload.result_digest is not None:
             return payload.result_digest
-        if payload.result is None:
-            return None
-        text = " ".join(payload.result.split())
-        return hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()
+        return None if payload.result is None else result_digest(payload.result)
 
     def redacted(self) -> ActionEvent:
         """This event with secrets in its free-text and free-form fields redacted."""

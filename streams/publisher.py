@@ -34,7 +34,13 @@ from loopwarden.schemas.completions import (
     OverridePayload,
     validate_guardrail_event,
 )
-from loopwarden.schemas.events import ActionEvent, ActionPayload, validate_action
+from loopwarden.schemas.events import (
+    RESULT_MAX_CHARS,
+    ActionEvent,
+    ActionPayload,
+    result_digest,
+    validate_action,
+)
 from loopwarden.schemas.ids import new_event_id
 from loopwarden.schemas.known_fields import refuse_unknown_fields
 from loopwarden.schemas.memory import MemoryPayload, validate_memory_write
@@ -58,6 +64,10 @@ def make_action_event(
     """Build and validate an action event; payload fields as in :class:`ActionPayload`
     (an unknown one raises :class:`EventValidationError`, e.g. ``succes=False``)."""
     refuse_unknown_fields(payload, ActionPayload)
+    result = payload.get("result")
+    if isinstance(result, str) and len(result) > RESULT_MAX_CHARS:
+        payload.setdefault("result_digest", result_digest(result))  # of the whole result
+        payload["result"] = result[:RESULT_MAX_CHARS]
     return validate_action(
         {
             "event_id": event_id or new_event_id(),

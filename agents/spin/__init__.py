@@ -9,6 +9,7 @@ from loopwarden.agents.spin.code_edit import CodeEditSpin, CodeEditSpinDetector,
 from loopwarden.agents.spin.cycle import ActionCycle
 from loopwarden.agents.spin.failure import ActionFailed
 from loopwarden.agents.spin.failure_streak import FailureStreak
+from loopwarden.agents.spin.monologue import Monologue
 from loopwarden.agents.spin.no_progress import NoProgress
 from loopwarden.agents.spin.repeated_call import RepeatedCall
 from loopwarden.agents.spin.repeated_failure import RepeatedFailure
@@ -22,6 +23,7 @@ __all__ = [
     "CodeEditSpinDetector",
     "EditSpin",
     "FailureStreak",
+    "Monologue",
     "NoProgress",
     "RepeatedCall",
     "RepeatedFailure",

@@ -55,11 +55,16 @@ class ActionTypeSpin(Detector):
     ``semantic_check_every`` actions after (default: the threshold)."""
 
     name = "action_type"
+    kind = WarningKind.ACTION_TYPE_SPIN.value
     streak: ActionTypeStreak = field(default_factory=ActionTypeStreak)
 
     def observe(self, seen: Observation) -> Finding | None:
-        action_type = seen.event.payload.action_type
-        count = self.streak.observe(action_type)
+        payload = seen.event.payload
+        action_type = payload.action_type
+        by_name = seen.settings.action_type_key == "type_and_name" and payload.action_name
+        count = self.streak.observe(
+            f"{action_type}\x1f{payload.action_name}" if by_name else action_type
+        )
         threshold = seen.threshold
         if not self.streak.is_spinning(threshold):
             return None
@@ -68,7 +73,7 @@ class ActionTypeSpin(Detector):
         suggestions = texts.LAYER1_SUGGESTIONS[lang]
         every = seen.settings.semantic_check_every or threshold
         return Finding(
-            kind=WarningKind.ACTION_TYPE_SPIN.value,
+            kind=self.kind,
             reason=reason,
             suggestions=suggestions,
             event_ids=tuple(r["event_id"] for r in seen.window[-threshold:]),

@@ -107,6 +107,7 @@ class CodeEditSpin(Detector):
     """Layer 3 as a detector, with the ``detection.edit_*`` settings."""
 
     name = "code_edit"
+    kind = WarningKind.CODE_EDIT_SPIN.value
     edits: CodeEditSpinDetector = field(default_factory=CodeEditSpinDetector)
 
     def observe(self, seen: Observation) -> Finding | None:
@@ -130,7 +131,7 @@ class CodeEditSpin(Detector):
         lang = cfg.language
         reason = texts.edit_spin_reason(lang, spin.start_line, spin.end_line, spin.count)
         return Finding(
-            kind=WarningKind.CODE_EDIT_SPIN.value,
+            kind=self.kind,
             reason=reason,
             suggestions=texts.EDIT_SPIN_SUGGESTIONS[lang],
             event_ids=spin.event_ids,

@@ -53,7 +53,7 @@ class ActionCycle(Detector):
         suggestions = texts.NO_PROGRESS_SUGGESTIONS[lang]
         action_type = seen.event.payload.action_type
         return Finding(
-            kind=self.name,
+            kind=self.kind,
             reason=reason,
             suggestions=suggestions,
             event_ids=tuple(self.ids[-span:]),

@@ -69,6 +69,8 @@ class Detector(ABC):
     """Per-loop state of one spin pattern."""
 
     name: ClassVar[str]
+    kind: ClassVar[str] = ""
+    """The warning kind of its findings (default: the name)."""
     uses_signature: ClassVar[bool] = False
     """Set when :attr:`Observation.signature` is read."""
 
@@ -93,5 +95,7 @@ def register(cls: type[Detector]) -> type[Detector]:
     """Class decorator: make a detector available by its ``name``."""
     if cls.name in REGISTRY and REGISTRY[cls.name] is not cls:
         raise ValueError(f"two detectors named {cls.name!r}")
+    if not cls.kind:
+        cls.kind = cls.name
     REGISTRY[cls.name] = cls
     return cls

@@ -18,6 +18,7 @@ class ActionFailed(Detector):
     """Stateless: a finding for each failed action."""
 
     name = "action_failed"
+    kind = WarningKind.ACTION_FAILED.value
 
     def observe(self, seen: Observation) -> Finding | None:
         payload = seen.event.payload
@@ -27,7 +28,7 @@ class ActionFailed(Detector):
             seen.settings.language, payload.action_type, payload.error_message
         )
         return Finding(
-            kind=WarningKind.ACTION_FAILED.value,
+            kind=self.kind,
             reason=payload.error_message or f"action '{payload.action_type}' failed",
             suggestions=suggestions,
             event_ids=(seen.event.event_id,),

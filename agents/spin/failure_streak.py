@@ -32,7 +32,7 @@ class FailureStreak(Detector):
         reason = texts.failure_streak_reason(lang, self.count)
         suggestions = texts.FAILURE_SUGGESTIONS[lang]
         return Finding(
-            kind=self.name,
+            kind=self.kind,
             reason=reason,
             suggestions=suggestions,
             event_ids=tuple(self.ids),

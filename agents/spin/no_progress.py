@@ -39,7 +39,7 @@ class NoProgress(Detector):
         suggestions = texts.NO_PROGRESS_SUGGESTIONS[lang]
         action_type = seen.event.payload.action_type
         return Finding(
-            kind=self.name,
+            kind=self.kind,
             reason=reason,
             suggestions=suggestions,
             event_ids=tuple(self.ids),

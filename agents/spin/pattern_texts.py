@@ -31,6 +31,29 @@ FAILURE_SUGGESTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
+MONOLOGUE_SUGGESTIONS: dict[str, tuple[str, ...]] = {
+    "en": (
+        "Act: call the tool that moves the task forward",
+        "If you need information from the user, ask one precise question",
+    ),
+    "zh": ("行动：调用能推进任务的工具", "如果需要用户提供信息，请提出一个明确的问题"),
+}
+
+
+def monologue_reason(language: str, count: int) -> str:
+    """``count`` message turns without a tool call."""
+    if language == "zh":
+        return f"连续 {count} 轮只有消息、没有调用工具"
+    return f"{count} turns in a row without a tool call"
+
+
+def empty_responses_reason(language: str, count: int) -> str:
+    """``count`` empty message turns."""
+    if language == "zh":
+        return f"连续 {count} 次空回复"
+    return f"{count} empty responses in a row"
+
+
 def repeated_call_reason(language: str, count: int, action_type: str) -> str:
     """Same call, same result, ``count`` times in a row."""
     if language == "zh":

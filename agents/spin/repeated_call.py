@@ -40,7 +40,7 @@ class RepeatedCall(Detector):
         reason = texts.repeated_call_reason(lang, self.count, action_type)
         suggestions = texts.NO_PROGRESS_SUGGESTIONS[lang]
         return Finding(
-            kind=self.name,
+            kind=self.kind,
             reason=reason,
             suggestions=suggestions,
             event_ids=tuple(self.ids),

@@ -40,7 +40,7 @@ class RepeatedFailure(Detector):
             reason += f": {payload.error_message}"
         suggestions = texts.FAILURE_SUGGESTIONS[lang]
         return Finding(
-            kind=self.name,
+            kind=self.kind,
             reason=reason,
             suggestions=suggestions,
             event_ids=tuple(self.ids),

@@ -40,6 +40,16 @@ class DetectionSettings(BaseModel):
         description="Layer 2 runs when Layer 1 fires and again every this many actions while "
         "the streak lasts (default: the loop's spin threshold).",
     )
+    action_type_key: Literal["type", "type_and_name"] = Field(
+        "type",
+        description="Layer 1 compares action types (the seed) or (type, name) pairs (Memfit).",
+    )
+    monologue_count: int = Field(
+        5, ge=2, description="This many message turns in a row without a tool call."
+    )
+    empty_response_count: int = Field(
+        3, ge=2, description="This many empty message turns in a row."
+    )
     repeat_result_count: int = Field(
         4, ge=2, description="Same call returning the same result this many times in a row."
     )
@@ -67,15 +77,15 @@ class DetectionSettings(BaseModel):
         r"|\b[0-9a-f]{16,}\b",
         description="Parts of parameter values masked when comparing calls (ids, times).",
     )
-    profile: Literal["seed", "default"] = Field(
+    profile: Literal["seed", "patterns"] = Field(
         "seed",
-        description="seed: seed 000 exactly; default: the measured detectors and the ladder.",
+        description="seed: seed 000 exactly; patterns: literal no-progress patterns, laddered.",
     )
     detectors: tuple[str, ...] | None = Field(
         None, description="Override the profile's detectors (names, in order; agents/spin/)."
     )
     ladder: bool | None = Field(
-        None, description="Override the profile's warn-then-stop ladder (on in default)."
+        None, description="Override the profile's warn-then-stop ladder (on in patterns)."
     )
     ladder_escalate_at: int = Field(3, ge=2, description="Ladder: the escalated warning.")
     ladder_final_at: int = Field(5, ge=3, description="Ladder: the final warning.")

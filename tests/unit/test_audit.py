@@ -216,3 +216,25 @@ def test_a_settings_change_within_the_range_is_noted_and_explains_its_difference
     )
     assert report.differences
     assert all(d.explained and "spin_threshold 4 → 3" in d.explanation for d in report.differences)
+
+
+def test_a_replay_from_mid_episode_reproduces_the_ladder():
+    """The ladder's state is rebuilt from history, so the escalation a worker showed
+    in the middle of an episode is reproduced step for step."""
+    patterns = with_overrides(SETTINGS, ["detection.profile=patterns"])
+
+    def same_call(offset: int) -> Rec:
+        event = {"event_id": f"c-{offset}", "loop_id": "L", "occurred_at": float(offset)}
+        event["payload"] = {"action_type": "tool", "params": {"q": 1}, "result": "same"}
+        return Rec(ACTIONS, 0, offset, offset * 1000, b"L", codec.dumps(event))
+
+    records = [same_call(o) for o in range(12)]
+    full = replayed(records, patterns)
+    steps = [r.output["step"] for r in full.state.outputs.values() if r.kind == "warning"]
+    assert steps == ["warn", "escalate", "final", "stop"]
+    recorded = as_recorded(full)
+    later = replayed(records, patterns, start=6)  # the range starts after "escalate"
+    report = compare(later.state, recorded, AuditContext(later.stamps))
+    kept = [r.output["step"] for r in later.state.outputs.values() if r.kind == "warning"]
+    assert kept == ["final", "stop"]
+    assert report.agree  # outputs of events before the range are out of its scope

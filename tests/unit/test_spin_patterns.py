@@ -179,7 +179,7 @@ def test_profiles_and_unknown_detectors():
         "code_edit",
         "action_failed",
     )
-    default = LoopMonitor(DetectionSettings(profile="default"))
+    default = LoopMonitor(DetectionSettings(profile="patterns"))
     assert default.ladder and "repeated_call" in default.detectors
     with pytest.raises(ConfigurationError, match="unknown detector 'nope'"):
         LoopMonitor(DetectionSettings(detectors=("nope",)))
@@ -205,3 +205,32 @@ def test_a_version_2_snapshot_restores_into_named_detectors():
     state = LoopState.restore("L", old)
     assert state.detector("action_type").snapshot() == ["search", 3]
     assert state.detector("code_edit").snapshot() == [1, 10, 11, 2, ["e1", "e2"]]
+
+
+def test_a_monologue_and_empty_responses():
+    def turn(text: str) -> ActionEvent:
+        return action(action_type="assistant", turn="message", result=text)
+
+    talk = [turn(f"thinking {i}") for i in range(5)]
+    assert fired(kinds(talk, ["monologue"])) == [4]
+    acting = [turn("a"), turn("b"), action(action_type="tool"), turn("c"), turn("d")]
+    assert fired(kinds(acting, ["monologue"])) == []
+    empty = [turn(""), turn("  "), turn("")]
+    assert fired(kinds(empty, ["monologue"])) == [2]
+
+
+def test_layer_one_can_key_on_type_and_name():
+    events = [action(action_type="tool", action_name=name) for name in ("grep", "grep", "ls")]
+    assert fired(kinds(events, ["action_type"])) == [2]
+    assert fired(kinds(events, ["action_type"], action_type_key="type_and_name")) == []
+
+
+def test_the_publisher_digests_a_long_result_whole():
+    from loopwarden.streams.publisher import make_action_event
+
+    long = "x " * 3000
+    event = make_action_event("L", "tool", result=long)
+    assert len(event.payload.result) == 2000
+    same = make_action_event("L", "tool", result=long)
+    other = make_action_event("L", "tool", result=long + "y")  # differs after the cut
+    assert event.result_key == same.result_key != other.result_key
