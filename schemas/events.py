@@ -136,11 +136,18 @@ class ActionPayload(BaseModel):
     action_name: str | None = Field(None, max_length=500)
     params: JsonObject = Field(default_factory=dict)
     iteration: Count | None = Field(None, description="Defaults to the loop's count.")
-    success: bool = True
+    success: bool | None = Field(True, description="None: unknown (never counted as a failure).")
     error_message: str | None = None
     terminated: bool = Field(False, description="The action ended the loop.")
     duration_ms: float | None = Field(None, ge=0)
     edit: EditRange | None = Field(None, description="Set for code edits (Layer 3).")
+    tool_call_id: str | None = Field(None, max_length=200, description="The model's call id.")
+    response_id: str | None = Field(
+        None,
+        max_length=200,
+        description="The model response that made the call: parallel calls of one response "
+        "are one step.",
+    )
     turn: Literal["tool_call", "message"] | None = Field(
         None, description="message: an agent turn without a tool call (default: a tool call)."
     )
@@ -163,6 +170,11 @@ class ActionPayload(BaseModel):
     spin_threshold: Count | None = Field(None, description="Per-loop Layer 1 threshold.")
     resource_usage: JsonObject = Field(default_factory=dict)
     side_effects: list[str] = Field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        """The action failed (an unknown outcome is not a failure)."""
+        return self.success is False
 
 
 class ActionEvent(BaseModel):

@@ -41,7 +41,7 @@ class ActionReflection(BaseModel):
     action_params: JsonObject = Field(default_factory=dict)
     execution_time_ms: float | None = None
     iteration_num: int
-    success: bool
+    success: bool | None
     error_message: str | None = None
     environmental_impact: EnvironmentalImpact | None = None
     suggestions: list[str] = Field(default_factory=list)
@@ -61,7 +61,7 @@ class ActionRecord(BaseModel):
     action_name: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     iteration: int
-    success: bool = True
+    success: bool | None = True
     error_message: str | None = None
     occurred_at: float
     edit: EditRange | None = None

@@ -81,6 +81,8 @@ def make_action_event(
 def encode_event(event: ActionEvent, published_at: float | None = None) -> bytes:
     """The JSON bytes of ``event`` as it travels on the actions topic."""
     data = event.model_dump(mode="json", exclude_none=True)
+    if event.payload.success is None:
+        data["payload"]["success"] = None  # unknown, not the default (a success)
     data["published_at"] = time.time() if published_at is None else published_at
     return codec.dumps(data)
 

@@ -75,7 +75,7 @@ def semantic_spin(
 def reflect(reflection: dict[str, Any], language: str = "en") -> Verdict:
     """An action reflection without a model: the snapshot's own findings."""
     action_type = reflection["action_type"]
-    if not reflection.get("success", True):
+    if reflection.get("success", True) is False:
         suggestions = list(
             texts.failure_suggestions(language, action_type, reflection.get("error_message"))
         )

@@ -22,10 +22,10 @@ def lesson(state: LoopState, event: ActionEvent, settings: DetectionSettings) ->
     change = f"action {payload.action_type} {codec.dumps(payload.params).decode()}"
     change += (
         f" -> failed: {payload.error_message or 'unknown error'}"
-        if not payload.success
+        if payload.failed
         else " -> succeeded"
     )
-    status = "failed" if not payload.success else ("completed" if payload.terminated else "running")
+    status = "failed" if payload.failed else ("completed" if payload.terminated else "running")
     content = texts.lesson_text(
         settings.language,
         state.iteration,
@@ -44,19 +44,19 @@ def lesson(state: LoopState, event: ActionEvent, settings: DetectionSettings) ->
             "scope": settings.learning_scope,
             "content": content,
             "tags": [
-                "learning_from_failure" if not payload.success else "task_outcome",
+                "learning_from_failure" if payload.failed else "task_outcome",
                 payload.action_type,
             ],
             "potential_questions": [
                 f"why did {payload.action_type} fail?"
-                if not payload.success
+                if payload.failed
                 else f"how did {payload.action_type} end the task?"
             ],
             "entity_refs": [payload.action_type],
             "memory_type": "episodic",
             "scores": {
                 "r": 0.6,
-                "a": 0.8 if not payload.success else 0.5,
+                "a": 0.8 if payload.failed else 0.5,
                 "t": 0.5,
                 "c": 0.4,
                 "o": 0.8,

@@ -88,10 +88,13 @@ class LoopMonitor:
                 state.mark_applied(origin)
             return None
 
+        same_step = payload.response_id is not None and payload.response_id == state.response_id
+        state.response_id = payload.response_id
         state.seq += 1
-        state.iteration = (
-            payload.iteration if payload.iteration is not None else state.iteration + 1
-        )
+        if payload.iteration is not None:
+            state.iteration = payload.iteration
+        elif not same_step:
+            state.iteration += 1
         if payload.spin_threshold is not None:
             state.spin_threshold = min(payload.spin_threshold, cfg.max_spin_threshold)
         if payload.reflection_enabled is not None:
@@ -116,6 +119,7 @@ class LoopMonitor:
             cfg,
             signature,
             event.result_key,
+            same_step,
         )
         found = []
         for name in self.detectors:
@@ -126,7 +130,7 @@ class LoopMonitor:
         level = decide_reflection_level(
             enabled=cfg.reflection_enabled and state.reflection_enabled is not False,
             override=payload.reflection_level,
-            failed=not payload.success,
+            failed=payload.failed,
             simple=payload.simple or payload.action_type in cfg.simple_action_types,
             iteration=state.iteration,
             spinning=any(f.escalates for f in found),
@@ -155,7 +159,7 @@ class LoopMonitor:
         spin_reason = next((f.reason for f in found if f.spin), None)
         if level.at_least(ReflectionLevel.STANDARD):
             findings.requests.append(self._reflection_request(state, event, level, spin_reason))
-        if cfg.learn_from_failures and (not payload.success or payload.terminated):
+        if cfg.learn_from_failures and (payload.failed or payload.terminated):
             findings.memory_writes.append(lesson(state, event, self.settings))
         if payload.terminated and cfg.task_completion_budget:
             findings.requests.append(self._completion_request(state, event, level))
@@ -307,7 +311,9 @@ class LoopMonitor:
             reflection=reflection,
             recent_actions=list(state.window),
             recent_reflections=cached,
-            memory_query=memory_query(payload.action_type, payload.success, payload.error_message),
+            memory_query=memory_query(
+                payload.action_type, not payload.failed, payload.error_message
+            ),
             memory_budget_bytes=memory_budget_bytes(
                 level,
                 standard=cfg.memory_budget_standard,
@@ -321,21 +327,21 @@ class LoopMonitor:
         usage = dict(payload.resource_usage)
         if payload.duration_ms is not None:
             usage.setdefault("duration_ms", payload.duration_ms)
-        negative = [] if payload.success else [f"action failed: {payload.error_message or ''}"]
+        negative = [f"action failed: {payload.error_message or ''}"] if payload.failed else []
         if spin_reason:
             negative.append(spin_reason)
         return {
             "state_changes": ["loop terminated" if payload.terminated else "loop continued"],
             "resource_usage": usage,
             "side_effects": list(payload.side_effects),
-            "positive_effects": ["action succeeded"] if payload.success else [],
+            "positive_effects": ["action succeeded"] if payload.success is True else [],
             "negative_effects": negative,
         }
 
     def _suggestions(self, event: ActionEvent, spin_reason: str | None) -> list[str]:
         lang = self.settings.language
         payload = event.payload
-        if not payload.success:
+        if payload.failed:
             return list(texts.failure_suggestions(lang, payload.action_type, payload.error_message))
         if spin_reason:
             return list(texts.LAYER1_SUGGESTIONS[lang])

@@ -32,6 +32,7 @@ class LoopState:
     window: list[dict[str, Any]] = field(default_factory=list)
     detectors: dict[str, Detector] = field(default_factory=dict)
     ladder: Ladder = field(default_factory=Ladder)
+    response_id: str | None = None
     spin_threshold: int | None = None
     reflection_enabled: bool | None = None
     reflections: list[dict[str, Any]] = field(default_factory=list)
@@ -69,6 +70,7 @@ class LoopState:
                 "w": self.window,
                 "det": {name: d.snapshot() for name, d in self.detectors.items()},
                 "lad": self.ladder.snapshot(),
+                "rid": self.response_id,
                 "thr": self.spin_threshold,
                 "ren": self.reflection_enabled,
                 "rf": self.reflections,
@@ -94,6 +96,7 @@ class LoopState:
             window=raw["w"],
             detectors=_restore_detectors(raw),
             ladder=Ladder.restore(raw["lad"]) if "lad" in raw else Ladder(),
+            response_id=raw.get("rid"),
             spin_threshold=raw["thr"],
             reflection_enabled=raw["ren"],
             reflections=raw["rf"],

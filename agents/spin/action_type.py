@@ -59,6 +59,8 @@ class ActionTypeSpin(Detector):
     streak: ActionTypeStreak = field(default_factory=ActionTypeStreak)
 
     def observe(self, seen: Observation) -> Finding | None:
+        if seen.same_step:
+            return None  # a parallel call of the step just counted
         payload = seen.event.payload
         action_type = payload.action_type
         by_name = seen.settings.action_type_key == "type_and_name" and payload.action_name

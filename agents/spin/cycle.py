@@ -38,6 +38,8 @@ class ActionCycle(Detector):
     ids: list[str] = field(default_factory=list)
 
     def observe(self, seen: Observation) -> Finding | None:
+        if seen.same_step:
+            return None  # a parallel call of the step just counted
         cfg = seen.settings
         keep = cfg.cycle_max_period * cfg.cycle_repeats
         key = seen.signature if seen.result_key is None else f"{seen.signature}:{seen.result_key}"

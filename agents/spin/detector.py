@@ -37,11 +37,14 @@ class Observation:
     in use needs it."""
     result_key: str | None = None
     """A digest of what the call returned; None when unknown."""
+    same_step: bool = False
+    """Another call of the model response the previous action came from (a parallel
+    call): step-counting detectors do not count it again."""
 
     @property
     def failed(self) -> bool:
         """The action failed."""
-        return not self.event.payload.success
+        return self.event.payload.failed
 
 
 @dataclass(frozen=True, slots=True)

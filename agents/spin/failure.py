@@ -22,7 +22,7 @@ class ActionFailed(Detector):
 
     def observe(self, seen: Observation) -> Finding | None:
         payload = seen.event.payload
-        if payload.success:
+        if not payload.failed:
             return None
         suggestions = texts.failure_suggestions(
             seen.settings.language, payload.action_type, payload.error_message

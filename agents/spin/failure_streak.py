@@ -19,6 +19,8 @@ class FailureStreak(Detector):
     ids: list[str] = field(default_factory=list)
 
     def observe(self, seen: Observation) -> Finding | None:
+        if seen.same_step:
+            return None  # a parallel call of the step just counted
         limit = seen.settings.failure_streak_count
         if not seen.failed:
             self.count, self.ids = 0, []

@@ -23,6 +23,8 @@ class NoProgress(Detector):
     ids: list[str] = field(default_factory=list)
 
     def observe(self, seen: Observation) -> Finding | None:
+        if seen.same_step:
+            return None  # a parallel call of the step just counted
         cfg = seen.settings
         key = seen.signature if seen.result_key is None else f"{seen.signature}:{seen.result_key}"
         repeat = key in self.keys

@@ -23,6 +23,8 @@ class RepeatedCall(Detector):
     ids: list[str] = field(default_factory=list)
 
     def observe(self, seen: Observation) -> Finding | None:
+        if seen.same_step:
+            return None  # a parallel call of the step just counted
         limit = seen.settings.repeat_result_count
         if seen.result_key is None:
             self.key, self.count, self.ids = None, 0, []

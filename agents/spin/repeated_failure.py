@@ -22,6 +22,8 @@ class RepeatedFailure(Detector):
     ids: list[str] = field(default_factory=list)
 
     def observe(self, seen: Observation) -> Finding | None:
+        if seen.same_step:
+            return None  # a parallel call of the step just counted
         limit = seen.settings.repeat_failure_count
         if not seen.failed:
             self.signature, self.count, self.ids = None, 0, []

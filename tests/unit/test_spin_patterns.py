@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 
+import orjson
 import pytest
 
 from loopwarden.agents.monitor.loop_monitor import LoopMonitor
@@ -234,3 +235,26 @@ def test_the_publisher_digests_a_long_result_whole():
     same = make_action_event("L", "tool", result=long)
     other = make_action_event("L", "tool", result=long + "y")  # differs after the cut
     assert event.result_key == same.result_key != other.result_key
+
+
+def test_parallel_calls_of_one_response_are_one_step():
+    parallel = [action(action_type="read_file", response_id="r1") for _ in range(3)]
+    assert fired(kinds(parallel, ["action_type"])) == []  # one step, not three in a row
+    state = LoopState("L")
+    monitor = LoopMonitor(DetectionSettings())
+    for i, event in enumerate(parallel):
+        monitor.observe(state, event, Origin(0, i))
+    assert state.iteration == 1
+    steps = [action(action_type="read_file", response_id=f"r{i}") for i in range(3)]
+    assert fired(kinds(steps, ["action_type"])) == [2]
+
+
+def test_an_unknown_outcome_is_not_a_failure():
+    from loopwarden.streams.publisher import encode_event
+
+    unknown = [action(action_type="submit", success=None) for _ in range(5)]
+    assert fired(kinds(unknown, ["action_failed", "failure_streak"])) == []
+    decoded = validate_action(orjson.loads(encode_event(unknown[0])))
+    assert decoded.payload.success is None  # the publisher keeps "unknown" on the wire
+    failed = action(action_type="submit", success=False)
+    assert fired(kinds([failed], ["action_failed"])) == [0]
