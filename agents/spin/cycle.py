@@ -53,15 +53,7 @@ class ActionCycle(Detector):
         span = period * cfg.cycle_repeats
         reason = texts.cycle_reason(lang, period, cfg.cycle_repeats, self.types[-period:])
         suggestions = texts.NO_PROGRESS_SUGGESTIONS[lang]
-        action_type = seen.event.payload.action_type
-        return Finding(
-            kind=self.kind,
-            reason=reason,
-            suggestions=suggestions,
-            event_ids=tuple(self.ids[-span:]),
-            timeline_message=texts.pattern_timeline(lang, action_type, reason, suggestions),
-            consecutive_count=cfg.cycle_repeats,
-        )
+        return self.pattern_finding(seen, reason, suggestions, self.ids[-span:], cfg.cycle_repeats)
 
     def snapshot(self) -> Any:
         return [self.keys, self.types, self.ids]

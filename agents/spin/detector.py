@@ -12,9 +12,11 @@ one module and one :func:`register` call.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from loopwarden.agents.spin.pattern_texts import pattern_timeline
 from loopwarden.schemas.events import ActionEvent
 from loopwarden.settings import DetectionSettings
 
@@ -80,6 +82,26 @@ class Detector(ABC):
     @abstractmethod
     def observe(self, seen: Observation) -> Finding | None:
         """Record one action; a finding when the pattern is present."""
+
+    def pattern_finding(
+        self,
+        seen: Observation,
+        reason: str,
+        suggestions: tuple[str, ...],
+        event_ids: Sequence[str],
+        count: int,
+    ) -> Finding:
+        """A finding with the SPIN DETECTED text, for the detectors beyond the seed."""
+        action_type = seen.event.payload.action_type
+        lang = seen.settings.language
+        return Finding(
+            kind=self.kind,
+            reason=reason,
+            suggestions=suggestions,
+            event_ids=tuple(event_ids),
+            timeline_message=pattern_timeline(lang, action_type, reason, suggestions),
+            consecutive_count=count,
+        )
 
     @abstractmethod
     def snapshot(self) -> Any:

@@ -30,17 +30,9 @@ class FailureStreak(Detector):
         if self.count < limit:
             return None
         lang = seen.settings.language
-        payload = seen.event.payload
         reason = texts.failure_streak_reason(lang, self.count)
         suggestions = texts.FAILURE_SUGGESTIONS[lang]
-        return Finding(
-            kind=self.kind,
-            reason=reason,
-            suggestions=suggestions,
-            event_ids=tuple(self.ids),
-            timeline_message=texts.pattern_timeline(lang, payload.action_type, reason, suggestions),
-            consecutive_count=self.count,
-        )
+        return self.pattern_finding(seen, reason, suggestions, self.ids, self.count)
 
     def snapshot(self) -> Any:
         return [self.count, self.ids]

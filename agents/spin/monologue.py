@@ -40,14 +40,7 @@ class Monologue(Detector):
         else:
             return None
         suggestions = texts.MONOLOGUE_SUGGESTIONS[lang]
-        return Finding(
-            kind=self.kind,
-            reason=reason,
-            suggestions=suggestions,
-            event_ids=tuple(self.ids[-count:]),
-            timeline_message=texts.pattern_timeline(lang, payload.action_type, reason, suggestions),
-            consecutive_count=count,
-        )
+        return self.pattern_finding(seen, reason, suggestions, self.ids[-count:], count)
 
     def snapshot(self) -> Any:
         return [self.messages, self.empty, self.ids]

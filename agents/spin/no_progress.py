@@ -39,15 +39,7 @@ class NoProgress(Detector):
         lang = cfg.language
         reason = texts.no_progress_reason(lang, self.run, cfg.no_progress_window)
         suggestions = texts.NO_PROGRESS_SUGGESTIONS[lang]
-        action_type = seen.event.payload.action_type
-        return Finding(
-            kind=self.kind,
-            reason=reason,
-            suggestions=suggestions,
-            event_ids=tuple(self.ids),
-            timeline_message=texts.pattern_timeline(lang, action_type, reason, suggestions),
-            consecutive_count=self.run,
-        )
+        return self.pattern_finding(seen, reason, suggestions, self.ids, self.run)
 
     def snapshot(self) -> Any:
         return [self.keys, self.run, self.ids]

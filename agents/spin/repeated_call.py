@@ -41,14 +41,7 @@ class RepeatedCall(Detector):
         action_type = seen.event.payload.action_type
         reason = texts.repeated_call_reason(lang, self.count, action_type)
         suggestions = texts.NO_PROGRESS_SUGGESTIONS[lang]
-        return Finding(
-            kind=self.kind,
-            reason=reason,
-            suggestions=suggestions,
-            event_ids=tuple(self.ids),
-            timeline_message=texts.pattern_timeline(lang, action_type, reason, suggestions),
-            consecutive_count=self.count,
-        )
+        return self.pattern_finding(seen, reason, suggestions, self.ids, self.count)
 
     def snapshot(self) -> Any:
         return [self.key, self.count, self.ids]

@@ -41,14 +41,7 @@ class RepeatedFailure(Detector):
         if payload.error_message:
             reason += f": {payload.error_message}"
         suggestions = texts.FAILURE_SUGGESTIONS[lang]
-        return Finding(
-            kind=self.kind,
-            reason=reason,
-            suggestions=suggestions,
-            event_ids=tuple(self.ids),
-            timeline_message=texts.pattern_timeline(lang, payload.action_type, reason, suggestions),
-            consecutive_count=self.count,
-        )
+        return self.pattern_finding(seen, reason, suggestions, self.ids, self.count)
 
     def snapshot(self) -> Any:
         return [self.signature, self.count, self.ids]
