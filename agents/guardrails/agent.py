@@ -58,6 +58,15 @@ def register_guardrails(app: LoopwardenApp) -> TableStore:
         data = store.get(key)
         return FamilyState.peek_expiry(data) if data else None
 
+    async def forget_partitions(sender: Any, changed: Any = (), **kwargs: Any) -> None:
+        # revoked: no longer ours; assigned: maybe changed elsewhere meanwhile, re-read
+        sweeper.forget_partitions(
+            {tp.partition for tp in changed if tp.topic == names.loop_completions}
+        )
+
+    app.on_partitions_revoked.connect(forget_partitions)
+    app.on_partitions_assigned.connect(forget_partitions)
+
     def handle(record: Record) -> None:
         source = record.source
         origin = (
@@ -81,7 +90,7 @@ def register_guardrails(app: LoopwardenApp) -> TableStore:
         for event_id, result in outcome.replies:
             app.replies.resolve(event_id, result)
         if sweeper.due(source.partition, time.monotonic()):
-            for key in sweeper.expired(source.partition, store.keys(), peek):
+            for key in sweeper.expired(source.partition, store.keys, peek):
                 store.delete(key, source.partition)
 
     runner = app.runner("apply_guardrails")

@@ -12,6 +12,7 @@ flushed before every offset commit. Errors follow the app's one policy
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from typing import Any
@@ -27,6 +28,7 @@ from loopwarden.streams.table_store import TableStore
 from loopwarden.streams.topics import LOOP_STATE_TABLE as STATE_TABLE
 
 log = logging.getLogger(__name__)
+RECLAIM_CHUNK = 10_000
 
 
 def register_action_monitor(app: LoopwardenApp) -> Any:
@@ -70,21 +72,27 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
     async def forget_revoked(sender: Any, revoked: Any = (), **kwargs: Any) -> None:
         sweeper.forget_partitions({tp.partition for tp in revoked if tp.topic == names.actions})
 
+    async def rescan_assigned(sender: Any, assigned: Any = (), **kwargs: Any) -> None:
+        sweeper.forget_partitions({tp.partition for tp in assigned if tp.topic == names.actions})
+
     @app.timer(settings.limits.expiry_sweep_interval_s, name="expire_quiet_partitions")
     async def expire_quiet_partitions() -> None:
         for partition in sweeper.quiet_partitions(time.monotonic()):
-            expired = sweeper.expired(partition, store.keys(), peek, now=time.time())
+            expired = sweeper.expired(partition, store.keys, peek, now=time.time())
             if expired:
                 log.info(
                     "partition %d quiet for the TTL: state of %d idle loop(s) reclaimed",
                     partition,
                     len(expired),
                 )
-            for key in expired:
-                store.delete(key, partition)
-                processor.evict(key.decode())
+            for start in range(0, len(expired), RECLAIM_CHUNK):
+                for key in expired[start : start + RECLAIM_CHUNK]:
+                    store.delete(key, partition)
+                    processor.evict(key.decode())
+                await asyncio.sleep(0)  # a million deletions blocked the loop for 10 s
 
     app.on_partitions_revoked.connect(forget_revoked)
+    app.on_partitions_assigned.connect(rescan_assigned)
 
     app.on_partitions_revoked.connect(forget_cached_states)
     app.on_partitions_assigned.connect(forget_cached_states)
@@ -109,7 +117,7 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
             sink.add(names.reflection_requests, request["loop_id"].encode(), codec.dumps(request))
         sweeper.record_seen(source.partition, time.monotonic())
         if sweeper.due(source.partition, time.monotonic()):
-            expired = sweeper.expired(source.partition, store.keys(), peek)
+            expired = sweeper.expired(source.partition, store.keys, peek)
             if expired:
                 log.info(
                     "partition %d: state of %d loop(s) idle for the TTL (event time) reclaimed",

@@ -60,8 +60,8 @@ class LoopState:
         return event_id in [record["event_id"] for record in self.window]
 
     def snapshot(self) -> bytes:
-        """Encode the state for the table (orjson)."""
-        return codec.dumps(
+        """Encode the state for the table (orjson, an exact-size copy: it stays in memory)."""
+        return codec.dumps_kept(
             {
                 "v": SNAPSHOT_VERSION,
                 "p": self.partition,

@@ -130,3 +130,33 @@ def test_a_family_idle_past_its_ttl_keeps_its_applied_positions():
     assert list(second.states["fam"].traces) == ["fam_r1"]
     again = processor.process(codec.dumps(completion), None, SourcePosition("t", 0, 0), states.get)
     assert again.decisions == []
+
+
+def test_a_sweep_reads_the_tables_keys_once_per_assignment():
+    sweeper = IdleLoopSweeper(ttl_s=100, interval_s=10)
+    reads = []
+
+    def keys():
+        reads.append(1)
+        return [b"recovered"]
+
+    sweeper.touch(b"new", 0, 5000)
+    peeked = {b"recovered": (0, 10.0)}
+    assert sweeper.expired(0, keys, peeked.get) == [b"recovered"]
+    sweeper.touch(b"newer", 0, 9000)
+    assert sweeper.expired(0, keys, peeked.get) == [b"new"]
+    assert len(reads) == 1  # not a scan of every key per sweep
+    sweeper.forget_partitions({0})  # handed over and back: its keys are read again
+    sweeper.touch(b"newest", 0, 20000)
+    sweeper.expired(0, keys, peeked.get)
+    assert len(reads) == 2
+
+
+def test_a_loop_moved_to_another_partition_is_tracked_there_only():
+    sweeper = IdleLoopSweeper(ttl_s=100, interval_s=10)
+    sweeper.touch(b"loop", 0, 1000)
+    sweeper.touch(b"loop", 1, 1000)
+    sweeper.touch(b"other", 0, 5000)
+    sweeper.touch(b"other1", 1, 5000)
+    assert sweeper.expired(0, [], lambda k: None) == []
+    assert sweeper.expired(1, [], lambda k: None) == [b"loop"]

@@ -281,3 +281,31 @@ def test_cached_reflections_keep_bounded_params(make_action):
     state, _ = run(events)
     assert len(state.snapshot()) < 20_000
     assert all("_omitted" in r["action_params"] for r in state.reflections)
+
+
+KEEP_SNAPSHOTS = """
+import sys
+from loopwarden.agents.monitor.state import LoopState
+
+def rss():
+    return int(open("/proc/self/statm").read().split()[1]) * 4096
+
+state = LoopState("loop", window=[{"event_id": "e", "params": {"q": "x" * 600}}])
+before = rss()
+kept = [state.snapshot() for _ in range(20_000)]
+print((rss() - before) / len(kept))
+"""
+
+
+def test_a_snapshot_kept_in_the_table_costs_its_length_not_4_kib():
+    """orjson's output buffer is at least 4 KiB: a million kept snapshots held 4.1 GB.
+    Measured in a fresh interpreter, so freed memory of other tests cannot hide it."""
+    import subprocess
+    import sys
+
+    run_ = subprocess.run(
+        [sys.executable, "-c", KEEP_SNAPSHOTS], capture_output=True, text=True, check=True
+    )
+    per_snapshot = float(run_.stdout)
+    size = len(LoopState("loop", window=[{"event_id": "e", "params": {"q": "x" * 600}}]).snapshot())
+    assert per_snapshot < 2 * size < 4096, (per_snapshot, size)
