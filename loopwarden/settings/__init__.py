@@ -301,7 +301,10 @@ class LimitSettings(BaseModel):
         "timestamp (a producer's clock running ahead must not expire other loops).",
     )
     state_cache_loops: int = Field(
-        100_000, ge=0, description="Loop states a worker keeps decoded in memory (0: none)."
+        20_000,
+        ge=0,
+        description="Loop states a worker keeps decoded in memory (0: none); about 3.6 KB "
+        "each, on top of every loop's encoded state (about 1 KB) in the table.",
     )
     idle_family_ttl_s: float = Field(
         86_400.0,
