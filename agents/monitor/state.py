@@ -61,7 +61,7 @@ class LoopState:
 
     def snapshot(self) -> bytes:
         """Encode the state for the table (orjson, an exact-size copy: it stays in memory)."""
-        return codec.dumps_kept(
+        return codec.dumps_state(
             {
                 "v": SNAPSHOT_VERSION,
                 "p": self.partition,
@@ -82,7 +82,7 @@ class LoopState:
     @classmethod
     def restore(cls, loop_id: str, data: bytes) -> LoopState:
         """Decode a snapshot written by :meth:`snapshot`."""
-        raw = codec.loads(data)
+        raw = codec.loads_state(data)
         version = raw.get("v")
         if version not in (1, 2, SNAPSHOT_VERSION):
             raise ValueError(f"unknown loop state snapshot version {version!r}")
@@ -108,7 +108,7 @@ class LoopState:
     @staticmethod
     def peek_expiry(data: bytes) -> tuple[int, float]:
         """(partition, last_seen) of a snapshot, for the idle-loop sweep."""
-        raw = codec.loads(data)
+        raw = codec.loads_state(data)
         return raw["p"], raw["ts"][1]
 
 

@@ -233,9 +233,12 @@ async def _scan_topics(settings: Any, sent_ids: set[str]) -> dict[str, int]:
         names.completions_reroute,
         *changelog_topics(settings),
     ]
+    changelogs = set(changelog_topics(settings))
     for topic in [*outputs, names.loop_completions, names.memory_writes]:
         count = 0
         for key, value, headers in await read_topic(bootstrap, topic):
+            if topic in changelogs and value:
+                value = codec.dumps(codec.loads_state(value))  # compressed state, read in clear
             ours = topic in (names.loop_completions, names.memory_writes) and value
             if ours and codec.loads(value).get("event_id") in sent_ids:
                 continue  # our own raw input, not something loopwarden wrote

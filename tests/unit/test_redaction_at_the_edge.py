@@ -23,6 +23,8 @@ TEXTS = [text for _, text, _ in SECRETS]
 
 
 def leaks(blob: bytes | str) -> list[str]:
+    if isinstance(blob, bytes) and blob[:1] not in (b"{", b"["):
+        blob = codec.dumps(codec.loads_state(blob))  # a compressed table state
     text = blob.decode() if isinstance(blob, bytes) else blob
     text = text.replace("\\n", "\n").replace('\\"', '"')
     return [secret for secret in all_secrets() if secret in text]
