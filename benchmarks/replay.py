@@ -40,7 +40,7 @@ from action_monitor import workload
 from loopwarden.settings import Settings, settings_env
 from loopwarden.streams.broker import EmbeddedBroker
 from loopwarden.streams.publisher import AsyncPublisher, make_action_event
-from loopwarden.streams.replay_reader import TopicRangeReader, committed_offsets
+from loopwarden.streams.replay_reader import wait_until_committed
 from loopwarden.streams.topics import ensure_topics
 
 RESULTS = Path(__file__).parent / "results"
@@ -48,18 +48,14 @@ RESULTS = Path(__file__).parent / "results"
 
 async def committed_end(settings: Settings, timeout_s: float = 600) -> float:
     """Wait until the worker committed the end of the actions topic; when it did."""
-    topic = settings.topics.actions
-    bootstrap = settings.kafka.bootstrap_servers
-    async with TopicRangeReader(bootstrap) as reader:
-        bounds = await reader.bounds(topic, await reader.partitions(topic))
-    ends = {(topic, p): end for p, (_, end) in bounds.items() if end}
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        committed = await committed_offsets(bootstrap, settings.app_id, [topic]) or {}
-        if all(committed.get(tp, 0) >= end for tp, end in ends.items()):
-            return time.monotonic()
-        await asyncio.sleep(0.05)
-    raise TimeoutError("the worker did not commit the backlog")
+    await wait_until_committed(
+        settings.kafka.bootstrap_servers,
+        settings.app_id,
+        [settings.topics.actions],
+        timeout_s,
+        poll_s=0.05,
+    )
+    return time.monotonic()
 
 
 async def publish(settings: Settings, events: list) -> None:

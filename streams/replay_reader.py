@@ -12,6 +12,8 @@ ListOffsets-by-time with offset 0 for every time.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from types import TracebackType
@@ -133,3 +135,29 @@ async def committed_offsets(
     finally:
         await consumer.stop()
     return found
+
+
+async def wait_until_committed(
+    bootstrap_servers: str,
+    group_id: str,
+    topics: Iterable[str],
+    timeout_s: float = 90.0,
+    poll_s: float = 0.1,
+) -> None:
+    """Wait until ``group_id`` has committed the end (as it is now) of every partition of
+    ``topics``; :class:`TimeoutError` after ``timeout_s``. Tests and benchmarks use it to
+    know the workers processed what was published."""
+    names = list(topics)
+    ends: dict[tuple[str, int], int] = {}
+    async with TopicRangeReader(bootstrap_servers) as reader:
+        for topic in names:
+            bounds = await reader.bounds(topic, await reader.partitions(topic))
+            ends.update({(topic, p): end for p, (_, end) in bounds.items() if end})
+    deadline = time.monotonic() + timeout_s
+    while True:
+        committed = await committed_offsets(bootstrap_servers, group_id, names) or {}
+        if all(committed.get(tp, 0) >= end for tp, end in ends.items()):
+            return
+        if time.monotonic() >= deadline:
+            raise TimeoutError(f"{group_id} did not commit {ends} within {timeout_s:g} s")
+        await asyncio.sleep(poll_s)

@@ -26,7 +26,11 @@ from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.positions import default_partition
 from loopwarden.settings import Settings, settings_env
 from loopwarden.streams.publisher import AsyncPublisher
-from loopwarden.streams.replay_reader import PartitionSpan, TopicRangeReader, committed_offsets
+from loopwarden.streams.replay_reader import (
+    PartitionSpan,
+    TopicRangeReader,
+    wait_until_committed,
+)
 
 from .conftest import isolated_settings
 
@@ -49,19 +53,9 @@ def replay(settings: Settings, *args: str, env: dict[str, str] | None = None):
 async def processed_everything(settings: Settings, timeout_s: float = 90) -> None:
     """Wait until the workers' group has committed the end of both input topics."""
     topics = [settings.topics.actions, settings.topics.loop_completions]
-    bootstrap = settings.kafka.bootstrap_servers
-    async with TopicRangeReader(bootstrap) as reader:
-        ends = {}
-        for topic in topics:
-            bounds = await reader.bounds(topic, await reader.partitions(topic))
-            ends.update({(topic, p): end for p, (_, end) in bounds.items() if end})
-    deadline = time.monotonic() + timeout_s
-    while True:
-        committed = await committed_offsets(bootstrap, settings.app_id, topics) or {}
-        if all(committed.get(tp, 0) >= end for tp, end in ends.items()):
-            return
-        assert time.monotonic() < deadline, f"not committed: {ends} vs {committed}"
-        await asyncio.sleep(0.2)
+    await wait_until_committed(
+        settings.kafka.bootstrap_servers, settings.app_id, topics, timeout_s, poll_s=0.2
+    )
 
 
 async def read_all(settings: Settings, topic: str) -> list[dict]:
