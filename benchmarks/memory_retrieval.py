@@ -7,8 +7,9 @@ Chinese), each with one English and one Chinese question that paraphrases it
 cross-lingual query). The memories are stored among ``--distractors`` real
 sentences from the agent trajectories, so a strategy must find the one right
 memory among thousands. Recall@k: the share of queries whose memory is among the
-first k results. Runs on a temporary LanceDB directory with the default embedder
-(USE multilingual) unless ``--embedder hashing``.
+first k results, under both orders of the answer (``memory.rank_by``: the
+fused rank, or relevance first). Runs on a temporary LanceDB directory with the
+default embedder (USE multilingual) unless ``--embedder hashing``.
 
     .venv/bin/python benchmarks/memory_retrieval.py
 """
@@ -16,6 +17,7 @@ first k results. Runs on a temporary LanceDB directory with the default embedder
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import tempfile
 import time
@@ -37,6 +39,8 @@ STRATEGIES = {
     "fused (intent plan)": None,
     "fused (all strategies)": ("semantic", "full_text", "entity", "causal_trace"),
 }
+ORDERINGS = ("rrf", "relevance")
+"""``memory.rank_by``: each row is measured under both orders of the answer."""
 
 
 DATA = Path(__file__).parent / "data" / "retrieval_set.tsv"
@@ -90,9 +94,13 @@ def main() -> None:
         for m in memories
         for column in ("query_en", "query_zh")
     ]
-    search = MemorySearch(table, embedder, cfg)
+    searches = {
+        rank_by: MemorySearch(table, embedder, cfg.model_copy(update={"rank_by": rank_by}))
+        for rank_by in ORDERINGS
+    }
     rows = []
-    for name, strategies in STRATEGIES.items():
+    for (name, strategies), rank_by in itertools.product(STRATEGIES.items(), ORDERINGS):
+        search = searches[rank_by]
         hits: dict[str, list[bool]] = {"all": [], "en": [], "zh": [], "cross": []}
         latencies = []
         for query, key, query_lang, memory_lang in queries:
@@ -104,7 +112,7 @@ def main() -> None:
             hits[query_lang].append(hit)
             if query_lang != memory_lang:
                 hits["cross"].append(hit)
-        row = {"strategy": name}
+        row = {"strategy": f"{name}, by {rank_by}", "rank_by": rank_by}
         row.update({f"recall@{args.k} {part}": sum(h) / len(h) for part, h in hits.items()})
         row["p50_ms"] = 1000 * sorted(latencies)[len(latencies) // 2]
         rows.append(row)
@@ -113,10 +121,10 @@ def main() -> None:
         f"({stored:,} stored), {len(queries)} queries, embedder {embedder.name}"
     )
     parts = ("all", "en", "zh", "cross")
-    print(f"{'strategy':<24} " + " ".join(f"{p:>7}" for p in parts) + "   p50 ms")
+    print(f"{'strategy, order':<36} " + " ".join(f"{p:>7}" for p in parts) + "   p50 ms")
     for row in rows:
         values = " ".join(f"{row[f'recall@{args.k} {p}']:7.3f}" for p in parts)
-        print(f"{row['strategy']:<24} {values}   {row['p50_ms']:6.1f}")
+        print(f"{row['strategy']:<36} {values}   {row['p50_ms']:6.1f}")
     out = Path(__file__).parent / "results"
     out.mkdir(exist_ok=True)
     path = out / f"memory_retrieval-{time.strftime('%Y%m%d-%H%M%S')}.json"

@@ -2,14 +2,67 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+import numpy as np
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, WithJsonSchema
 
 from loopwarden.schemas.events import SCHEMA_VERSION, EventId, Timestamp, validate_envelope
 from loopwarden.schemas.redaction import redact_fields
 
 Score = Annotated[float, Field(ge=0.0, le=1.0)]
+MAX_EMBEDDING_DIMS = 8192
+
+
+def as_vector(value: Any) -> np.ndarray:
+    """An embedding as float32: a JSON array of numbers, or a base64 string of
+    little-endian float32 values (a quarter of the bytes, and no float parsing:
+    the form OpenAI's ``encoding_format="base64"`` returns)."""
+    if isinstance(value, np.ndarray):
+        vector = value.astype(np.float32, copy=False).ravel()
+    elif isinstance(value, str):
+        try:
+            raw = base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raise ValueError("a string embedding must be base64 of float32 values") from None
+        if len(raw) % 4:
+            raise ValueError(f"base64 embedding of {len(raw)} bytes: not float32 values")
+        vector = np.frombuffer(raw, dtype="<f4").astype(np.float32)
+    elif isinstance(value, list | tuple):
+        if any(isinstance(x, bool) or not isinstance(x, int | float) for x in value):
+            raise ValueError("embedding values must be numbers")
+        vector = np.asarray(value, dtype=np.float32)
+    else:
+        raise ValueError("embedding must be an array of numbers or a base64 string")
+    if not 1 <= vector.size <= MAX_EMBEDDING_DIMS:
+        raise ValueError(f"embedding has {vector.size} values; 1 to {MAX_EMBEDDING_DIMS} allowed")
+    if not np.isfinite(vector).all():
+        raise ValueError("embedding holds NaN or infinity")
+    return vector
+
+
+def vector_base64(vector: np.ndarray) -> str:
+    """The base64 form of an embedding (little-endian float32)."""
+    return base64.b64encode(vector.astype("<f4", copy=False).tobytes()).decode("ascii")
+
+
+Vector = Annotated[
+    Any,
+    BeforeValidator(as_vector),
+    PlainSerializer(vector_base64, return_type=str, when_used="json"),
+    WithJsonSchema(
+        {
+            "oneOf": [
+                {"type": "array", "items": {"type": "number"}, "maxItems": MAX_EMBEDDING_DIMS},
+                {"type": "string", "contentEncoding": "base64"},
+            ],
+            "description": "Numbers, or base64 of little-endian float32 values.",
+        }
+    ),
+]
+"""An embedding, held as a float32 numpy array; JSON output is its base64 form."""
 
 
 class CorePactScores(BaseModel):
@@ -42,8 +95,8 @@ class MemoryPayload(BaseModel):
     scores: CorePactScores = Field(default_factory=CorePactScores)
     importance: Score | None = Field(None, description="Default: the weighted scores.")
     source_reliability: Score = 0.7
-    embedding: list[Annotated[float, Field(allow_inf_nan=False)]] | None = Field(
-        None, max_length=8192
+    embedding: Vector | None = Field(
+        None, description="The agent's own vector (the table's dimensions), else embedded."
     )
     source_loop_id: str | None = None
     source_event_id: str | None = None

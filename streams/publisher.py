@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any
 
@@ -43,12 +43,19 @@ from loopwarden.schemas.events import (
 )
 from loopwarden.schemas.ids import new_event_id
 from loopwarden.schemas.known_fields import refuse_unknown_fields
-from loopwarden.schemas.memory import MemoryPayload, validate_memory_write
 from loopwarden.schemas.positions import default_partition
 from loopwarden.settings import Settings
+from loopwarden.streams.memory_writes import chunk_records, encode_memory_write, make_memory_write
 from loopwarden.streams.producer import start_producer
 
-__all__ = ["AsyncPublisher", "default_partition", "encode_event", "make_action_event"]
+__all__ = [
+    "AsyncPublisher",
+    "default_partition",
+    "encode_event",
+    "encode_memory_write",
+    "make_action_event",
+    "make_memory_write",
+]
 
 log = logging.getLogger(__name__)
 
@@ -237,25 +244,66 @@ class AsyncPublisher:
     async def remember(self, content: str, *, event_id: str | None = None, **fields: Any) -> str:
         """Publish a memory write (``fields`` as in
         :class:`~loopwarden.schemas.memory.MemoryPayload`); keyed by its scope."""
-        refuse_unknown_fields(fields, MemoryPayload)
-        write = validate_memory_write(
-            {
-                "event_id": event_id or new_event_id(),
-                "occurred_at": time.time(),
-                "payload": {"content": content, **fields},
-            }
-        )
+        write = make_memory_write(content, event_id=event_id, **fields)
         if self._producer is None:
             raise PublishError("publisher is not started")
         try:
             await self._producer.send_and_wait(
                 self.settings.topics.memory_writes,
-                value=codec.dumps(write.model_dump(mode="json", exclude_none=True)),
+                value=encode_memory_write(write),
                 key=write.payload.scope.encode(),
             )
         except (KafkaError, OSError) as exc:
             raise PublishError(f"publishing a memory write failed: {exc}") from exc
         return write.event_id
+
+    async def remember_many(
+        self,
+        memories: Iterable[Mapping[str, Any]],
+        *,
+        per_record: int = 200,
+        max_record_bytes: int = 512 * 1024,
+    ) -> list[str]:
+        """Publish many memory writes and wait for the broker's acks; return their ids.
+
+        Each item holds ``content`` and :class:`~loopwarden.schemas.memory.MemoryPayload`
+        fields (``embedding`` as numbers, a numpy array or base64 float32), optionally
+        ``event_id``; every item is validated before anything is sent. Writes of one
+        scope travel together as JSON arrays of up to ``per_record`` writes or
+        ``max_record_bytes``, keyed by the scope; vectors travel as base64 float32.
+        For bulk loads: a worker with ``memory.write_checks=deferred`` stores them at
+        append speed. Raises :class:`PublishError` naming how many were not delivered.
+        """
+        if self._producer is None:
+            raise PublishError("publisher is not started")
+        by_scope: dict[str, list[tuple[str, bytes]]] = {}
+        for item in memories:
+            fields = dict(item)
+            write = make_memory_write(fields.pop("content", ""), **fields)
+            by_scope.setdefault(write.payload.scope, []).append(
+                (write.event_id, encode_memory_write(write))
+            )
+        deliveries: list[tuple[list[str], asyncio.Future[Any]]] = []
+        topic = self.settings.topics.memory_writes
+        try:
+            for scope, encoded in by_scope.items():
+                for chunk in chunk_records(encoded, per_record, max_record_bytes):
+                    value = b"[" + b",".join(data for _, data in chunk) + b"]"
+                    delivery = await self._producer.send(topic, value=value, key=scope.encode())
+                    deliveries.append(([event_id for event_id, _ in chunk], delivery))
+        except (KafkaError, OSError) as exc:
+            raise PublishError(f"publishing memory writes failed: {exc}") from exc
+        results = await asyncio.gather(*(d for _, d in deliveries), return_exceptions=True)
+        failed = [
+            event_id
+            for (ids, _), result in zip(deliveries, results, strict=True)
+            if isinstance(result, BaseException)
+            for event_id in ids
+        ]
+        if failed:
+            first = next(r for r in results if isinstance(r, BaseException))
+            raise PublishError(f"{len(failed)} memory write(s) not delivered: {first}", failed)
+        return [event_id for encoded in by_scope.values() for event_id, _ in encoded]
 
     async def _send_guardrail_event(
         self, kind: str, loop_id: str, payload: dict[str, Any], event_id: str | None = None

@@ -15,7 +15,7 @@ from typing import Any
 from loopwarden.agents.guardrails.engine import GuardrailEngine, Output
 from loopwarden.agents.guardrails.family import family_of
 from loopwarden.agents.guardrails.state import FamilyState
-from loopwarden.agents.monitor.records import Reroute, decode_record, reroute_of
+from loopwarden.agents.monitor.records import Reroute, reroute_of
 from loopwarden.agents.provenance import guardrails_stamp
 from loopwarden.schemas.completions import (
     LoopCompletion,
@@ -24,6 +24,7 @@ from loopwarden.schemas.completions import (
 )
 from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
 from loopwarden.schemas.positions import Origin
+from loopwarden.schemas.records import decode_record
 from loopwarden.settings import GuardrailSettings, Settings
 
 FamilyLoader = Callable[[str], FamilyState | None]

@@ -1,11 +1,14 @@
 """The Faust side of memory: memory writes in micro-batches → LanceDB → outcomes.
 
 Writes are keyed by scope, so one worker applies a scope's writes in order (the
-de-duplication and conflict checks see every earlier write of the scope).
-Batches of up to ``memory.batch_max_writes`` or ``memory.batch_within_s`` go to
-LanceDB at once, in a thread so the stream keeps flowing. Outcomes (stored,
-duplicate, stored_with_conflicts, already_stored, rejected) go to the
-memory-outcomes topic; undecodable writes to the dead-letter topic.
+de-duplication and conflict checks see every earlier write of the scope). A
+record holds one write or a JSON array of them (``remember_many``). Batches of
+up to ``memory.batch_max_writes`` records or ``memory.batch_within_s`` go to
+LanceDB at once, in a thread so the stream keeps flowing: through the checked
+write path, or appended with the checks left to maintenance when
+``memory.write_checks`` is ``deferred``. Outcomes (stored, duplicate,
+stored_with_conflicts, already_stored, rejected) go to the memory-outcomes
+topic, one record per write; undecodable writes to the dead-letter topic.
 
 A batch that fails is applied write by write: a write that fails by itself
 (a deterministic error) is ``rejected`` with the reason; a transient failure
@@ -22,17 +25,21 @@ import time
 from collections import Counter
 from typing import Any
 
+from loopwarden.agents.memory.importer import MemoryImporter
 from loopwarden.agents.memory.maintenance import Maintenance
 from loopwarden.agents.memory.service import MemoryService
-from loopwarden.errors import EventError
 from loopwarden.schemas import codec
-from loopwarden.schemas.dead_letter import DeadLetter
 from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.memory import MemoryWrite, validate_memory_write
+from loopwarden.schemas.records import decode_record
 from loopwarden.streams.app import LoopwardenApp
 from loopwarden.streams.runner import Record, is_transient
 
 log = logging.getLogger(__name__)
+
+MAX_RECORD_BYTES = 4 * 1024 * 1024
+"""Largest memory-writes record decoded (one write: content up to 100k characters
+plus a vector of up to 8,192 values; a JSON array of writes may hold more)."""
 
 
 def rejected(write: MemoryWrite, exc: BaseException) -> dict[str, Any]:
@@ -57,6 +64,9 @@ def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
 
     def apply(writes: list[MemoryWrite]) -> list[dict[str, Any]]:
         with service.lock:
+            if cfg.write_checks == "deferred":
+                importer = MemoryImporter(service.table, service.embedder, cfg)
+                return importer.import_writes(writes, time.time())
             return service.writer.write(writes, time.time())
 
     def maintain() -> dict[str, Any]:
@@ -80,12 +90,12 @@ def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
     async def handle(records: list[Record]) -> None:
         writes: list[MemoryWrite] = []
         for record in records:
-            try:
-                writes.append(validate_memory_write(codec.loads(record.value or b"")))
-            except EventError as exc:
-                app.dead_letters.send(
-                    DeadLetter.from_error(exc, record.value or b"", record.source, record.key)
-                )
+            decoded = decode_record(
+                record.value, record.key, record.source, MAX_RECORD_BYTES, validate_memory_write
+            )
+            for letter in decoded.dead_letters:
+                app.dead_letters.send(letter)
+            writes.extend(write for _, write in decoded.events)
         if not writes:
             return
         try:

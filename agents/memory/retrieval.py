@@ -2,8 +2,12 @@
 
 Recall: ``semantic`` (LanceDB vector search), ``full_text`` (LanceDB's native FTS
 index) and ``entity`` (memories naming an entity the query mentions); fused with
-reciprocal rank fusion (k = 60); ranked by C.O.R.E. P.A.C.T. relevance plus the
-keyword bonus (RRF breaks ties); selected greedily within a byte budget.
+reciprocal rank fusion (k = 60); ordered by the fused rank (``memory.rank_by =
+"rrf"``, C.O.R.E. P.A.C.T. relevance plus keyword bonus breaking ties) or by that
+relevance first (``"relevance"``, seed 000 §3.4); selected greedily within a byte
+budget. The default follows seed 002: on the labelled retrieval set the fused rank
+recalls more than relevance-first ordering, whose keyword bonus lifts lexical
+distractors above the semantic hit when scores are alike.
 Retrieval touches access count and last access of what it returns.
 """
 
@@ -211,6 +215,8 @@ class MemorySearch:
             )
         if route.filters.get("sort") == "recency":
             ranked.sort(key=lambda m: (-(m["created_at"] or 0.0), -m["relevance"], m["id"]))
+        elif self.cfg.rank_by == "rrf":
+            ranked.sort(key=lambda m: (-m["rrf"], -m["relevance"], m["id"]))
         else:
             ranked.sort(key=lambda m: (-m["relevance"], -m["rrf"], m["id"]))
         ranked = resolve_conflicts(

@@ -163,6 +163,23 @@ def row_trust(row: dict[str, Any], now: float, cfg: MemorySettings) -> float:
     )
 
 
+def outcome_of(
+    write: MemoryWrite, memory_id: str, content: str, tags: list[str], questions: list[str]
+) -> dict[str, Any]:
+    """The memory-outcomes record of a write, as ``stored`` (the caller refines it)."""
+    p = write.payload
+    return {
+        "outcome_id": derived_id("memory_outcome", write.event_id),
+        "event_id": write.event_id,
+        "memory_id": memory_id,
+        "scope": p.scope,
+        "status": "stored",
+        "duplicate_of": None,
+        "conflicts": [],
+        "redacted": content != p.content or tags != p.tags or questions != p.potential_questions,
+    }
+
+
 @dataclass
 class _Batch:
     """What a batch has decided so far: new rows, changed rows, relations."""
@@ -217,7 +234,7 @@ class MemoryWriter:
         outcomes = []
         for i, write in enumerate(writes):
             if ids[i] in stored or ids[i] in batch.new:
-                outcomes.append(self._outcome(write, ids[i], contents[i], tags[i], questions[i]))
+                outcomes.append(outcome_of(write, ids[i], contents[i], tags[i], questions[i]))
                 outcomes[-1]["status"] = "already_stored"  # a replayed write
                 continue
             candidates = self._candidates(
@@ -246,24 +263,6 @@ class MemoryWriter:
 
     # -- one write ------------------------------------------------------------------------
 
-    @staticmethod
-    def _outcome(
-        write: MemoryWrite, memory_id: str, content: str, tags: list[str], questions: list[str]
-    ) -> dict[str, Any]:
-        p = write.payload
-        return {
-            "outcome_id": derived_id("memory_outcome", write.event_id),
-            "event_id": write.event_id,
-            "memory_id": memory_id,
-            "scope": p.scope,
-            "status": "stored",
-            "duplicate_of": None,
-            "conflicts": [],
-            "redacted": content != p.content
-            or tags != p.tags
-            or questions != p.potential_questions,
-        }
-
     def _one(
         self,
         index: int,
@@ -279,7 +278,7 @@ class MemoryWriter:
         now: float,
     ) -> dict[str, Any]:
         cfg = self.cfg
-        outcome = self._outcome(write, memory_id, content, tags, questions)
+        outcome = outcome_of(write, memory_id, content, tags, questions)
         for row, _ in candidates:
             if write.event_id in (row.get("corroborated_by") or []):
                 outcome.update(status="already_stored", duplicate_of=row["id"])

@@ -27,11 +27,10 @@ from typing import Any
 from loopwarden.agents.monitor.loop_monitor import LoopMonitor, Output
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.agents.provenance import monitor_stamp
-from loopwarden.errors import EventDecodeError, EventError, EventTooLargeError, FieldError
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
-from loopwarden.schemas.events import validate_action
 from loopwarden.schemas.positions import Origin, default_partition, origin_header
+from loopwarden.schemas.records import decode_record
 from loopwarden.settings import DetectionSettings, Settings
 
 StateLoader = Callable[[str], LoopState | None]
@@ -76,76 +75,6 @@ class RecordOutcome:
     """(event id, loop id) of every event applied or skipped here (not re-routed)."""
     events: int = 0
     skipped: int = 0
-
-
-@dataclass(slots=True)
-class DecodedRecord:
-    """Valid events of a record with their index in it, plus its dead letters."""
-
-    events: list[tuple[int, Any]] = field(default_factory=list)
-    dead_letters: list[DeadLetter] = field(default_factory=list)
-
-
-def _too_large(size: int, limit: int) -> EventTooLargeError:
-    error = FieldError("", f"event is {size} bytes; limits.max_event_bytes is {limit}")
-    return EventTooLargeError(str(error), (error,))
-
-
-def decode_record(
-    value: bytes | None,
-    key: bytes | None,
-    source: SourcePosition,
-    max_event_bytes: int,
-    validate: Callable[[Any], Any] = validate_action,
-) -> DecodedRecord:
-    """Decode and validate one record (with ``validate``); never raises for bad input."""
-    out = DecodedRecord()
-    if not value:
-        error = EventDecodeError("empty record value", (FieldError("", "empty record value"),))
-        out.dead_letters.append(DeadLetter.from_error(error, value or b"", source, key))
-        return out
-    is_batch = value[:1] == b"[" or value.lstrip()[:1] == b"["
-    if not is_batch and len(value) > max_event_bytes:
-        error = _too_large(len(value), max_event_bytes)
-        out.dead_letters.append(DeadLetter.from_error(error, value, source, key))
-        return out
-    try:
-        decoded: Any = codec.loads(value)
-    except EventDecodeError as exc:
-        exc.errors = (FieldError("", str(exc)),)
-        out.dead_letters.append(DeadLetter.from_error(exc, value, source, key))
-        return out
-    if isinstance(decoded, dict):
-        _validate_into(out, validate, decoded, value, key, source, None)
-    elif isinstance(decoded, list):
-        check_sizes = len(value) > max_event_bytes
-        for index, element in enumerate(decoded):
-            raw = codec.dumps(element)
-            if check_sizes and len(raw) > max_event_bytes:
-                error = _too_large(len(raw), max_event_bytes)
-                out.dead_letters.append(DeadLetter.from_error(error, raw, source, key, index))
-                continue
-            _validate_into(out, validate, element, raw, key, source, index)
-    else:
-        message = f"expected a JSON object or an array of objects, got {type(decoded).__name__}"
-        error = EventDecodeError(message, (FieldError("", message),))
-        out.dead_letters.append(DeadLetter.from_error(error, value, source, key))
-    return out
-
-
-def _validate_into(
-    out: DecodedRecord,
-    validate: Callable[[Any], Any],
-    obj: Any,
-    raw: bytes,
-    key: bytes | None,
-    source: SourcePosition,
-    index: int | None,
-) -> None:
-    try:
-        out.events.append((index or 0, validate(obj)))
-    except EventError as exc:
-        out.dead_letters.append(DeadLetter.from_error(exc, raw, source, key, index))
 
 
 class RecordProcessor:

@@ -97,6 +97,13 @@ class MemorySettings(BaseModel):
         "unless the older has this much more trust.",
     )
     rrf_k: int = Field(60, ge=1, description="Reciprocal rank fusion constant (002 §2).")
+    rank_by: Literal["rrf", "relevance"] = Field(
+        "rrf",
+        description="Order of a search's answer. rrf: the fused rank of seed 002 §2, "
+        "C.O.R.E. P.A.C.T. relevance breaking ties; relevance: seed 000 §3.4 relevance "
+        "plus keyword bonus first, RRF breaking ties (recall@5 on the labelled set: "
+        "see benchmarks/README.md).",
+    )
     short_term_beta: float = Field(1.2, description="Forgetting curve exponent, short term.")
     long_term_beta: float = Field(0.8, description="Forgetting curve exponent, long term.")
     promote_threshold: float = Field(0.7, description="Strength at which a memory is long-term.")
@@ -118,6 +125,14 @@ class MemorySettings(BaseModel):
     )
     hashing_dims: int = Field(256, ge=8)
     candidate_limit: int = Field(10, ge=1, description="Neighbours checked for dedup/conflicts.")
+    write_checks: Literal["each", "deferred"] = Field(
+        "each",
+        description="each: every stream write is checked against its nearest memories "
+        "(duplicates, contradictions) before it is stored, ~25 ms of vector search per "
+        "write at a million memories; deferred: writes are appended as `memory import` "
+        "does and the maintenance cycle's consolidation and conflict upkeep check them "
+        "(bulk loads, tens of thousands of writes per second).",
+    )
     default_decay_rate: float = Field(0.05, ge=0)
     batch_max_writes: int = Field(200, ge=1, description="Writes applied to LanceDB at once.")
     maintenance_interval_s: float = Field(

@@ -221,3 +221,62 @@ async def test_a_storage_outage_pauses_memory_writes_instead_of_rejecting_them(
         os.rename(f"{uri}.away", uri)  # and comes back
         (second,) = await outcomes.collect(1, 120)
     assert (second["event_id"], second["status"]) == (f"{scope}-2", "stored")
+
+
+async def test_bulk_writes_with_deferred_checks_store_every_vector_once(broker, worker_factory):
+    """remember_many: arrays of writes per record, base64 vectors, checks deferred."""
+    import numpy as np
+
+    from loopwarden.schemas import codec
+    from loopwarden.streams.subscriber import DeadLetterSubscriber
+
+    settings = isolated_settings(broker, "bulk")
+    memory = settings.memory.model_copy(update={"write_checks": "deferred"})
+    settings = settings.model_copy(update={"memory": memory})
+    worker_factory(settings)
+    scope = f"bulk-{uuid.uuid4().hex[:6]}"
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((300, 512)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    items = [
+        {
+            "content": f"service {i} needs flag {i % 7} before it starts",
+            "event_id": f"{scope}-{i}",
+            "scope": scope,
+            "embedding": vectors[i] if i % 2 else vectors[i].tolist(),  # numpy or numbers
+        }
+        for i in range(300)
+    ]
+
+    def raw(event_id: str, embedding: object) -> dict:
+        payload = {"content": event_id, "scope": scope, "embedding": embedding}
+        return {"event_id": event_id, "occurred_at": 1.0, "payload": payload}
+
+    bad_record = codec.dumps(
+        [raw(f"{scope}-ok", vectors[0].tolist()), raw(f"{scope}-bad", "not base64!")]
+    )
+    async with (
+        MemoryOutcomeSubscriber(settings, scope=scope) as outcomes,
+        DeadLetterSubscriber(settings, loop_id=scope) as letters,
+        AsyncPublisher(settings, topic=settings.topics.memory_writes) as publisher,
+    ):
+        ids = await publisher.remember_many(items, per_record=64)
+        position = await publisher.send_raw(bad_record, scope.encode())
+        first = {o["event_id"]: o for o in await outcomes.collect(301, 120)}
+        (letter,) = await letters.collect(1, 60)
+        again = await publisher.remember_many(items[:10], per_record=64)
+        replayed = await outcomes.collect(10, 60)
+    assert ids == [item["event_id"] for item in items]
+    assert again == ids[:10]
+    assert {first[i]["status"] for i in ids} == {"stored"}
+    assert {first[i]["checks"] for i in ids} == {"deferred"}
+    assert first[f"{scope}-ok"]["status"] == "stored"
+    assert {o["status"] for o in replayed} == {"already_stored"}
+    assert letter.batch_index == 1 and (letter.source.partition, letter.source.offset) == position
+    assert "base64" in letter.message
+    table = MemoryTable(settings.memory.uri, 512, settings.memory.table)
+    stored = table.columns(["content", "vector", "scope"]).to_pylist()
+    mine = {r["content"]: r["vector"] for r in stored if r["scope"] == scope}
+    assert len(mine) == 301 and f"{scope}-bad" not in mine
+    for i in (0, 1, 299):  # each vector as sent (renormalised), whichever form it travelled in
+        np.testing.assert_allclose(np.asarray(mine[items[i]["content"]]), vectors[i], rtol=1e-6)

@@ -161,3 +161,31 @@ def test_whole_table_ranking_is_columnar_and_matches_the_scalar_formula(memory):
     )[:10]
     assert [s for _, s in ranked] == pytest.approx([s for _, s in expected])
     assert len(ranked) == 10
+
+
+def test_the_answer_follows_the_fused_rank_unless_relevance_first_is_asked(tmp_path):
+    table = MemoryTable(str(tmp_path / "lance"), CFG.hashing_dims)
+    embedder = HashingEmbedder(CFG.hashing_dims)
+    writer = MemoryWriter(table, embedder, CFG)
+    weak_scores = {d: 0.1 for d in "rcoeat"} | {"p": 0.1}
+    strong_scores = {d: 1.0 for d in "rcoeat"} | {"p": 1.0}
+    writer.write(
+        [
+            write("Redis caches the session tokens", "hit", scores=weak_scores),
+            write("Tokens rotate every night at midnight", "other", scores=strong_scores),
+        ],
+        NOW,
+    )
+    query = "redis caches session tokens"
+    orders = {}
+    for rank_by in ("rrf", "relevance"):
+        search = MemorySearch(table, embedder, CFG.model_copy(update={"rank_by": rank_by}))
+        found = search.search(query, strategies=("semantic", "full_text"))
+        orders[rank_by] = [m["content"] for m in found.memories]
+        rrf = {m["content"]: m["rrf"] for m in found.memories}
+        relevance = {m["content"]: m["relevance"] for m in found.memories}
+    hit, other = "Redis caches the session tokens", "Tokens rotate every night at midnight"
+    assert rrf[hit] > rrf[other] and relevance[other] > relevance[hit]  # the orders disagree
+    assert orders["rrf"] == [hit, other]
+    assert orders["relevance"] == [other, hit]
+    assert MemorySettings().rank_by == "rrf"

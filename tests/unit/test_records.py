@@ -1,8 +1,9 @@
 """Record decoding: batches, dead letters with precise reasons, nothing lost."""
 
-from loopwarden.agents.monitor.records import RecordProcessor, decode_record
+from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import SourcePosition
+from loopwarden.schemas.records import decode_record
 
 SRC = SourcePosition("actions", 3, 42, 1000)
 
