@@ -7,7 +7,15 @@ import binascii
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, WithJsonSchema
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PrivateAttr,
+    WithJsonSchema,
+)
 
 from loopwarden.schemas.events import SCHEMA_VERSION, EventId, Timestamp, validate_envelope
 from loopwarden.schemas.redaction import redact_fields
@@ -24,12 +32,12 @@ def as_vector(value: Any) -> np.ndarray:
         vector = value.astype(np.float32, copy=False).ravel()
     elif isinstance(value, str):
         try:
-            raw = base64.b64decode(value, validate=True)
+            raw = binascii.a2b_base64(value, strict_mode=True)
         except (binascii.Error, ValueError):
             raise ValueError("a string embedding must be base64 of float32 values") from None
         if len(raw) % 4:
             raise ValueError(f"base64 embedding of {len(raw)} bytes: not float32 values")
-        vector = np.frombuffer(raw, dtype="<f4").astype(np.float32)
+        vector = np.frombuffer(raw, dtype="<f4")  # read-only, never changed in place
     elif isinstance(value, list | tuple):
         if any(isinstance(x, bool) or not isinstance(x, int | float) for x in value):
             raise ValueError("embedding values must be numbers")
@@ -112,13 +120,24 @@ class MemoryWrite(BaseModel):
     type: Literal["memory_write"] = "memory_write"
     occurred_at: Timestamp
     payload: MemoryPayload
+    _redaction: bool | None = PrivateAttr(None)  # None: not scanned; else: secrets found
 
     def redacted(self) -> MemoryWrite:
-        """This write with secrets in its text fields redacted."""
+        """This write with secrets in its text fields redacted (scanned once: a write
+        already redacted is returned as it is)."""
+        if self._redaction is not None:
+            return self
         payload = redact_fields(
             self.payload, ("content", "tags", "potential_questions", "entity_refs")
         )
-        return self if payload is self.payload else self.model_copy(update={"payload": payload})
+        write = self if payload is self.payload else self.model_copy(update={"payload": payload})
+        write._redaction = payload is not self.payload
+        return write
+
+    @property
+    def had_secrets(self) -> bool:
+        """True when redaction replaced something in this write (or the one it came from)."""
+        return bool(self._redaction)
 
 
 def validate_memory_write(obj: Any) -> MemoryWrite:

@@ -43,7 +43,7 @@ _SECRET_WORDS = (
 # but not as a prefix of another word (``max_tokens``, ``secretary``).
 _ASSIGNMENT = re.compile(
     rf"((?:{_SECRET_WORDS})(?:[_.-][A-Za-z0-9_.-]*)?[\"']?(?:\s*[:=：]\s*|\s+is\s+)[\"']?)"
-    rf"((?:Bearer|Basic)\s+)?([^\s\"',;&}}\]]+)",
+    rf"((?:Bearer|Basic)\s+)?(?!\[REDACTED\])([^\s\"',;&}}\]]+)",  # not redacted already
     re.IGNORECASE,
 )
 _AUTH_HEADER = re.compile(
@@ -168,11 +168,19 @@ class Redactor:
     def __init__(self) -> None:
         self._plugins = _plugin_patterns()
 
+    @staticmethod
+    def triggers(text: str) -> tuple[bool, bool, bool]:
+        """Whether ``text`` holds a secret keyword, a long token run, a long digit run:
+        without any of them no pattern can match."""
+        return (
+            _KEYWORD.search(text.lower()) is not None,
+            _LONG_TOKEN.search(text) is not None,
+            _DIGIT_RUN.search(text) is not None,
+        )
+
     def text(self, text: str) -> str:
         """``text`` with every secret replaced."""
-        keyword = _KEYWORD.search(text.lower()) is not None
-        token = _LONG_TOKEN.search(text) is not None
-        digits = _DIGIT_RUN.search(text) is not None
+        keyword, token, digits = self.triggers(text)
         if not (keyword or token or digits):
             return text
         if keyword:
@@ -259,9 +267,29 @@ def redact(value: Any) -> Any:
 M = TypeVar("M", bound=BaseModel)
 
 
+def _plain_strings(values: Iterable[Any]) -> list[str] | None:
+    """The strings of values that are strings or lists of strings; None otherwise."""
+    texts: list[str] = []
+    for value in values:
+        if isinstance(value, str):
+            texts.append(value)
+        elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+            texts.extend(value)
+        else:
+            return None
+    return texts
+
+
 def redact_fields(model: M, names: Iterable[str]) -> M:
-    """``model`` with the named fields redacted; the same object when none held a secret."""
+    """``model`` with the named fields redacted; the same object when none held a secret.
+
+    Fields of plain text are screened together first (one pass of the three cheap
+    checks over all of them: a newline joins them, so no match spans two)."""
     redactor = default_redactor()
+    names = tuple(names)
+    texts = _plain_strings(getattr(model, name) for name in names)
+    if texts is not None and not any(redactor.triggers("\n".join(texts))):
+        return model
     update = {}
     for name in names:
         value = getattr(model, name)

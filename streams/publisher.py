@@ -268,7 +268,8 @@ class AsyncPublisher:
 
         Each item holds ``content`` and :class:`~loopwarden.schemas.memory.MemoryPayload`
         fields (``embedding`` as numbers, a numpy array or base64 float32), optionally
-        ``event_id``; every item is validated before anything is sent. Writes of one
+        ``event_id``; every item is validated (and redacted) before anything is sent, so
+        a bad item sends nothing. Event ids come back in the order given. Writes of one
         scope travel together as JSON arrays of up to ``per_record`` writes or
         ``max_record_bytes``, keyed by the scope; vectors travel as base64 float32.
         For bulk loads: a worker with ``memory.write_checks=deferred`` stores them at
@@ -277,9 +278,11 @@ class AsyncPublisher:
         if self._producer is None:
             raise PublishError("publisher is not started")
         by_scope: dict[str, list[tuple[str, bytes]]] = {}
+        event_ids = []  # in the order given
         for item in memories:
             fields = dict(item)
             write = make_memory_write(fields.pop("content", ""), **fields)
+            event_ids.append(write.event_id)
             by_scope.setdefault(write.payload.scope, []).append(
                 (write.event_id, encode_memory_write(write))
             )
@@ -303,7 +306,7 @@ class AsyncPublisher:
         if failed:
             first = next(r for r in results if isinstance(r, BaseException))
             raise PublishError(f"{len(failed)} memory write(s) not delivered: {first}", failed)
-        return [event_id for encoded in by_scope.values() for event_id, _ in encoded]
+        return event_ids
 
     async def _send_guardrail_event(
         self, kind: str, loop_id: str, payload: dict[str, Any], event_id: str | None = None

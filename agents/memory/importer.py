@@ -16,17 +16,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from loopwarden.agents.memory.embedding import Embedder
-from loopwarden.agents.memory.writer import (
+from loopwarden.agents.memory.rows import (
     content_vectors,
-    new_row,
+    memory_id_of,
+    new_rows_table,
     outcome_of,
     questions_vectors,
 )
-from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.memory import MemoryWrite
-from loopwarden.schemas.redaction import redact_text
 from loopwarden.settings import MemorySettings
-from loopwarden.storage.memory_table import MemoryTable, rows_to_arrow
+from loopwarden.storage.memory_table import MemoryTable
 
 
 @dataclass
@@ -54,47 +53,29 @@ class MemoryImporter:
     def import_writes(self, writes: Sequence[MemoryWrite], now: float) -> list[dict[str, Any]]:
         """Store the writes not stored yet (by id); one memory-outcomes record per write:
         ``stored`` with ``checks: "deferred"``, or ``already_stored``."""
-        ids = [
-            w.payload.memory_id or derived_id("memory", w.payload.scope, w.event_id) for w in writes
-        ]
+        writes = [w.redacted() for w in writes]  # a no-op for what the validator redacted
+        ids = [memory_id_of(w) for w in writes]
         stored = self.table.existing_ids(list(dict.fromkeys(ids)))
         fresh: dict[str, int] = {}  # memory id → the first write of it not stored yet
         for i, memory_id in enumerate(ids):
             if memory_id not in stored:
                 fresh.setdefault(memory_id, i)
-        firsts = list(fresh.values())
-        payloads = [writes[i].payload for i in firsts]
-        contents = [redact_text(p.content) for p in payloads]
-        questions = [[redact_text(q) for q in p.potential_questions] for p in payloads]
-        tags = [[redact_text(t) for t in p.tags] for p in payloads]
-        outcome_at: dict[int, dict[str, Any]] = {}
+        firsts = set(fresh.values())
         if firsts:
-            vectors = content_vectors([writes[i] for i in firsts], contents, self.embedder)
-            asked = questions_vectors(questions, vectors, self.embedder)
-            rows = []
-            for n, i in enumerate(firsts):
-                rows.append(
-                    new_row(
-                        writes[i],
-                        ids[i],
-                        contents[n],
-                        tags[n],
-                        questions[n],
-                        vectors[n],
-                        asked[n],
-                        self.cfg,
-                        now,
-                    )
-                )
-                outcome = outcome_of(writes[i], ids[i], contents[n], tags[n], questions[n])
-                outcome.update(trust=rows[-1]["trust"], checks="deferred")
-                outcome_at[i] = outcome
-            self.table.append(rows_to_arrow(rows, self.table.table.schema))  # ids checked above
+            new = [writes[i] for i in sorted(firsts)]
+            vectors = content_vectors(new, self.embedder)
+            asked = questions_vectors(new, vectors, self.embedder)
+            rows = new_rows_table(
+                new, list(fresh), vectors, asked, self.cfg, now, self.table.table.schema
+            )
+            self.table.append(rows)  # ids checked above
+            trust = dict(zip(fresh, rows.column("trust").to_pylist(), strict=True))
         outcomes = []
         for i, write in enumerate(writes):
-            outcome = outcome_at.get(i)
-            if outcome is None:  # stored before, or an earlier write of the batch
-                outcome = outcome_of(write, ids[i], write.payload.content, [], [])
-                outcome.update(status="already_stored", redacted=False)
+            outcome = outcome_of(write, ids[i])
+            if i in firsts:
+                outcome.update(trust=trust[ids[i]], checks="deferred")
+            else:  # stored before, or an earlier write of the batch
+                outcome["status"] = "already_stored"
             outcomes.append(outcome)
         return outcomes

@@ -102,6 +102,16 @@ def trust_score(
     return max(0.0, min(1.0, score))
 
 
+def trust_scores(
+    source_reliability: FloatArray, age_days: FloatArray, cfg: MemorySettings = _DEFAULT
+) -> FloatArray:
+    """:func:`trust_score` of new memories (no corroboration or contradiction yet)."""
+    days = np.clip(age_days, 0.0, cfg.trust_recency_days)
+    recency = np.maximum(1.0 - days / cfg.trust_recency_days, 0.0)
+    score = source_reliability * cfg.trust_source_weight + recency * cfg.trust_recency_weight
+    return np.clip(score, 0.0, 1.0)
+
+
 # -- conflicts (seed 002 §5) -------------------------------------------------------------------
 
 NEGATION_MARKERS = ("不", "没", "不是", "不会", "never", "not", "no ")

@@ -26,22 +26,24 @@ import numpy as np
 
 from loopwarden.agents.memory.embedding import Embedder
 from loopwarden.agents.memory.judge import ConflictJudge
+from loopwarden.agents.memory.rows import (
+    content_vectors,
+    memory_id_of,
+    new_row,
+    outcome_of,
+    questions_vectors,
+    row_trust,
+)
 from loopwarden.agents.memory.scoring import (
-    DIMENSIONS,
     contradiction_confidence,
     cosine_similarity,
     is_duplicate,
     jaccard,
-    relevance,
-    trust_score,
 )
-from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.memory import MemoryWrite
-from loopwarden.schemas.redaction import redact_text
 from loopwarden.settings import MemorySettings
 from loopwarden.storage.memory_table import MemoryTable, rows_to_arrow
 
-DAY = 86_400.0
 CANDIDATE_COLUMNS = (
     "id",
     "scope",
@@ -67,117 +69,6 @@ EVIDENCE_COLUMNS = (
     "updated_at",
 )
 """What a write changes in a memory it corroborates or contradicts."""
-
-
-def _age_days(now: float, then: float | None) -> float:
-    return max((now - (then or now)) / DAY, 0.0)
-
-
-def content_vectors(
-    writes: Sequence[MemoryWrite], contents: list[str], embedder: Embedder
-) -> np.ndarray:
-    """Content vectors: the write's own (normalised) or the embedder's, only for the
-    writes that carry none."""
-    vectors = np.zeros((len(writes), embedder.dims), dtype=np.float32)
-    to_embed = [i for i, w in enumerate(writes) if w.payload.embedding is None]
-    if to_embed:
-        vectors[to_embed] = embedder.embed([contents[i] for i in to_embed])
-    for i, write in enumerate(writes):
-        supplied = write.payload.embedding
-        if supplied is not None:
-            if len(supplied) != embedder.dims:
-                raise ValueError(
-                    f"event {write.event_id}: embedding has {len(supplied)} dimensions, "
-                    f"the memory table {embedder.dims}"
-                )
-            v = np.asarray(supplied, dtype=np.float32)
-            norm = np.linalg.norm(v)
-            vectors[i] = v / norm if norm else v
-    return vectors
-
-
-def questions_vectors(
-    questions: list[list[str]], vectors: np.ndarray, embedder: Embedder
-) -> np.ndarray:
-    """The questions' vector, or the content's for a write without questions (it
-    casts no question vote then: see ``is_duplicate``)."""
-    result = vectors.copy()
-    asked = [i for i, q in enumerate(questions) if q]
-    if asked:
-        result[asked] = embedder.embed([" ".join(questions[i]) for i in asked])
-    return result
-
-
-def new_row(
-    write: MemoryWrite,
-    memory_id: str,
-    content: str,
-    tags: list[str],
-    questions: list[str],
-    vector: np.ndarray,
-    question_vector: np.ndarray,
-    cfg: MemorySettings,
-    now: float,
-) -> dict[str, Any]:
-    """The stored row of a new memory (redacted texts given; trust computed)."""
-    p = write.payload
-    scores = p.scores.model_dump()
-    row = {
-        "id": memory_id,
-        "scope": p.scope,
-        "content": content,
-        "tags": tags,
-        "potential_questions": questions,
-        "entity_refs": [redact_text(e).lower() for e in p.entity_refs],
-        "memory_type": p.memory_type,
-        "layer": p.layer,
-        **{d: float(scores[d]) for d in DIMENSIONS},
-        "importance": p.importance if p.importance is not None else relevance(scores),
-        "source_reliability": p.source_reliability,
-        "corroboration_count": 0,
-        "contradiction_count": 0,
-        "corroborated_by": [],
-        "access_count": 0,
-        "last_access_at": None,
-        "created_at": write.occurred_at,
-        "updated_at": now,
-        "decay_rate": cfg.default_decay_rate,
-        "deleted": False,
-        "source_loop_id": p.source_loop_id,
-        "source_event_id": p.source_event_id,
-        "vector": vector,
-        "question_vector": question_vector,
-    }
-    row["trust"] = row_trust(row, now, cfg)
-    return row
-
-
-def row_trust(row: dict[str, Any], now: float, cfg: MemorySettings) -> float:
-    """Seed 002 §4 trust of a stored row."""
-    return trust_score(
-        row["source_reliability"],
-        int(row["corroboration_count"]),
-        int(row["contradiction_count"]),
-        _age_days(now, row.get("created_at")),
-        cfg,
-    )
-
-
-def outcome_of(
-    write: MemoryWrite, memory_id: str, content: str, tags: list[str], questions: list[str]
-) -> dict[str, Any]:
-    """The memory-outcomes record of a write, as ``stored`` (the caller refines it)."""
-    p = write.payload
-    return {
-        "outcome_id": derived_id("memory_outcome", write.event_id),
-        "event_id": write.event_id,
-        "memory_id": memory_id,
-        "scope": p.scope,
-        "status": "stored",
-        "duplicate_of": None,
-        "conflicts": [],
-        "redacted": content != p.content or tags != p.tags or questions != p.potential_questions,
-    }
 
 
 @dataclass
@@ -219,14 +110,13 @@ class MemoryWriter:
         """Process ``writes`` in order (later writes see earlier ones of the batch)."""
         if not writes:
             return []
-        contents = [redact_text(w.payload.content) for w in writes]
-        questions = [[redact_text(q) for q in w.payload.potential_questions] for w in writes]
-        tags = [[redact_text(t) for t in w.payload.tags] for w in writes]
-        vectors = content_vectors(writes, contents, self.embedder)
-        question_vectors = questions_vectors(questions, vectors, self.embedder)
-        ids = [
-            w.payload.memory_id or derived_id("memory", w.payload.scope, w.event_id) for w in writes
-        ]
+        writes = [w.redacted() for w in writes]  # a no-op for what the validator redacted
+        contents = [w.payload.content for w in writes]
+        questions = [list(w.payload.potential_questions) for w in writes]
+        tags = [list(w.payload.tags) for w in writes]
+        vectors = content_vectors(writes, self.embedder)
+        question_vectors = questions_vectors(writes, vectors, self.embedder)
+        ids = [memory_id_of(w) for w in writes]
         stored = self.table.existing_ids(list(dict.fromkeys(ids)))
         nearby = self._stored_neighbours(writes, vectors)
         similarity = vectors @ vectors.T  # unit vectors: cosine within the batch
@@ -234,7 +124,7 @@ class MemoryWriter:
         outcomes = []
         for i, write in enumerate(writes):
             if ids[i] in stored or ids[i] in batch.new:
-                outcomes.append(outcome_of(write, ids[i], contents[i], tags[i], questions[i]))
+                outcomes.append(outcome_of(write, ids[i]))
                 outcomes[-1]["status"] = "already_stored"  # a replayed write
                 continue
             candidates = self._candidates(
@@ -278,7 +168,7 @@ class MemoryWriter:
         now: float,
     ) -> dict[str, Any]:
         cfg = self.cfg
-        outcome = outcome_of(write, memory_id, content, tags, questions)
+        outcome = outcome_of(write, memory_id)
         for row, _ in candidates:
             if write.event_id in (row.get("corroborated_by") or []):
                 outcome.update(status="already_stored", duplicate_of=row["id"])
@@ -323,7 +213,7 @@ class MemoryWriter:
             )
         if outcome["conflicts"]:
             outcome["status"] = "stored_with_conflicts"
-        new = new_row(write, memory_id, content, tags, questions, vector, question_vector, cfg, now)
+        new = new_row(write, memory_id, vector, question_vector, cfg, now)
         new["contradiction_count"] = contradictions
         new["trust"] = self._trust(new, now)
         batch.new[memory_id] = new

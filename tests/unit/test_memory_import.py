@@ -51,3 +51,59 @@ def test_import_redacts_is_idempotent_and_maintenance_merges_what_it_did_not_che
     assert report.consolidated == 1
     live = table.columns(["content"], where="deleted = false").column("content").to_pylist()
     assert sorted(live).count("deploy.sh needs execute permission") == 1
+
+
+def test_the_columnar_rows_of_a_batch_equal_the_write_paths_rows():
+    """Bulk paths build Arrow columns; every value must be what ``new_row`` stores."""
+    import numpy as np
+
+    from loopwarden.agents.memory.embedding import HashingEmbedder
+    from loopwarden.agents.memory.rows import (
+        content_vectors,
+        memory_id_of,
+        new_row,
+        new_rows_table,
+        questions_vectors,
+    )
+    from loopwarden.schemas.memory import validate_memory_write
+    from loopwarden.storage.memory_table import memory_schema, rows_to_arrow
+
+    cfg = MemorySettings(embedder="hashing")
+    embedder = HashingEmbedder(cfg.hashing_dims)
+    rng = np.random.default_rng(5)
+    payloads = [
+        {"content": "plain fact", "scope": "s1"},
+        {
+            "content": "Deploy with password: hunter2 on DB1",
+            "tags": ["Deploy", "db"],
+            "potential_questions": ["how to deploy?"],
+            "entity_refs": ["DB1", "deploy.sh"],
+            "scores": {"r": 0.9, "e": 0.4, "p": 1.0},
+            "importance": 0.33,
+            "source_reliability": 0.95,
+            "memory_type": "preference",
+            "layer": "long_term",
+            "source_loop_id": "loop-1",
+            "source_event_id": "ev-1",
+        },
+        {"content": "supplied vector", "embedding": rng.standard_normal(cfg.hashing_dims).tolist()},
+    ]
+    now = T0 + 86_400 * 12.5
+    writes = [
+        validate_memory_write({"event_id": f"e{i}", "occurred_at": T0 - 86_400 * i, "payload": p})
+        for i, p in enumerate(payloads)
+    ]
+    vectors = content_vectors(writes, embedder)
+    asked = questions_vectors(writes, vectors, embedder)
+    ids = [memory_id_of(w) for w in writes]
+    schema = memory_schema(cfg.hashing_dims)
+    one_by_one = rows_to_arrow(
+        [new_row(w, ids[i], vectors[i], asked[i], cfg, now) for i, w in enumerate(writes)], schema
+    ).to_pylist()
+    columnar = new_rows_table(writes, ids, vectors, asked, cfg, now, schema).to_pylist()
+    assert columnar == one_by_one
+    assert "hunter2" not in columnar[1]["content"] and columnar[1]["entity_refs"] == [
+        "db1",
+        "deploy.sh",
+    ]
+    assert len({round(r["trust"], 9) for r in columnar}) == 3  # source and age both count

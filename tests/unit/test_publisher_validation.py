@@ -35,3 +35,19 @@ def test_encoded_event_round_trips():
         "side_effects": [],
     }
     assert (data["occurred_at"], data["published_at"], data["type"]) == (5.0, 6.0, "action")
+
+
+def test_bulk_memory_records_respect_both_limits_and_keep_order():
+    from loopwarden.streams.memory_writes import chunk_records
+
+    items = [(f"e{i}", b"x" * size) for i, size in enumerate([10, 10, 10, 50, 10, 200, 10])]
+    chunks = list(chunk_records(items, per_record=2, max_bytes=60))
+    assert [[e for e, _ in c] for c in chunks] == [
+        ["e0", "e1"],
+        ["e2"],  # e3 would pass 60 bytes
+        ["e3"],  # e4 too
+        ["e4"],
+        ["e5"],  # larger than the limit: alone
+        ["e6"],
+    ]
+    assert [e for c in chunks for e, _ in c] == [e for e, _ in items]

@@ -43,3 +43,24 @@ def test_nested_values_and_secret_keys():
 def test_ordinary_text_is_untouched():
     text = "The deploy on 2026-11-21 failed with exit code 137 after 42 s."
     assert redact_text(text) == text
+
+
+def test_redacting_twice_changes_nothing_more():
+    """A redacted text passes every later redaction unchanged (validation, then storage);
+    ``password: [REDACTED]`` used to become ``password: [REDACTED]]``."""
+    texts = [
+        "login with password: hunter2 and api_key=sk-abcdefghijklmnopqrstuvwx then",
+        "Deploy with password: hunter2 and token=abcdef123456 on host db1",
+        'config {"password": "hunter2", "secret": \'s3cr3t\'} end',
+        "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "Authorization: Bearer abc.def.ghi123456",
+        "密码：abc123!",
+        "mysql -uroot -phunter2 db and --password hunter3",
+        "card 4111 1111 1111 1111 and id 11010519491231002X",
+        "postgres://admin:s3cretpw@db:5432/app",
+        "key AKIAABCDEFGHIJKLMNOP leaked",
+    ]
+    for text in texts:
+        once = redact_text(text)
+        assert once != text
+        assert redact_text(once) == once, once

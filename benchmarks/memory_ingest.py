@@ -1,0 +1,217 @@
+"""Benchmark: memory ingest with agent-supplied vectors, through the stream and the storage layer.
+
+Memories are real trajectory sentences with vectors clustered around their USE
+embeddings (``realistic_memories``: never isotropic). Per repetition, on fresh
+LanceDB directories and fresh topics of the embedded broker:
+
+1. ``lancedb add`` (the baseline): LanceDB's own ``Table.add`` of the same memories
+   as Arrow batches of ``--batch`` rows;
+2. ``storage layer``: ``MemoryImporter.import_writes`` of validated writes in
+   batches of ``--batch`` (redaction, scoring, id look-up, Arrow conversion,
+   append — what a worker with ``memory.write_checks=deferred`` does per batch);
+3. ``stream``: a real ``loopwarden worker`` (memory role only, checks deferred),
+   warmed up on one write; the memories go through ``AsyncPublisher.remember_many``
+   (validated, vectors as base64 float32, arrays of ``--per-record`` writes per
+   record); memories/s = N / (first publish → the worker's group committed the end
+   of the memory-writes topic). Publisher, broker and worker share this machine.
+
+Every phase is checked: the table must hold N memories afterwards. Prints a table
+(medians) and writes ``benchmarks/results/memory_ingest.json``.
+
+    .venv/bin/python benchmarks/memory_ingest.py                  # 100,000 memories, 3 reps
+    .venv/bin/python benchmarks/memory_ingest.py --memories 20000 --reps 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import lancedb
+import numpy as np
+from realistic_memories import cluster_members, embedded_sentences, entities_of, memory_batches
+
+from loopwarden.agents.memory.embedding import HashingEmbedder
+from loopwarden.agents.memory.importer import MemoryImporter
+from loopwarden.settings import Settings, settings_env
+from loopwarden.storage.memory_table import MemoryTable, memory_schema
+from loopwarden.streams.broker import EmbeddedBroker
+from loopwarden.streams.memory_writes import make_memory_write
+from loopwarden.streams.publisher import AsyncPublisher
+from loopwarden.streams.replay_reader import wait_until_committed
+from loopwarden.streams.topics import ensure_topics
+
+RESULTS = Path(__file__).parent / "results"
+
+
+class _NoEmbedder(HashingEmbedder):
+    """Every write carries its vector: embedding anything would be a bug here."""
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        raise AssertionError(f"{len(texts)} text(s) embedded although vectors were supplied")
+
+
+def memories(sentences: list[str], base: np.ndarray, n: int, seed: int) -> list[dict[str, Any]]:
+    """``n`` memory items as an agent would hand them to ``remember_many``."""
+    rng = np.random.default_rng(seed)
+    picks, vectors = cluster_members(base, n, rng)
+    return [
+        {
+            "event_id": f"ingest-{seed}-{i}",
+            "content": sentences[p],
+            "tags": ["trajectory"],
+            "entity_refs": entities_of(sentences[p]),
+            "embedding": vectors[i],
+        }
+        for i, p in enumerate(picks)
+    ]
+
+
+def lancedb_add(sentences: list[str], base: np.ndarray, n: int, batch: int, scratch: Path) -> float:
+    tables = list(memory_batches(sentences, base, n, batch, time.time()))
+    table = lancedb.connect(str(scratch / "baseline")).create_table(
+        "memories", schema=memory_schema(base.shape[1])
+    )
+    started = time.perf_counter()
+    for arrow in tables:
+        table.add(arrow)
+    rate = n / (time.perf_counter() - started)
+    assert table.count_rows() == n
+    return rate
+
+
+def storage_layer(items: list[dict[str, Any]], dims: int, batch: int, scratch: Path) -> float:
+    settings = Settings().memory.model_copy(update={"write_checks": "deferred"})
+    writes = [make_memory_write(**item) for item in items]
+    table = MemoryTable(str(scratch / "store"), dims, indexes=settings.index)
+    importer = MemoryImporter(table, _NoEmbedder(dims), settings)
+    started = time.perf_counter()
+    for start in range(0, len(writes), batch):
+        importer.import_writes(writes[start : start + batch], time.time())
+    rate = len(writes) / (time.perf_counter() - started)
+    assert table.count() == len(writes)
+    return rate
+
+
+async def committed(settings: Settings, timeout_s: float = 900) -> float:
+    await wait_until_committed(
+        settings.kafka.bootstrap_servers,
+        settings.app_id,
+        [settings.topics.memory_writes],
+        timeout_s,
+        poll_s=0.05,
+    )
+    return time.monotonic()
+
+
+async def publish(settings: Settings, items: list[dict[str, Any]], per_record: int) -> float:
+    started = time.monotonic()
+    async with AsyncPublisher(settings, topic=settings.topics.memory_writes) as publisher:
+        await publisher.remember_many(items, per_record=per_record)
+    return time.monotonic() - started
+
+
+def stream(
+    broker: EmbeddedBroker,
+    items: list[dict[str, Any]],
+    dims: int,
+    per_record: int,
+    scratch: Path,
+) -> dict[str, float]:
+    tag = f"bench-ingest-{uuid.uuid4().hex[:6]}"
+    settings = Settings().namespaced(tag, bootstrap_servers=broker.bootstrap_servers)
+    memory = settings.memory.model_copy(
+        update={"uri": str(scratch / tag / "memory"), "write_checks": "deferred"}
+    )
+    settings = settings.model_copy(
+        update={
+            "roles": frozenset({"memory"}),
+            "data_dir": str(scratch / tag),
+            "memory": memory,
+            "log_level": "info",
+        }
+    )
+    asyncio.run(ensure_topics(settings))
+    env = {**os.environ, **settings_env(settings)}
+    log = open(scratch / f"{tag}.log", "wb")  # noqa: SIM115
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "loopwarden", "worker"], env=env, stdout=log, stderr=log
+    )
+    try:
+        warm = [{**items[0], "event_id": f"{tag}-warm", "content": "warm-up"}]
+        asyncio.run(publish(settings, warm, per_record))
+        asyncio.run(committed(settings))  # the worker is up and storing
+        start = time.monotonic()
+        publish_s = asyncio.run(publish(settings, items, per_record))
+        done = asyncio.run(committed(settings))
+    finally:
+        worker.terminate()
+        worker.wait(60)
+        log.close()
+    stored = MemoryTable(memory.uri, dims, memory.table).count()
+    assert stored == len(items) + 1, f"{stored} memories stored of {len(items) + 1}"
+    return {"stream_per_s": len(items) / (done - start), "publish_per_s": len(items) / publish_s}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--memories", type=int, default=100_000)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--batch", type=int, default=10_000, help="rows per storage batch")
+    parser.add_argument("--per-record", type=int, default=200, help="writes per record")
+    args = parser.parse_args()
+    sentences, base = embedded_sentences(20_000)
+    dims = base.shape[1]
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="lw-ingest-") as scratch_dir:
+        scratch = Path(scratch_dir)
+        with EmbeddedBroker(log_path=scratch / "broker.log") as broker:
+            for rep in range(args.reps):
+                rep_dir = scratch / f"rep{rep}"
+                rep_dir.mkdir()
+                items = memories(sentences, base, args.memories, seed=rep)
+                run = {
+                    "lancedb_add_per_s": lancedb_add(
+                        sentences, base, args.memories, args.batch, rep_dir
+                    ),
+                    "storage_layer_per_s": storage_layer(items, dims, args.batch, rep_dir),
+                    **stream(broker, items, dims, args.per_record, rep_dir),
+                }
+                runs.append(run)
+                print(
+                    f"rep {rep + 1}: " + ", ".join(f"{k} {v:,.0f}" for k, v in run.items()),
+                    flush=True,
+                )
+    summary = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    summary["storage_vs_lancedb"] = summary["storage_layer_per_s"] / summary["lancedb_add_per_s"]
+    summary["stream_vs_lancedb"] = summary["stream_per_s"] / summary["lancedb_add_per_s"]
+    print(f"\n{args.memories:,} memories, {dims}-d vectors, medians of {args.reps} reps")
+    baseline = summary["lancedb_add_per_s"]
+    print(f"{'path':<34} {'memories/s':>12} {'vs LanceDB add':>15}")
+    for label, key, ratio in (
+        ("LanceDB Table.add (baseline)", "lancedb_add_per_s", 1.0),
+        ("storage layer (import_writes)", "storage_layer_per_s", summary["storage_vs_lancedb"]),
+        ("stream (publish → committed)", "stream_per_s", summary["stream_vs_lancedb"]),
+        ("  publisher alone", "publish_per_s", summary["publish_per_s"] / baseline),
+    ):
+        print(f"{label:<34} {summary[key]:>12,.0f} {ratio:>14.2f}×")
+    RESULTS.mkdir(exist_ok=True)
+    out = RESULTS / "memory_ingest.json"
+    out.write_text(
+        json.dumps({"memories": args.memories, "runs": runs, "median": summary}, indent=2)
+    )
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
