@@ -44,7 +44,8 @@ from realistic_memories import cluster_members, embedded_sentences, entities_of,
 from loopwarden.agents.memory.embedding import HashingEmbedder
 from loopwarden.agents.memory.importer import MemoryImporter
 from loopwarden.settings import Settings, settings_env
-from loopwarden.storage.memory_table import MemoryTable, memory_schema
+from loopwarden.storage.memory_schema import memory_schema
+from loopwarden.storage.memory_table import MemoryTable
 from loopwarden.streams.broker import EmbeddedBroker
 from loopwarden.streams.memory_writes import make_memory_write
 from loopwarden.streams.publisher import AsyncPublisher

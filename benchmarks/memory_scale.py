@@ -42,7 +42,8 @@ from loopwarden.agents.memory.retrieval import MemorySearch, rank_table
 from loopwarden.agents.memory.writer import MemoryWriter
 from loopwarden.schemas.memory import validate_memory_write
 from loopwarden.settings import MemorySettings
-from loopwarden.storage.memory_table import MemoryTable, memory_schema
+from loopwarden.storage.memory_schema import memory_schema
+from loopwarden.storage.memory_table import MemoryTable
 
 
 def percentile(values: list[float], q: float) -> float:

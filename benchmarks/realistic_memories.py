@@ -21,7 +21,7 @@ import numpy as np
 import orjson
 import pyarrow as pa
 
-from loopwarden.storage.memory_table import memory_schema
+from loopwarden.storage.memory_schema import memory_schema
 
 DATASET = Path(
     os.environ.get(

@@ -18,7 +18,7 @@ from pydantic import (
 )
 
 from loopwarden.schemas.events import SCHEMA_VERSION, EventId, Timestamp, validate_envelope
-from loopwarden.schemas.redaction import redact_fields
+from loopwarden.schemas.redaction import REDACTED, redact_fields
 
 Score = Annotated[float, Field(ge=0.0, le=1.0)]
 MAX_EMBEDDING_DIMS = 8192
@@ -131,13 +131,19 @@ class MemoryWrite(BaseModel):
             self.payload, ("content", "tags", "potential_questions", "entity_refs")
         )
         write = self if payload is self.payload else self.model_copy(update={"payload": payload})
-        write._redaction = payload is not self.payload
+        write._redaction = payload is not self.payload or _holds_marker(payload)
         return write
 
     @property
     def had_secrets(self) -> bool:
-        """True when redaction replaced something in this write (or the one it came from)."""
+        """True when this write's texts had secrets redacted: here, or already by the
+        publisher (the Python client redacts before sending)."""
         return bool(self._redaction)
+
+
+def _holds_marker(payload: MemoryPayload) -> bool:
+    texts = (payload.content, *payload.tags, *payload.potential_questions, *payload.entity_refs)
+    return any(REDACTED in text for text in texts)
 
 
 def validate_memory_write(obj: Any) -> MemoryWrite:

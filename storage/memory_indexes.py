@@ -14,20 +14,27 @@
   every index, compacts small files and drops versions older than
   ``keep_versions_s``.
 
-Index work runs in the caller's thread and is logged with its duration.
+Upkeep is ``inline`` (the writer builds what is due after its write: libraries,
+``loopwarden memory import``) or ``background`` (writers only count; a worker's
+memory leader calls :meth:`MemoryIndexes.keep` on a timer, outside the write
+lock, so the stream keeps flowing through a retrain). Builds that lose a commit
+race to another writer are retried, and a missing index another process built
+meanwhile is not built twice. Index work is logged with its duration.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from datetime import timedelta
-from typing import Any
+from typing import Any, Literal
 
 from lancedb.index import FTS, Bitmap, BTree, IvfHnswSq, IvfPq, IvfSq, LabelList
 
 from loopwarden.settings import MemoryIndexSettings
+from loopwarden.storage.conflicts import retry_on_conflict
 
 log = logging.getLogger(__name__)
 # index statistics without the centroids (the coming default; also silences Lance's warning)
@@ -49,10 +56,19 @@ def _indexed_columns(table: Any) -> dict[str, Any]:
 class MemoryIndexes:
     """Keeps the indexes of a memories table and its relations table up to date."""
 
-    def __init__(self, memories: Any, relations: Any, settings: MemoryIndexSettings) -> None:
+    def __init__(
+        self,
+        memories: Any,
+        relations: Any,
+        settings: MemoryIndexSettings,
+        *,
+        upkeep: Literal["inline", "background"] = "inline",
+    ) -> None:
         self.memories = memories
         self.relations = relations
         self.cfg = settings
+        self.upkeep = upkeep
+        self._upkeep_lock = threading.Lock()  # one build or optimize at a time per process
         self.rows_since_optimize = 0
         self.seconds = 0.0  # spent building and folding indexes in this process
         self._columns: dict[str, Any] | None = None
@@ -101,14 +117,40 @@ class MemoryIndexes:
         self.rows_since_optimize += rows
 
     def after_write(self, rows: int) -> None:
-        """Called after ``rows`` rows were written: build what is due."""
+        """Called after ``rows`` rows were written: inline, build what is due."""
         self.rows_since_optimize += rows
+        if self.upkeep != "inline":
+            return
         self.ensure()
         if self.rows_since_optimize >= self.cfg.optimize_every_rows:
             self.optimize()
 
+    def unindexed_rows(self) -> int:
+        """Rows outside the ``id`` index, whoever wrote them (0 before it exists)."""
+        config = self._indexed().get("id")
+        if config is None:
+            return 0
+        stats = self.memories.index_stats(config.name)
+        return int(stats.num_unindexed_rows) if stats else 0
+
+    def keep(self) -> dict[str, Any]:
+        """Background upkeep: build what the table's size calls for, and fold in and
+        compact once ``optimize_every_rows`` rows are outside the indexes (counted by
+        LanceDB, so rows other processes wrote count too). Returns what it did."""
+        started = self.seconds
+        self.ensure()
+        unindexed = self.unindexed_rows()
+        folded = max(unindexed, self.rows_since_optimize) >= self.cfg.optimize_every_rows
+        if folded:
+            self.optimize()
+        return {"unindexed_rows": unindexed, "folded": folded, "seconds": self.seconds - started}
+
     def ensure(self) -> None:
         """Create every index the tables' size calls for and that does not exist yet."""
+        with self._upkeep_lock:
+            self._ensure()
+
+    def _ensure(self) -> None:
         count = self.memories.count_rows()
         if count == 0:
             return
@@ -116,36 +158,46 @@ class MemoryIndexes:
         for column, kind in (*MEMORY_SCALARS, ENTITY_INDEX):
             if column not in indexed:
                 what = f"{kind.__name__} index on {column}"
-                self._timed(what, self._scalar, self.memories, column, kind)
+                self._build(what, column, self._scalar, self.memories, column, kind)
         if FTS_COLUMN not in indexed:
-            self._timed("full-text index on content", self._full_text)
+            self._build("full-text index on content", FTS_COLUMN, self._full_text)
         elif indexed[FTS_COLUMN].index_details.get("base_tokenizer") != FTS_TOKENIZER:
-            self._timed(
-                f"full-text index rebuilt with the {FTS_TOKENIZER} tokenizer", self._full_text
-            )
+            what = f"full-text index rebuilt with the {FTS_TOKENIZER} tokenizer"
+            self._build(what, None, self._full_text)
         if not self._relations_indexed and self.relations.count_rows():
             present = _indexed_columns(self.relations)
             for column, kind in RELATION_SCALARS:
                 if column not in present:
-                    self._scalar(self.relations, column, kind)
+                    retry_on_conflict(
+                        lambda c=column, k=kind: self._scalar(self.relations, c, k),
+                        f"{kind.__name__} index on relations.{column}",
+                    )
             self._relations_indexed = True
         if VECTOR_COLUMN not in indexed and count >= self.cfg.vector_min_rows:
-            self._timed(f"vector index over {count} rows", self._vector, count)
+            self._build(f"vector index over {count} rows", VECTOR_COLUMN, self._vector, count)
         elif VECTOR_COLUMN in indexed:
             if self._trained_rows is None:  # built before this process opened the table
                 stats = self.memories.index_stats(indexed[VECTOR_COLUMN].name)
                 self._trained_rows = max(stats.num_indexed_rows if stats else count, 1)
             if count >= self.cfg.retrain_growth * self._trained_rows:
-                self._timed(f"vector index retrained over {count} rows", self._vector, count)
+                what = f"vector index retrained over {count} rows"
+                self._build(what, None, self._vector, count)
 
     def optimize(self) -> None:
         """Fold unindexed rows into the indexes, compact files, drop old versions."""
-        self.ensure()
-        keep = timedelta(seconds=self.cfg.keep_versions_s)
-        for table in (self.memories, self.relations):
-            self._timed(f"optimize {table.name}", table.optimize, cleanup_older_than=keep)
-        self.rows_since_optimize = 0
-        self._columns = None
+        with self._upkeep_lock:
+            self._ensure()
+            keep = timedelta(seconds=self.cfg.keep_versions_s)
+            for table in (self.memories, self.relations):
+                what = f"optimize {table.name}"
+                self._timed(
+                    what,
+                    retry_on_conflict,
+                    lambda t=table: t.optimize(cleanup_older_than=keep),
+                    what,
+                )
+            self.rows_since_optimize = 0
+            self._columns = None
 
     def prewarm(self) -> None:
         """Load every index of the memories table into LanceDB's cache (about 1 s at
@@ -176,10 +228,30 @@ class MemoryIndexes:
         self.memories.create_index(VECTOR_COLUMN, config=config, replace=True)
         self._trained_rows = count
 
+    def _build(self, what: str, missing: str | None, build: Any, *args: Any) -> None:
+        """Build an index, again after a lost commit race; when ``missing`` (a column
+        without an index) is indexed meanwhile by another writer, it is not rebuilt."""
+
+        attempts = 0
+
+        def attempt() -> None:
+            nonlocal attempts
+            attempts += 1
+            if attempts > 1 and missing is not None:
+                self._columns = None  # list again: the winner of the race may have built it
+                if missing in self._indexed():
+                    log.info("memory store: %s built by another writer", what)
+                    return
+            build(*args)
+
+        self._timed(what, retry_on_conflict, attempt, what)
+
     def _timed(self, what: str, build: Any, *args: Any, **kwargs: Any) -> None:
         started = time.perf_counter()
-        build(*args, **kwargs)
+        try:
+            build(*args, **kwargs)
+        finally:
+            self._columns = None  # list the indexes again (also after a lost race)
         elapsed = time.perf_counter() - started
         self.seconds += elapsed
-        self._columns = None  # list the indexes again
         log.info("memory store: %s in %.2f s", what, elapsed)

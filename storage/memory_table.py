@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 from datetime import timedelta
-from typing import Any
+from typing import Any, Literal
 
 import lancedb
 import numpy as np
@@ -23,115 +23,18 @@ from lancedb.query import MatchQuery
 
 from loopwarden.errors import ConfigurationError
 from loopwarden.settings import MemoryIndexSettings
+from loopwarden.storage.conflicts import retry_on_conflict
 from loopwarden.storage.memory_indexes import MemoryIndexes
-
-SCORE_COLUMNS = ("r", "c", "t", "a", "p", "o", "e")
-
-
-def memory_schema(dims: int) -> pa.Schema:
-    """The Arrow schema of the memories table for ``dims``-dimensional vectors."""
-    strings = pa.list_(pa.string())
-    return pa.schema(
-        [
-            pa.field("id", pa.string(), nullable=False),
-            pa.field("scope", pa.string()),
-            pa.field("content", pa.string()),
-            pa.field("tags", strings),
-            pa.field("potential_questions", strings),
-            pa.field("entity_refs", strings),
-            pa.field("memory_type", pa.string()),
-            pa.field("layer", pa.string()),
-            *[pa.field(c, pa.float64()) for c in SCORE_COLUMNS],
-            pa.field("importance", pa.float64()),
-            pa.field("source_reliability", pa.float64()),
-            pa.field("trust", pa.float64()),
-            pa.field("corroboration_count", pa.int32()),
-            pa.field("contradiction_count", pa.int32()),
-            pa.field("corroborated_by", strings),
-            pa.field("access_count", pa.int32()),
-            pa.field("last_access_at", pa.float64()),
-            pa.field("created_at", pa.float64()),
-            pa.field("updated_at", pa.float64()),
-            pa.field("decay_rate", pa.float64()),
-            pa.field("deleted", pa.bool_()),
-            pa.field("source_loop_id", pa.string()),
-            pa.field("source_event_id", pa.string()),
-            pa.field("vector", pa.list_(pa.float32(), dims)),
-            pa.field("question_vector", pa.list_(pa.float32(), dims)),
-        ]
-    )
-
-
-STATE_SCHEMA = pa.schema(
-    [
-        pa.field("key", pa.string(), nullable=False),
-        pa.field("number", pa.float64()),
-        pa.field("text", pa.string()),
-    ]
+from loopwarden.storage.memory_schema import (
+    RELATION_SCHEMA,
+    STATE_SCHEMA,
+    UPDATE_CHUNK,
+    arrow_rows,
+    memory_schema,
+    quote,
+    quote_list,
+    rows_to_arrow,
 )
-"""Small bookkeeping values (the conflict upkeep's cursor)."""
-
-RELATION_SCHEMA = pa.schema(
-    [
-        pa.field("id", pa.string(), nullable=False),
-        pa.field("src", pa.string()),
-        pa.field("dst", pa.string()),
-        pa.field("type", pa.string()),
-        pa.field("confidence", pa.float64()),
-        pa.field("reason", pa.string()),
-        pa.field("created_at", pa.float64()),
-    ]
-)
-
-
-VECTOR_COLUMNS = ("vector", "question_vector")
-UPDATE_CHUNK = 10_000  # ids per SQL update
-
-
-def _quote(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
-def quote_list(values: Iterable[str]) -> str:
-    """``'a', 'b'`` for an SQL ``IN (...)`` list."""
-    return ", ".join(_quote(v) for v in values)
-
-
-def rows_to_arrow(rows: Sequence[dict[str, Any]], schema: pa.Schema) -> pa.Table:
-    """Rows (vectors as numpy arrays or lists) as an Arrow table of ``schema``.
-
-    Vectors go to fixed-size list columns from one stacked numpy array; the
-    other columns through ``from_pylist``, which is what costs per row.
-    """
-    scalar_schema = pa.schema([f for f in schema if f.name not in VECTOR_COLUMNS])
-    names = scalar_schema.names
-    table = pa.Table.from_pylist([{n: row.get(n) for n in names} for row in rows], scalar_schema)
-    for name in VECTOR_COLUMNS:
-        if name not in schema.names:
-            continue
-        field = schema.field(name)
-        flat = np.stack([np.asarray(row[name], dtype=np.float32) for row in rows]).ravel()
-        vectors = pa.FixedSizeListArray.from_arrays(pa.array(flat), field.type.list_size)
-        table = table.append_column(field, vectors)
-    return table.select(schema.names)
-
-
-def arrow_rows(table: pa.Table) -> list[dict[str, Any]]:
-    """Rows of an Arrow table as dicts; vector columns become numpy row views."""
-    vectors = {
-        name: table.column(name)
-        .combine_chunks()
-        .flatten()
-        .to_numpy()
-        .reshape(table.num_rows, table.schema.field(name).type.list_size)
-        for name in VECTOR_COLUMNS
-        if name in table.column_names
-    }
-    rows = table.drop_columns(list(vectors)).to_pylist()
-    for name, matrix in vectors.items():
-        for row, vector in zip(rows, matrix, strict=True):
-            row[name] = vector
-    return rows
 
 
 class MemoryTable:
@@ -140,7 +43,9 @@ class MemoryTable:
     ``read_consistency_s``: how stale a read may be with respect to writes made by
     other processes (an analyst group, ``loopwarden memory``): LanceDB checks for a
     newer table version at most that often (0: on every read; None: never, the
-    handle keeps the version it opened).
+    handle keeps the version it opened). ``upkeep``: see
+    :mod:`loopwarden.storage.memory_indexes`. Every write is retried when it loses a
+    commit race to another writer (:mod:`loopwarden.storage.conflicts`).
     """
 
     def __init__(
@@ -151,6 +56,7 @@ class MemoryTable:
         *,
         read_consistency_s: float | None = 1.0,
         indexes: MemoryIndexSettings | None = None,
+        upkeep: Literal["inline", "background"] = "inline",
     ) -> None:
         interval = None if read_consistency_s is None else timedelta(seconds=read_consistency_s)
         self.db = lancedb.connect(uri, read_consistency_interval=interval)
@@ -178,7 +84,7 @@ class MemoryTable:
             else self.db.create_table(state, schema=STATE_SCHEMA)
         )
         self.index_settings = indexes or MemoryIndexSettings()
-        self.indexes = MemoryIndexes(self.table, self.relations, self.index_settings)
+        self.indexes = MemoryIndexes(self.table, self.relations, self.index_settings, upkeep=upkeep)
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -197,25 +103,35 @@ class MemoryTable:
         values = ids.to_pylist()
         for start in range(0, len(values), UPDATE_CHUNK):
             chunk = values[start : start + UPDATE_CHUNK]
-            self.table.update(where=f"id IN ({quote_list(chunk)})", values={column: value})
+            where = f"id IN ({quote_list(chunk)})"
+            retry_on_conflict(
+                lambda w=where: self.table.update(where=w, values={column: value}),
+                f"update of {column}",
+            )
         self.indexes.note_rewritten(len(values))
 
     def state(self, key: str) -> tuple[float, str] | None:
         """A bookkeeping value: (number, text), or None."""
-        rows = self.state_table.search().where(f"key = {_quote(key)}").limit(1).to_list()
+        rows = self.state_table.search().where(f"key = {quote(key)}").limit(1).to_list()
         return (rows[0]["number"], rows[0]["text"]) if rows else None
 
     def set_state(self, key: str, value: tuple[float, str] | None) -> None:
         """Store (or with None, forget) a bookkeeping value."""
         if value is None:
-            self.state_table.delete(f"key = {_quote(key)}")
+            retry_on_conflict(lambda: self.state_table.delete(f"key = {quote(key)}"), "state")
             return
         row = pa.Table.from_pylist(
             [{"key": key, "number": value[0], "text": value[1]}], schema=STATE_SCHEMA
         )
-        self.state_table.merge_insert(
-            "key"
-        ).when_matched_update_all().when_not_matched_insert_all().execute(row)
+        retry_on_conflict(
+            lambda: (
+                self.state_table.merge_insert("key")
+                .when_matched_update_all()
+                .when_not_matched_insert_all()
+                .execute(row)
+            ),
+            "state",
+        )
 
     def update_columns(self, rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
         """Set ``columns`` of stored rows (by id) to the values in ``rows``.
@@ -225,14 +141,18 @@ class MemoryTable:
         """
         if not rows:
             return
-        stored = {row["id"]: row for row in self.get([row["id"] for row in rows])}
-        for row in rows:
-            if row["id"] in stored:
-                stored[row["id"]].update({c: row[c] for c in columns})
-        if stored:
-            data = rows_to_arrow(list(stored.values()), self.table.schema)
-            self.table.merge_insert("id").when_matched_update_all().execute(data)
-            self.indexes.note_rewritten(len(stored))
+
+        def read_change_merge() -> int:  # again whole after a lost race: it re-reads
+            stored = {row["id"]: row for row in self.get([row["id"] for row in rows])}
+            for row in rows:
+                if row["id"] in stored:
+                    stored[row["id"]].update({c: row[c] for c in columns})
+            if stored:
+                data = rows_to_arrow(list(stored.values()), self.table.schema)
+                self.table.merge_insert("id").when_matched_update_all().execute(data)
+            return len(stored)
+
+        self.indexes.note_rewritten(retry_on_conflict(read_change_merge, "evidence update"))
 
     def upsert_arrow(self, data: pa.Table) -> None:
         """Insert or replace whole rows by id from an Arrow table of the memory schema.
@@ -249,7 +169,13 @@ class MemoryTable:
         stored = self.existing_ids(ids.to_pylist())
         if stored:
             replacing = pc.is_in(ids, value_set=pa.array(sorted(stored)))
-            self.table.merge_insert("id").when_matched_update_all().execute(data.filter(replacing))
+            replacements = data.filter(replacing)
+            retry_on_conflict(
+                lambda: (
+                    self.table.merge_insert("id").when_matched_update_all().execute(replacements)
+                ),
+                "upsert",
+            )
             self.indexes.note_rewritten(len(stored))
             data = data.filter(pc.invert(replacing))
         self.append(data)
@@ -257,7 +183,7 @@ class MemoryTable:
     def append(self, data: pa.Table) -> None:
         """Append rows whose ids the caller has just found not stored (no look-up)."""
         if data.num_rows:
-            self.table.add(data)
+            retry_on_conflict(lambda: self.table.add(data), "append")
         self.indexes.after_write(data.num_rows)
 
     def relate(self, src: str, dst: str, kind: str, confidence: float, reason: str) -> None:
@@ -282,17 +208,26 @@ class MemoryTable:
             for src, dst, kind, confidence, reason in relations
         }
         data = pa.Table.from_pylist(list(rows.values()), schema=RELATION_SCHEMA)
-        self.relations.merge_insert(
-            "id"
-        ).when_matched_update_all().when_not_matched_insert_all().execute(data)
+        retry_on_conflict(
+            lambda: (
+                self.relations.merge_insert("id")
+                .when_matched_update_all()
+                .when_not_matched_insert_all()
+                .execute(data)
+            ),
+            "relations",
+        )
 
     def touch(self, ids: Iterable[str], now: float) -> None:
         """Retrieval bumps access count and last access."""
         ids = list(ids)
         if ids:
-            self.table.update(
-                where=f"id IN ({quote_list(ids)})",
-                values_sql={"access_count": "access_count + 1", "last_access_at": str(now)},
+            retry_on_conflict(
+                lambda: self.table.update(
+                    where=f"id IN ({quote_list(ids)})",
+                    values_sql={"access_count": "access_count + 1", "last_access_at": str(now)},
+                ),
+                "access update",
             )
             self.indexes.note_rewritten(len(ids))
 
@@ -311,7 +246,7 @@ class MemoryTable:
         search = (
             self.table.search(query, vector_column_name=column)
             .metric("cosine")
-            .where(f"scope = {_quote(scope)} AND deleted = false", prefilter=True)
+            .where(f"scope = {quote(scope)} AND deleted = false", prefilter=True)
             .limit(limit)
         )
         if exact:
@@ -413,7 +348,7 @@ class MemoryTable:
         self.indexes.ensure()  # a table written before indexes existed gets them now
         search = (  # a MatchQuery: the user's text is words, never query syntax
             self.table.search(MatchQuery(query, "content"), query_type="fts")
-            .where(f"scope = {_quote(scope)} AND deleted = false", prefilter=True)
+            .where(f"scope = {quote(scope)} AND deleted = false", prefilter=True)
             .select([*columns, "_score"])
             .limit(limit)
         )
@@ -434,7 +369,7 @@ class MemoryTable:
         search = (
             self.table.search()
             .where(
-                f"scope = {_quote(scope)} AND deleted = false AND "
+                f"scope = {quote(scope)} AND deleted = false AND "
                 f"array_has_any(entity_refs, make_array({quote_list(entities)}))"
             )
             .select(list(columns))

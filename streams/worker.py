@@ -34,7 +34,12 @@ def build_worker_app(settings: Settings | None = None) -> LoopwardenApp:
         families = register_guardrails(app)
         if settings.web_port:
             register_guardrails_api(app, families)
-    memory = MemoryService(settings.memory, judge=ConflictJudge(settings.analyst), prewarm=True)
+    memory = MemoryService(
+        settings.memory,
+        judge=ConflictJudge(settings.analyst),
+        prewarm=True,
+        background_upkeep=True,
+    )
     if "memory" in settings.roles:
         register_memory(app, memory)
     if "analyst" in settings.roles and settings.analyst.enabled:

@@ -10,6 +10,10 @@ write path, or appended with the checks left to maintenance when
 stored_with_conflicts, already_stored, rejected) go to the memory-outcomes
 topic, one record per write; undecodable writes to the dead-letter topic.
 
+Index upkeep (building, folding new rows in, compaction) is the group leader's,
+on a timer beside the writes (``memory.index.upkeep_interval_s``): one owner for
+the table, and the stream keeps flowing while a vector index is retrained.
+
 A batch that fails is applied write by write: a write that fails by itself
 (a deterministic error) is ``rejected`` with the reason; a transient failure
 (LanceDB or its disk unavailable) pauses the stream and retries the batch
@@ -78,6 +82,15 @@ def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
             "at": time.time(),
             **report.to_json_dict(),
         }
+
+    if service.background_upkeep:
+
+        @app.timer(cfg.index.upkeep_interval_s, on_leader=True, name="keep_memory_indexes")
+        async def keep_memory_indexes() -> None:
+            # outside service.lock: writes go on while an index is built or folded in
+            done = await asyncio.to_thread(service.table.indexes.keep)
+            if done["seconds"]:
+                log.info("memory index upkeep: %s", done)
 
     if cfg.maintenance_interval_s:
 

@@ -25,9 +25,11 @@ class MemoryService:
         judge: ConflictJudge | None = None,
         *,
         prewarm: bool = False,
+        background_upkeep: bool = False,
     ) -> None:
         self.settings = settings
         self.prewarm = prewarm  # a long-lived worker loads the indexes when it opens them
+        self.background_upkeep = background_upkeep  # the worker: its leader keeps indexes
         self._embedder = embedder
         self.judge = judge
         self.lock = threading.Lock()  # LanceDB work runs in threads, one at a time
@@ -46,6 +48,7 @@ class MemoryService:
             self.settings.table,
             read_consistency_s=self.settings.read_consistency_s,
             indexes=self.settings.index,
+            upkeep="background" if self.background_upkeep else "inline",
         )
         if self.prewarm:
             table.indexes.prewarm()

@@ -42,7 +42,8 @@ from loopwarden.agents.memory.scoring import (
 )
 from loopwarden.schemas.memory import MemoryWrite
 from loopwarden.settings import MemorySettings
-from loopwarden.storage.memory_table import MemoryTable, rows_to_arrow
+from loopwarden.storage.memory_schema import rows_to_arrow
+from loopwarden.storage.memory_table import MemoryTable
 
 CANDIDATE_COLUMNS = (
     "id",

@@ -41,6 +41,13 @@ class MemoryIndexSettings(BaseModel):
     optimize_every_rows: int = Field(
         50_000, ge=1, description="Unindexed rows that trigger folding them into the indexes."
     )
+    upkeep_interval_s: float = Field(
+        10.0,
+        gt=0,
+        description="How often a worker group's leader checks the indexes (builds, folds "
+        "and compacts what is due, beside the writes); libraries and `memory import` keep "
+        "them inline after their writes.",
+    )
     keep_versions_s: float = Field(
         600.0,
         ge=0,

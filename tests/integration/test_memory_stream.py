@@ -231,7 +231,10 @@ async def test_bulk_writes_with_deferred_checks_store_every_vector_once(broker, 
     from loopwarden.streams.subscriber import DeadLetterSubscriber
 
     settings = isolated_settings(broker, "bulk")
-    memory = settings.memory.model_copy(update={"write_checks": "deferred"})
+    index = settings.memory.index.model_copy(
+        update={"vector_min_rows": 200, "upkeep_interval_s": 0.5}
+    )
+    memory = settings.memory.model_copy(update={"write_checks": "deferred", "index": index})
     settings = settings.model_copy(update={"memory": memory})
     worker_factory(settings)
     scope = f"bulk-{uuid.uuid4().hex[:6]}"
@@ -280,3 +283,9 @@ async def test_bulk_writes_with_deferred_checks_store_every_vector_once(broker, 
     assert len(mine) == 301 and f"{scope}-bad" not in mine
     for i in (0, 1, 299):  # each vector as sent (renormalised), whichever form it travelled in
         np.testing.assert_allclose(np.asarray(mine[items[i]["content"]]), vectors[i], rtol=1e-6)
+    # the group leader's timer builds the indexes beside the writes (writers build none)
+    deadline = asyncio.get_running_loop().time() + 60
+    while "vector" not in (indexed := {c for i in table.table.list_indices() for c in i.columns}):
+        assert asyncio.get_running_loop().time() < deadline, f"indexes after 60 s: {indexed}"
+        await asyncio.sleep(0.2)
+    assert {"id", "scope", "content"} <= indexed

@@ -66,7 +66,7 @@ def test_the_columnar_rows_of_a_batch_equal_the_write_paths_rows():
         questions_vectors,
     )
     from loopwarden.schemas.memory import validate_memory_write
-    from loopwarden.storage.memory_table import memory_schema, rows_to_arrow
+    from loopwarden.storage.memory_schema import memory_schema, rows_to_arrow
 
     cfg = MemorySettings(embedder="hashing")
     embedder = HashingEmbedder(cfg.hashing_dims)

@@ -1,0 +1,118 @@
+"""The memory store's Arrow schemas and the conversions between rows and Arrow tables."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+SCORE_COLUMNS = ("r", "c", "t", "a", "p", "o", "e")
+
+
+def memory_schema(dims: int) -> pa.Schema:
+    """The Arrow schema of the memories table for ``dims``-dimensional vectors."""
+    strings = pa.list_(pa.string())
+    return pa.schema(
+        [
+            pa.field("id", pa.string(), nullable=False),
+            pa.field("scope", pa.string()),
+            pa.field("content", pa.string()),
+            pa.field("tags", strings),
+            pa.field("potential_questions", strings),
+            pa.field("entity_refs", strings),
+            pa.field("memory_type", pa.string()),
+            pa.field("layer", pa.string()),
+            *[pa.field(c, pa.float64()) for c in SCORE_COLUMNS],
+            pa.field("importance", pa.float64()),
+            pa.field("source_reliability", pa.float64()),
+            pa.field("trust", pa.float64()),
+            pa.field("corroboration_count", pa.int32()),
+            pa.field("contradiction_count", pa.int32()),
+            pa.field("corroborated_by", strings),
+            pa.field("access_count", pa.int32()),
+            pa.field("last_access_at", pa.float64()),
+            pa.field("created_at", pa.float64()),
+            pa.field("updated_at", pa.float64()),
+            pa.field("decay_rate", pa.float64()),
+            pa.field("deleted", pa.bool_()),
+            pa.field("source_loop_id", pa.string()),
+            pa.field("source_event_id", pa.string()),
+            pa.field("vector", pa.list_(pa.float32(), dims)),
+            pa.field("question_vector", pa.list_(pa.float32(), dims)),
+        ]
+    )
+
+
+STATE_SCHEMA = pa.schema(
+    [
+        pa.field("key", pa.string(), nullable=False),
+        pa.field("number", pa.float64()),
+        pa.field("text", pa.string()),
+    ]
+)
+"""Small bookkeeping values (the conflict upkeep's cursor)."""
+
+RELATION_SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("src", pa.string()),
+        pa.field("dst", pa.string()),
+        pa.field("type", pa.string()),
+        pa.field("confidence", pa.float64()),
+        pa.field("reason", pa.string()),
+        pa.field("created_at", pa.float64()),
+    ]
+)
+
+
+VECTOR_COLUMNS = ("vector", "question_vector")
+UPDATE_CHUNK = 10_000  # ids per SQL update
+
+
+def quote(value: str) -> str:
+    """An SQL string literal."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def quote_list(values: Iterable[str]) -> str:
+    """``'a', 'b'`` for an SQL ``IN (...)`` list."""
+    return ", ".join(quote(v) for v in values)
+
+
+def rows_to_arrow(rows: Sequence[dict[str, Any]], schema: pa.Schema) -> pa.Table:
+    """Rows (vectors as numpy arrays or lists) as an Arrow table of ``schema``.
+
+    Vectors go to fixed-size list columns from one stacked numpy array; the
+    other columns through ``from_pylist``, which is what costs per row.
+    """
+    scalar_schema = pa.schema([f for f in schema if f.name not in VECTOR_COLUMNS])
+    names = scalar_schema.names
+    table = pa.Table.from_pylist([{n: row.get(n) for n in names} for row in rows], scalar_schema)
+    for name in VECTOR_COLUMNS:
+        if name not in schema.names:
+            continue
+        field = schema.field(name)
+        flat = np.stack([np.asarray(row[name], dtype=np.float32) for row in rows]).ravel()
+        vectors = pa.FixedSizeListArray.from_arrays(pa.array(flat), field.type.list_size)
+        table = table.append_column(field, vectors)
+    return table.select(schema.names)
+
+
+def arrow_rows(table: pa.Table) -> list[dict[str, Any]]:
+    """Rows of an Arrow table as dicts; vector columns become numpy row views."""
+    vectors = {
+        name: table.column(name)
+        .combine_chunks()
+        .flatten()
+        .to_numpy()
+        .reshape(table.num_rows, table.schema.field(name).type.list_size)
+        for name in VECTOR_COLUMNS
+        if name in table.column_names
+    }
+    rows = table.drop_columns(list(vectors)).to_pylist()
+    for name, matrix in vectors.items():
+        for row, vector in zip(rows, matrix, strict=True):
+            row[name] = vector
+    return rows
