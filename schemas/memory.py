@@ -18,9 +18,12 @@ from pydantic import (
 )
 
 from loopwarden.schemas.events import SCHEMA_VERSION, EventId, Timestamp, validate_envelope
+from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.redaction import REDACTED, redact_fields
 
 Score = Annotated[float, Field(ge=0.0, le=1.0)]
+MemoryKey = Literal["scope", "memory"]
+"""What keys a record of the memory-writes topic (``publisher.memory_key``)."""
 MAX_EMBEDDING_DIMS = 8192
 
 
@@ -135,10 +138,29 @@ class MemoryWrite(BaseModel):
         return write
 
     @property
+    def memory_id(self) -> str:
+        """The id its memory is stored under (see :func:`memory_id_for`)."""
+        return memory_id_for(self.payload.scope, self.event_id, self.payload.memory_id)
+
+    @property
     def had_secrets(self) -> bool:
         """True when this write's texts had secrets redacted: here, or already by the
         publisher (the Python client redacts before sending)."""
         return bool(self._redaction)
+
+
+def memory_id_for(scope: str, event_id: str, memory_id: str | None = None) -> str:
+    """A memory's id: the one its write names, else derived from scope and event id (so
+    a replayed write finds the memory it stored)."""
+    return memory_id or derived_id("memory", scope, event_id)
+
+
+def memory_record_key(scope: str, memory_id: str, key: MemoryKey) -> bytes:
+    """The Kafka key of a memory write: its scope (a scope's writes in order on one
+    partition, every check exact with many workers) or its memory id (writes spread
+    over every partition and worker; a near-duplicate that two workers store at the
+    same moment is merged by the next maintenance cycle)."""
+    return (scope if key == "scope" else memory_id).encode()
 
 
 def _holds_marker(payload: MemoryPayload) -> bool:

@@ -43,9 +43,10 @@ from loopwarden.schemas.events import (
 )
 from loopwarden.schemas.ids import new_event_id
 from loopwarden.schemas.known_fields import refuse_unknown_fields
+from loopwarden.schemas.memory import memory_record_key
 from loopwarden.schemas.positions import default_partition
 from loopwarden.settings import Settings
-from loopwarden.streams.memory_writes import chunk_records, encode_memory_write, make_memory_write
+from loopwarden.streams.memory_writes import encode_memory_write, make_memory_write, memory_records
 from loopwarden.streams.producer import start_producer
 
 __all__ = [
@@ -117,6 +118,8 @@ class AsyncPublisher:
         self._batch_max = self.settings.publisher.batch_max_events
         self._producer: AIOKafkaProducer | None = None
         self._partition_count = 0
+        self._partitions_of: dict[str, list[int]] = {}
+        self._memory_key = self.settings.publisher.memory_key
         self._buffers: dict[int, list[tuple[str, str, bytes]]] = {}
         self._timers: dict[int, asyncio.TimerHandle] = {}
         self._inflight: set[asyncio.Future[Any]] = set()
@@ -243,15 +246,15 @@ class AsyncPublisher:
 
     async def remember(self, content: str, *, event_id: str | None = None, **fields: Any) -> str:
         """Publish a memory write (``fields`` as in
-        :class:`~loopwarden.schemas.memory.MemoryPayload`); keyed by its scope."""
+        :class:`~loopwarden.schemas.memory.MemoryPayload`) and wait for the broker's ack;
+        keyed by its memory id or its scope (``publisher.memory_key``)."""
         write = make_memory_write(content, event_id=event_id, **fields)
         if self._producer is None:
             raise PublishError("publisher is not started")
+        key = memory_record_key(write.payload.scope, write.memory_id, self._memory_key)
         try:
             await self._producer.send_and_wait(
-                self.settings.topics.memory_writes,
-                value=encode_memory_write(write),
-                key=write.payload.scope.encode(),
+                self.settings.topics.memory_writes, value=encode_memory_write(write), key=key
             )
         except (KafkaError, OSError) as exc:
             raise PublishError(f"publishing a memory write failed: {exc}") from exc
@@ -269,31 +272,27 @@ class AsyncPublisher:
         Each item holds ``content`` and :class:`~loopwarden.schemas.memory.MemoryPayload`
         fields (``embedding`` as numbers, a numpy array or base64 float32), optionally
         ``event_id``; every item is validated (and redacted) before anything is sent, so
-        a bad item sends nothing. Event ids come back in the order given. Writes of one
-        scope travel together as JSON arrays of up to ``per_record`` writes or
-        ``max_record_bytes``, keyed by the scope; vectors travel as base64 float32.
+        a bad item sends nothing. Event ids come back in the order given. Each write goes
+        to the partition its key maps to (``publisher.memory_key``: memory id or scope,
+        murmur2 as Kafka's default partitioner), and the writes of a partition and scope
+        travel together as JSON arrays of up to ``per_record`` writes or
+        ``max_record_bytes`` (record key: the scope); vectors travel as base64 float32.
         For bulk loads: a worker with ``memory.write_checks=deferred`` stores them at
         append speed. Raises :class:`PublishError` naming how many were not delivered.
         """
         if self._producer is None:
             raise PublishError("publisher is not started")
-        by_scope: dict[str, list[tuple[str, bytes]]] = {}
-        event_ids = []  # in the order given
-        for item in memories:
-            fields = dict(item)
-            write = make_memory_write(fields.pop("content", ""), **fields)
-            event_ids.append(write.event_id)
-            by_scope.setdefault(write.payload.scope, []).append(
-                (write.event_id, encode_memory_write(write))
-            )
-        deliveries: list[tuple[list[str], asyncio.Future[Any]]] = []
         topic = self.settings.topics.memory_writes
+        partitions = await self._topic_partitions(topic)
+        writes = [make_memory_write(**item) for item in memories]  # all valid, or none sent
+        records = memory_records(writes, partitions, self._memory_key, per_record, max_record_bytes)
+        deliveries: list[tuple[list[str], asyncio.Future[Any]]] = []
         try:
-            for scope, encoded in by_scope.items():
-                for chunk in chunk_records(encoded, per_record, max_record_bytes):
-                    value = b"[" + b",".join(data for _, data in chunk) + b"]"
-                    delivery = await self._producer.send(topic, value=value, key=scope.encode())
-                    deliveries.append(([event_id for event_id, _ in chunk], delivery))
+            for record in records:
+                delivery = await self._producer.send(
+                    topic, value=record.value, key=record.key, partition=record.partition
+                )
+                deliveries.append((record.event_ids, delivery))
         except (KafkaError, OSError) as exc:
             raise PublishError(f"publishing memory writes failed: {exc}") from exc
         results = await asyncio.gather(*(d for _, d in deliveries), return_exceptions=True)
@@ -306,7 +305,21 @@ class AsyncPublisher:
         if failed:
             first = next(r for r in results if isinstance(r, BaseException))
             raise PublishError(f"{len(failed)} memory write(s) not delivered: {first}", failed)
-        return event_ids
+        return [write.event_id for write in writes]
+
+    async def _topic_partitions(self, topic: str) -> list[int]:
+        """The partitions of ``topic`` (which must exist), sorted."""
+        assert self._producer is not None
+        if topic not in self._partitions_of:
+            cluster = await self._producer.client.fetch_all_metadata()
+            found = cluster.partitions_for_topic(topic)
+            if not found:
+                raise PublishError(
+                    f"topic {topic!r} does not exist on {self.bootstrap_servers}; start a "
+                    "worker or run `loopwarden topics` to create loopwarden's topics"
+                )
+            self._partitions_of[topic] = sorted(found)
+        return self._partitions_of[topic]
 
     async def _send_guardrail_event(
         self, kind: str, loop_id: str, payload: dict[str, Any], event_id: str | None = None

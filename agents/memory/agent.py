@@ -1,7 +1,9 @@
 """The Faust side of memory: memory writes in micro-batches → LanceDB → outcomes.
 
-Writes are keyed by scope, so one worker applies a scope's writes in order (the
-de-duplication and conflict checks see every earlier write of the scope). A
+Writes are keyed by memory id (spread over every partition and worker) or by
+scope (``publisher.memory_key``: a scope's writes in order on one partition, so
+the de-duplication and conflict checks see every earlier write of the scope
+whatever the number of workers). A batch is applied in event-time order. A
 record holds one write or a JSON array of them (``remember_many``). Batches of
 up to ``memory.batch_max_writes`` records or ``memory.batch_within_s`` go to
 LanceDB at once, in a thread so the stream keeps flowing: through the checked
@@ -31,19 +33,15 @@ from typing import Any
 
 from loopwarden.agents.memory.importer import MemoryImporter
 from loopwarden.agents.memory.maintenance import Maintenance
+from loopwarden.agents.memory.records import writes_of
 from loopwarden.agents.memory.service import MemoryService
 from loopwarden.schemas import codec
 from loopwarden.schemas.ids import derived_id
-from loopwarden.schemas.memory import MemoryWrite, validate_memory_write
-from loopwarden.schemas.records import decode_record
+from loopwarden.schemas.memory import MemoryWrite
 from loopwarden.streams.app import LoopwardenApp
 from loopwarden.streams.runner import Record, is_transient
 
 log = logging.getLogger(__name__)
-
-MAX_RECORD_BYTES = 4 * 1024 * 1024
-"""Largest memory-writes record decoded (one write: content up to 100k characters
-plus a vector of up to 8,192 values; a JSON array of writes may hold more)."""
 
 
 def rejected(write: MemoryWrite, exc: BaseException) -> dict[str, Any]:
@@ -101,14 +99,9 @@ def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
             sink.add(names.memory_outcomes, b"*", codec.dumps(report))
 
     async def handle(records: list[Record]) -> None:
-        writes: list[MemoryWrite] = []
-        for record in records:
-            decoded = decode_record(
-                record.value, record.key, record.source, MAX_RECORD_BYTES, validate_memory_write
-            )
-            for letter in decoded.dead_letters:
-                app.dead_letters.send(letter)
-            writes.extend(write for _, write in decoded.events)
+        writes, letters = writes_of(records)
+        for letter in letters:
+            app.dead_letters.send(letter)
         if not writes:
             return
         try:

@@ -18,7 +18,6 @@ from typing import Any
 from loopwarden.agents.memory.embedding import Embedder
 from loopwarden.agents.memory.rows import (
     content_vectors,
-    memory_id_of,
     new_rows_table,
     outcome_of,
     questions_vectors,
@@ -54,7 +53,7 @@ class MemoryImporter:
         """Store the writes not stored yet (by id); one memory-outcomes record per write:
         ``stored`` with ``checks: "deferred"``, or ``already_stored``."""
         writes = [w.redacted() for w in writes]  # a no-op for what the validator redacted
-        ids = [memory_id_of(w) for w in writes]
+        ids = [w.memory_id for w in writes]
         stored = self.table.existing_ids(list(dict.fromkeys(ids)))
         fresh: dict[str, int] = {}  # memory id → the first write of it not stored yet
         for i, memory_id in enumerate(ids):

@@ -32,11 +32,6 @@ from loopwarden.settings import MemorySettings
 DAY = 86_400.0
 
 
-def memory_id_of(write: MemoryWrite) -> str:
-    """The id a write stores its memory under: its own, else derived from its event id."""
-    return write.payload.memory_id or derived_id("memory", write.payload.scope, write.event_id)
-
-
 def content_vectors(writes: Sequence[MemoryWrite], embedder: Embedder) -> np.ndarray:
     """Content vectors: the write's own (normalised) or the embedder's, only for the
     writes that carry none."""

@@ -28,7 +28,6 @@ from loopwarden.agents.memory.embedding import Embedder
 from loopwarden.agents.memory.judge import ConflictJudge
 from loopwarden.agents.memory.rows import (
     content_vectors,
-    memory_id_of,
     new_row,
     outcome_of,
     questions_vectors,
@@ -117,7 +116,7 @@ class MemoryWriter:
         tags = [list(w.payload.tags) for w in writes]
         vectors = content_vectors(writes, self.embedder)
         question_vectors = questions_vectors(writes, vectors, self.embedder)
-        ids = [memory_id_of(w) for w in writes]
+        ids = [w.memory_id for w in writes]
         stored = self.table.existing_ids(list(dict.fromkeys(ids)))
         nearby = self._stored_neighbours(writes, vectors)
         similarity = vectors @ vectors.T  # unit vectors: cosine within the batch

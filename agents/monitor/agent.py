@@ -21,6 +21,7 @@ from loopwarden.agents.monitor.expiry import IdleLoopSweeper, trusted_event_time
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.schemas import codec
+from loopwarden.schemas.memory import memory_id_for, memory_record_key
 from loopwarden.schemas.positions import origin_from_headers
 from loopwarden.streams.app import LoopwardenApp
 from loopwarden.streams.runner import Record
@@ -35,6 +36,7 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
     """Declare the topics, the state table and the ``monitor_actions`` agent on ``app``."""
     settings = app.loopwarden
     names = settings.topics
+    key_by = settings.publisher.memory_key  # lessons are keyed as the client keys writes
 
     actions = app.raw_topic(names.actions, names.actions_reroute)
     for output in (names.warnings, names.reflection_requests, names.dead_letter):
@@ -112,7 +114,10 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
         for warning in outcome.warnings:
             sink.add(names.warnings, warning["loop_id"].encode(), codec.dumps(warning))
         for write in outcome.memory_writes:
-            sink.add(names.memory_writes, write["payload"]["scope"].encode(), codec.dumps(write))
+            scope = write["payload"]["scope"]
+            memory_id = memory_id_for(scope, write["event_id"])
+            key = memory_record_key(scope, memory_id, key_by)
+            sink.add(names.memory_writes, key, codec.dumps(write))
         for request in outcome.requests:
             sink.add(names.reflection_requests, request["loop_id"].encode(), codec.dumps(request))
         sweeper.record_seen(source.partition, time.monotonic())

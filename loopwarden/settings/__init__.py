@@ -225,6 +225,14 @@ class PublisherSettings(BaseModel):
     acks: Literal["all", "1", "0"] = Field(
         "all", description="Acknowledgements a publish waits for (all in-sync replicas)."
     )
+    memory_key: Literal["scope", "memory"] = Field(
+        "memory",
+        description="Key of a memory write. memory: its memory id, so a scope's writes "
+        "spread over every partition and worker (a near-duplicate two workers store at "
+        "the same moment is merged by the next maintenance cycle); scope: a scope's "
+        "writes in order on one partition, write-time checks exact with any number of "
+        "workers, one worker doing all of a scope's writes.",
+    )
     idempotence: Literal["auto", "on", "off"] = Field(
         "auto",
         description="Idempotent producer (no duplicates from the client's own retries). "

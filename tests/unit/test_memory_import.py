@@ -60,7 +60,6 @@ def test_the_columnar_rows_of_a_batch_equal_the_write_paths_rows():
     from loopwarden.agents.memory.embedding import HashingEmbedder
     from loopwarden.agents.memory.rows import (
         content_vectors,
-        memory_id_of,
         new_row,
         new_rows_table,
         questions_vectors,
@@ -95,7 +94,7 @@ def test_the_columnar_rows_of_a_batch_equal_the_write_paths_rows():
     ]
     vectors = content_vectors(writes, embedder)
     asked = questions_vectors(writes, vectors, embedder)
-    ids = [memory_id_of(w) for w in writes]
+    ids = [w.memory_id for w in writes]
     schema = memory_schema(cfg.hashing_dims)
     one_by_one = rows_to_arrow(
         [new_row(w, ids[i], vectors[i], asked[i], cfg, now) for i, w in enumerate(writes)], schema

@@ -51,3 +51,32 @@ def test_bulk_memory_records_respect_both_limits_and_keep_order():
         ["e6"],
     ]
     assert [e for c in chunks for e, _ in c] == [e for e, _ in items]
+
+
+def test_bulk_memory_writes_spread_by_memory_id_or_stay_together_by_scope():
+    import orjson
+
+    from loopwarden.schemas.memory import validate_memory_write
+    from loopwarden.schemas.positions import default_partition
+    from loopwarden.streams.memory_writes import make_memory_write, memory_records
+
+    writes = [make_memory_write(f"fact {i}", event_id=f"e{i}") for i in range(40)]
+    writes.append(make_memory_write("other scope", event_id="x", scope="team-b"))
+    spread = memory_records(writes, [0, 1, 2, 3], "memory", per_record=200, max_bytes=1 << 20)
+    assert {r.partition for r in spread} == {0, 1, 2, 3}  # one scope, every partition
+    for record in spread:
+        decoded = [validate_memory_write(w) for w in orjson.loads(record.value)]
+        assert [w.event_id for w in decoded] == record.event_ids
+        assert {w.payload.scope.encode() for w in decoded} == {record.key}
+        for write in decoded:  # where Kafka's default partitioner puts its memory id
+            assert default_partition(write.memory_id.encode(), 4) == record.partition
+    sent = [e for r in spread for e in r.event_ids]
+    assert sorted(sent) == sorted(w.event_id for w in writes)
+    order = {w.event_id: i for i, w in enumerate(writes)}
+    for record in spread:  # a record keeps the order its writes were given in
+        assert [order[e] for e in record.event_ids] == sorted(order[e] for e in record.event_ids)
+    by_scope = memory_records(writes, [0, 1, 2, 3], "scope", per_record=16, max_bytes=1 << 20)
+    default = [r for r in by_scope if r.key == b"default"]
+    assert {r.partition for r in default} == {default_partition(b"default", 4)}
+    assert [len(r.event_ids) for r in default] == [16, 16, 8]
+    assert [e for r in default for e in r.event_ids] == [f"e{i}" for i in range(40)]
