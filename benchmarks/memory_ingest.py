@@ -8,12 +8,16 @@ LanceDB directories and fresh topics of the embedded broker:
    as Arrow batches of ``--batch`` rows;
 2. ``storage layer``: ``MemoryImporter.import_writes`` of validated writes in
    batches of ``--batch`` (redaction, scoring, id look-up, Arrow conversion,
-   append — what a worker with ``memory.write_checks=deferred`` does per batch);
+   append — what a worker with ``memory.write_checks=deferred`` does per batch),
+   index upkeep left to the background as in a worker, then timed on its own
+   (``index_upkeep_s``: building the scalar, full-text and vector indexes);
 3. ``stream``: a real ``loopwarden worker`` (memory role only, checks deferred),
    warmed up on one write; the memories go through ``AsyncPublisher.remember_many``
    (validated, vectors as base64 float32, arrays of ``--per-record`` writes per
    record); memories/s = N / (first publish → the worker's group committed the end
-   of the memory-writes topic). Publisher, broker and worker share this machine.
+   of the memory-writes topic). Publisher, broker and worker share this machine;
+4. ``worker alone``: the same memories published first, then a worker started on
+   them: outcomes/s between its first and last memory outcome.
 
 Every phase is checked: the table must hold N memories afterwards. Prints a table
 (medians) and writes ``benchmarks/results/memory_ingest.json``.
@@ -49,7 +53,7 @@ from loopwarden.storage.memory_table import MemoryTable
 from loopwarden.streams.broker import EmbeddedBroker
 from loopwarden.streams.memory_writes import make_memory_write
 from loopwarden.streams.publisher import AsyncPublisher
-from loopwarden.streams.replay_reader import wait_until_committed
+from loopwarden.streams.replay_reader import PartitionSpan, TopicRangeReader, wait_until_committed
 from loopwarden.streams.topics import ensure_topics
 
 RESULTS = Path(__file__).parent / "results"
@@ -91,17 +95,21 @@ def lancedb_add(sentences: list[str], base: np.ndarray, n: int, batch: int, scra
     return rate
 
 
-def storage_layer(items: list[dict[str, Any]], dims: int, batch: int, scratch: Path) -> float:
+def storage_layer(
+    items: list[dict[str, Any]], dims: int, batch: int, scratch: Path
+) -> dict[str, float]:
     settings = Settings().memory.model_copy(update={"write_checks": "deferred"})
     writes = [make_memory_write(**item) for item in items]
-    table = MemoryTable(str(scratch / "store"), dims, indexes=settings.index)
+    table = MemoryTable(str(scratch / "store"), dims, indexes=settings.index, upkeep="background")
     importer = MemoryImporter(table, _NoEmbedder(dims), settings)
     started = time.perf_counter()
     for start in range(0, len(writes), batch):
         importer.import_writes(writes[start : start + batch], time.time())
     rate = len(writes) / (time.perf_counter() - started)
     assert table.count() == len(writes)
-    return rate
+    started = time.perf_counter()  # what a worker's leader does beside the writes
+    table.indexes.keep()
+    return {"storage_layer_per_s": rate, "index_upkeep_s": time.perf_counter() - started}
 
 
 async def committed(settings: Settings, timeout_s: float = 900) -> float:
@@ -122,13 +130,8 @@ async def publish(settings: Settings, items: list[dict[str, Any]], per_record: i
     return time.monotonic() - started
 
 
-def stream(
-    broker: EmbeddedBroker,
-    items: list[dict[str, Any]],
-    dims: int,
-    per_record: int,
-    scratch: Path,
-) -> dict[str, float]:
+def worker_settings(broker: EmbeddedBroker, scratch: Path) -> Settings:
+    """A memory-only worker on fresh topics, checks deferred."""
     tag = f"bench-ingest-{uuid.uuid4().hex[:6]}"
     settings = Settings().namespaced(tag, bootstrap_servers=broker.bootstrap_servers)
     memory = settings.memory.model_copy(
@@ -143,25 +146,75 @@ def stream(
         }
     )
     asyncio.run(ensure_topics(settings))
+    return settings
+
+
+def start_worker(settings: Settings, scratch: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, **settings_env(settings)}
-    log = open(scratch / f"{tag}.log", "wb")  # noqa: SIM115
-    worker = subprocess.Popen(
+    log = open(scratch / f"{settings.app_id}.log", "wb")  # noqa: SIM115
+    return subprocess.Popen(
         [sys.executable, "-m", "loopwarden", "worker"], env=env, stdout=log, stderr=log
     )
+
+
+def stop_worker(worker: subprocess.Popen[bytes]) -> None:
+    worker.terminate()
+    worker.wait(60)
+
+
+def stored(settings: Settings, dims: int) -> int:
+    return MemoryTable(settings.memory.uri, dims, settings.memory.table).count()
+
+
+async def outcome_times(settings: Settings) -> list[float]:
+    """When the worker produced each memory outcome (record timestamps, seconds)."""
+    topic = settings.topics.memory_outcomes
+    times: list[float] = []
+    async with TopicRangeReader(settings.kafka.bootstrap_servers) as reader:
+        bounds = await reader.bounds(topic, await reader.partitions(topic))
+        spans = [PartitionSpan(topic, p, start, end) for p, (start, end) in bounds.items()]
+        async for records in reader.read(spans):
+            times.extend(r.timestamp / 1000 for r in records)
+    return sorted(times)
+
+
+def stream(
+    broker: EmbeddedBroker, items: list[dict[str, Any]], dims: int, per_record: int, scratch: Path
+) -> dict[str, float]:
+    """Publisher and a warm worker at once: publish → committed."""
+    settings = worker_settings(broker, scratch)
+    worker = start_worker(settings, scratch)
     try:
-        warm = [{**items[0], "event_id": f"{tag}-warm", "content": "warm-up"}]
+        warm = [{**items[0], "event_id": f"{settings.app_id}-warm", "content": "warm-up"}]
         asyncio.run(publish(settings, warm, per_record))
         asyncio.run(committed(settings))  # the worker is up and storing
         start = time.monotonic()
         publish_s = asyncio.run(publish(settings, items, per_record))
         done = asyncio.run(committed(settings))
     finally:
-        worker.terminate()
-        worker.wait(60)
-        log.close()
-    stored = MemoryTable(memory.uri, dims, memory.table).count()
-    assert stored == len(items) + 1, f"{stored} memories stored of {len(items) + 1}"
+        stop_worker(worker)
+    count = stored(settings, dims)
+    assert count == len(items) + 1, f"{count} memories stored of {len(items) + 1}"
     return {"stream_per_s": len(items) / (done - start), "publish_per_s": len(items) / publish_s}
+
+
+def backlog(
+    broker: EmbeddedBroker, items: list[dict[str, Any]], dims: int, per_record: int, scratch: Path
+) -> float:
+    """The worker alone on a published backlog: outcomes/s between its first and last
+    outcome (start-up excluded, the publisher not running)."""
+    settings = worker_settings(broker, scratch)
+    asyncio.run(publish(settings, items, per_record))
+    worker = start_worker(settings, scratch)
+    try:
+        asyncio.run(committed(settings))
+    finally:
+        stop_worker(worker)
+    count = stored(settings, dims)
+    assert count == len(items), f"{count} memories stored of {len(items)}"
+    times = asyncio.run(outcome_times(settings))
+    first_batch = sum(t <= times[0] for t in times)  # produced at once by the first batch
+    return (len(times) - first_batch) / (times[-1] - times[0])
 
 
 def main() -> None:
@@ -185,8 +238,9 @@ def main() -> None:
                     "lancedb_add_per_s": lancedb_add(
                         sentences, base, args.memories, args.batch, rep_dir
                     ),
-                    "storage_layer_per_s": storage_layer(items, dims, args.batch, rep_dir),
+                    **storage_layer(items, dims, args.batch, rep_dir),
                     **stream(broker, items, dims, args.per_record, rep_dir),
+                    "worker_backlog_per_s": backlog(broker, items, dims, args.per_record, rep_dir),
                 }
                 runs.append(run)
                 print(
@@ -198,12 +252,18 @@ def main() -> None:
     summary["stream_vs_lancedb"] = summary["stream_per_s"] / summary["lancedb_add_per_s"]
     print(f"\n{args.memories:,} memories, {dims}-d vectors, medians of {args.reps} reps")
     baseline = summary["lancedb_add_per_s"]
+    print(f"index upkeep after the storage layer's ingest: {summary['index_upkeep_s']:.1f} s")
     print(f"{'path':<34} {'memories/s':>12} {'vs LanceDB add':>15}")
     for label, key, ratio in (
         ("LanceDB Table.add (baseline)", "lancedb_add_per_s", 1.0),
         ("storage layer (import_writes)", "storage_layer_per_s", summary["storage_vs_lancedb"]),
         ("stream (publish → committed)", "stream_per_s", summary["stream_vs_lancedb"]),
         ("  publisher alone", "publish_per_s", summary["publish_per_s"] / baseline),
+        (
+            "  worker alone, backlog",
+            "worker_backlog_per_s",
+            summary["worker_backlog_per_s"] / baseline,
+        ),
     ):
         print(f"{label:<34} {summary[key]:>12,.0f} {ratio:>14.2f}×")
     RESULTS.mkdir(exist_ok=True)

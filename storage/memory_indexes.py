@@ -12,7 +12,8 @@
   ``retrain_growth`` times since it was trained (or since this process opened it);
 - every ``optimize_every_rows`` rows written, ``optimize`` folds the new rows into
   every index, compacts small files and drops versions older than
-  ``keep_versions_s``.
+  ``keep_versions_s``; a fold adds a segment to the vector index, and past
+  ``max_vector_segments`` it is retrained into one.
 
 Upkeep is ``inline`` (the writer builds what is due after its write: libraries,
 ``loopwarden memory import``) or ``background`` (writers only count; a worker's
@@ -198,6 +199,19 @@ class MemoryIndexes:
                 )
             self.rows_since_optimize = 0
             self._columns = None
+            segments = self.vector_segments()
+            if segments > self.cfg.max_vector_segments:
+                count = self.memories.count_rows()
+                what = f"vector index of {segments} segments retrained over {count} rows"
+                self._build(what, None, self._vector, count)
+
+    def vector_segments(self) -> int:
+        """Segments of the vector index (one per fold since it was trained; 0: none)."""
+        config = self._indexed().get(VECTOR_COLUMN)
+        if config is None:
+            return 0
+        stats = self.memories.index_stats(config.name)
+        return int(getattr(stats, "num_indices", None) or 1) if stats else 0
 
     def prewarm(self) -> None:
         """Load every index of the memories table into LanceDB's cache (about 1 s at

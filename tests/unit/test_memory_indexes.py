@@ -193,3 +193,20 @@ def test_full_text_splits_chinese_into_words(store):
     writer.write([write(cache), write("日志每天轮转")], NOW)
     found = table.full_text("为什么缓存会失效", "default", 5, ("content",))
     assert [row["content"] for row in found] == [cache]
+
+
+@pytest.mark.filterwarnings("ignore:optimize")
+def test_a_vector_index_folded_too_often_is_retrained_into_one_segment(tmp_path):
+    settings = SMALL.model_copy(update={"optimize_every_rows": 40, "max_vector_segments": 2})
+    table = MemoryTable(str(tmp_path), CFG.hashing_dims, indexes=settings)
+    writer = MemoryWriter(table, HashingEmbedder(CFG.hashing_dims), CFG)
+    vectors = clustered(460)
+    writer.write([write(f"fact {i}", v) for i, v in enumerate(vectors[:300])], NOW)
+    assert table.indexes.vector_segments() == 1
+    seen = []
+    for start in range(300, 460, 40):  # each batch is folded in: a segment more
+        batch = vectors[start : start + 40]
+        writer.write([write(f"fact {i}", v) for i, v in enumerate(batch, start)], NOW)
+        seen.append(table.indexes.vector_segments())
+    assert max(seen) == 2 and 1 in seen[1:]  # a third segment was retrained away
+    assert indexed(table)["vector"].num_unindexed_rows == 0
