@@ -46,12 +46,15 @@ from loopwarden.streams.topics import ensure_topics
 RESULTS = Path(__file__).parent / "results"
 
 
-async def committed_end(settings: Settings, timeout_s: float = 600) -> float:
-    """Wait until the worker committed the end of the actions topic; when it did."""
+async def committed_end(
+    settings: Settings, topics: list[str] | None = None, timeout_s: float = 600
+) -> float:
+    """Wait until the worker committed the end of ``topics`` (default: the actions
+    topic); when it did."""
     await wait_until_committed(
         settings.kafka.bootstrap_servers,
         settings.app_id,
-        [settings.topics.actions],
+        topics or [settings.topics.actions],
         timeout_s,
         poll_s=0.05,
     )
