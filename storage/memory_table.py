@@ -186,10 +186,6 @@ class MemoryTable:
             retry_on_conflict(lambda: self.table.add(data), "append")
         self.indexes.after_write(data.num_rows)
 
-    def relate(self, src: str, dst: str, kind: str, confidence: float, reason: str) -> None:
-        """Record ``src --kind--> dst`` (idempotent)."""
-        self.relate_many([(src, dst, kind, confidence, reason)])
-
     def relate_many(self, relations: Sequence[tuple[str, str, str, float, str]]) -> None:
         """Record ``(src, dst, kind, confidence, reason)`` relations at once (idempotent)."""
         if not relations:
@@ -389,12 +385,24 @@ class MemoryTable:
             .to_list()
         )
 
-    def columns(self, names: Sequence[str], where: str | None = None) -> pa.Table:
-        """A projected scan (for batch ranking and maintenance)."""
-        query = self.table.search().select(list(names))
+    def columns(
+        self, names: Sequence[str], where: str | None = None, *, row_ids: bool = False
+    ) -> pa.Table:
+        """A projected scan (batch ranking, maintenance), with LanceDB's ``_rowid`` when
+        ``row_ids`` (see :meth:`ids_of_row_ids`)."""
+        query = self.table.search().select(list(names)).with_row_id(row_ids)
         if where:
             query = query.where(where)
         return query.limit(max(self.table.count_rows(), 1)).to_arrow()
+
+    def ids_of_row_ids(self, row_ids: Sequence[int]) -> dict[int, str]:
+        """Memory ids by LanceDB row id (a row id compaction moved is left out)."""
+        if not row_ids:
+            return {}
+        taken = self.table.take_row_ids(list(row_ids)).select(["id"]).with_row_id().to_arrow()
+        return dict(
+            zip(taken.column("_rowid").to_pylist(), taken.column("id").to_pylist(), strict=True)
+        )
 
     def count(self, where: str | None = None) -> int:
         """Rows (matching ``where``)."""

@@ -270,16 +270,25 @@ def rank_table(
 ) -> list[tuple[str, float]]:
     """The ``k`` most relevant live memories of a whole table (or one scope), by
     C.O.R.E. P.A.C.T. relevance, computed over Arrow columns with numpy (no per-row
-    Python loop)."""
+    Python loop). The scan reads row ids, not the memory ids (a million strings
+    cost more to read than the seven scores); only the best ``k`` ids are read."""
     where = "deleted = false" + (
         f" AND scope = '{scope.replace(chr(39), chr(39) * 2)}'" if scope is not None else ""
     )
-    columns = table.columns(["id", *DIMENSIONS], where=where)
+    columns = table.columns(list(DIMENSIONS), where=where, row_ids=True)
     if columns.num_rows == 0:
         return []
     scores = np.column_stack(
         [columns.column(d).to_numpy(zero_copy_only=False) for d in DIMENSIONS]
     ).astype(np.float64)
     ranked = relevance_batch(scores, cfg=settings)
-    ids = columns.column("id").to_pylist()
-    return [(ids[i], float(ranked[i])) for i in top_k(ranked, k)]
+    best = top_k(ranked, k)
+    row_ids = columns.column("_rowid").to_numpy()[best]
+    ids = table.ids_of_row_ids([int(r) for r in row_ids])
+    if len(ids) < len(best):  # compacted between the scan and the read: by id instead
+        columns = table.columns(["id", *DIMENSIONS], where=where)
+        scores = np.column_stack([columns.column(d).to_numpy() for d in DIMENSIONS])
+        ranked = relevance_batch(scores.astype(np.float64), cfg=settings)
+        names = columns.column("id").to_pylist()
+        return [(names[i], float(ranked[i])) for i in top_k(ranked, k)]
+    return [(ids[int(r)], float(ranked[i])) for r, i in zip(row_ids, best, strict=True)]
