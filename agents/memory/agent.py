@@ -82,11 +82,16 @@ def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
         }
 
     if service.background_upkeep:
+        interval = cfg.index.upkeep_interval_s
 
-        @app.timer(cfg.index.upkeep_interval_s, on_leader=True, name="keep_memory_indexes")
+        @app.timer(interval, on_leader=True, name="keep_memory_indexes")
         async def keep_memory_indexes() -> None:
             # outside service.lock: writes go on while an index is built or folded in
-            done = await asyncio.to_thread(service.table.indexes.keep)
+            try:
+                done = await asyncio.to_thread(service.table.indexes.keep)
+            except Exception as exc:  # storage away: searches stay exact, next tick retries
+                log.warning("memory index upkeep failed (%s); again in %g s", exc, interval)
+                return
             if done["seconds"]:
                 log.info("memory index upkeep: %s", done)
 
@@ -94,7 +99,11 @@ def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
 
         @app.timer(cfg.maintenance_interval_s, on_leader=True, name="maintain_memories")
         async def maintain_memories() -> None:
-            report = await asyncio.to_thread(maintain)
+            try:  # an exception would end Faust's timer loop: no cycle would run again
+                report = await asyncio.to_thread(maintain)
+            except Exception as exc:
+                log.warning("memory maintenance failed (%s); next cycle as planned", exc)
+                return
             log.info("memory maintenance: %s", report)
             sink.add(names.memory_outcomes, b"*", codec.dumps(report))
 
