@@ -193,14 +193,22 @@ async def test_a_bad_write_is_rejected_alone(broker, worker_factory):
 async def test_a_storage_outage_pauses_memory_writes_instead_of_rejecting_them(
     broker, worker_factory
 ):
-    """Issue 15.4: a transient LanceDB/disk failure made writes 'rejected' for good."""
+    """Issue 15.4: a transient LanceDB/disk failure made writes 'rejected' for good.
+    The leader's index upkeep fails meanwhile too, and must not stop for good (an
+    exception used to end Faust's timer loop)."""
     import os
+    import shutil
     import time
     from pathlib import Path
 
     settings = isolated_settings(broker, "mem-outage")
+    index = settings.memory.index.model_copy(
+        update={"vector_min_rows": 2, "upkeep_interval_s": 0.3}
+    )
     settings = settings.model_copy(
-        update={"memory": settings.memory.model_copy(update={"embedder": "hashing"})}
+        update={
+            "memory": settings.memory.model_copy(update={"embedder": "hashing", "index": index})
+        }
     )
     worker = worker_factory(settings)
     uri = Path(settings.memory.uri)
@@ -218,9 +226,21 @@ async def test_a_storage_outage_pauses_memory_writes_instead_of_rejecting_them(
         while "retrying" not in worker.log() and time.monotonic() < deadline:
             await asyncio.sleep(0.2)  # waiting on the worker's own report of the retry
         assert "retrying" in worker.log(), worker.log()[-3000:]
+        while "memory index upkeep failed" not in worker.log() and time.monotonic() < deadline:
+            await asyncio.sleep(0.2)
+        assert "memory index upkeep failed" in worker.log(), worker.log()[-3000:]
+        # a renamed directory is still a writable path: the failed index builds left their
+        # uncommitted files in a new one (a storage that is really away takes nothing)
+        shutil.rmtree(uri, ignore_errors=True)
         os.rename(f"{uri}.away", uri)  # and comes back
         (second,) = await outcomes.collect(1, 120)
     assert (second["event_id"], second["status"]) == (f"{scope}-2", "stored")
+    table = MemoryTable(settings.memory.uri, settings.memory.hashing_dims, settings.memory.table)
+    deadline = time.monotonic() + 60  # two rows: the upkeep that outlived the outage indexes them
+    while not table.indexes.has_vector_index and time.monotonic() < deadline:
+        await asyncio.sleep(0.2)
+        table.indexes._columns = None  # list the indexes again
+    assert table.indexes.has_vector_index, worker.log()[-3000:]
 
 
 async def test_bulk_writes_with_deferred_checks_store_every_vector_once(broker, worker_factory):
