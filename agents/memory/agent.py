@@ -31,7 +31,6 @@ import time
 from collections import Counter
 from typing import Any
 
-from loopwarden.agents.memory.importer import MemoryImporter
 from loopwarden.agents.memory.maintenance import Maintenance
 from loopwarden.agents.memory.records import writes_of
 from loopwarden.agents.memory.service import MemoryService
@@ -67,8 +66,7 @@ def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
     def apply(writes: list[MemoryWrite]) -> list[dict[str, Any]]:
         with service.lock:
             if cfg.write_checks == "deferred":
-                importer = MemoryImporter(service.table, service.embedder, cfg)
-                return importer.import_writes(writes, time.time())
+                return service.importer.import_writes(writes, time.time())
             return service.writer.write(writes, time.time())
 
     def maintain() -> dict[str, Any]:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from loopwarden.agents.memory.embedding import Embedder
 from loopwarden.agents.memory.routing import plan, strip_intent_markers
@@ -30,6 +31,7 @@ from loopwarden.agents.memory.scoring import (
     top_k,
 )
 from loopwarden.settings import MemorySettings
+from loopwarden.storage.memory_schema import quote
 from loopwarden.storage.memory_table import MemoryTable
 
 STRATEGIES = ("semantic", "full_text", "entity", "causal_trace")
@@ -272,23 +274,28 @@ def rank_table(
     C.O.R.E. P.A.C.T. relevance, computed over Arrow columns with numpy (no per-row
     Python loop). The scan reads row ids, not the memory ids (a million strings
     cost more to read than the seven scores); only the best ``k`` ids are read."""
-    where = "deleted = false" + (
-        f" AND scope = '{scope.replace(chr(39), chr(39) * 2)}'" if scope is not None else ""
-    )
+    where = "deleted = false" + (f" AND scope = {quote(scope)}" if scope is not None else "")
     columns = table.columns(list(DIMENSIONS), where=where, row_ids=True)
+    ranked, best = _relevance_top_k(columns, settings, k)
+    row_ids = [int(r) for r in columns.column("_rowid").to_numpy()[best]]
+    ids = table.ids_of_row_ids(row_ids)
+    if len(ids) < len(best):  # compacted between the scan and the read: by id instead
+        columns = table.columns(["id", *DIMENSIONS], where=where)
+        ranked, best = _relevance_top_k(columns, settings, k)
+        names = columns.column("id").to_pylist()
+        ids = {i: names[i] for i in best}
+        row_ids = [int(i) for i in best]
+    return [(ids[r], float(ranked[i])) for r, i in zip(row_ids, best, strict=True)]
+
+
+def _relevance_top_k(
+    columns: pa.Table, settings: MemorySettings, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Relevance of every row of score ``columns``, and the positions of the best ``k``."""
     if columns.num_rows == 0:
-        return []
+        return np.empty(0), np.empty(0, dtype=np.intp)
     scores = np.column_stack(
         [columns.column(d).to_numpy(zero_copy_only=False) for d in DIMENSIONS]
     ).astype(np.float64)
     ranked = relevance_batch(scores, cfg=settings)
-    best = top_k(ranked, k)
-    row_ids = columns.column("_rowid").to_numpy()[best]
-    ids = table.ids_of_row_ids([int(r) for r in row_ids])
-    if len(ids) < len(best):  # compacted between the scan and the read: by id instead
-        columns = table.columns(["id", *DIMENSIONS], where=where)
-        scores = np.column_stack([columns.column(d).to_numpy() for d in DIMENSIONS])
-        ranked = relevance_batch(scores.astype(np.float64), cfg=settings)
-        names = columns.column("id").to_pylist()
-        return [(names[i], float(ranked[i])) for i in top_k(ranked, k)]
-    return [(ids[int(r)], float(ranked[i])) for r, i in zip(row_ids, best, strict=True)]
+    return ranked, top_k(ranked, k)

@@ -8,6 +8,7 @@ import time
 from functools import cached_property
 
 from loopwarden.agents.memory.embedding import Embedder, make_embedder
+from loopwarden.agents.memory.importer import MemoryImporter
 from loopwarden.agents.memory.judge import ConflictJudge
 from loopwarden.agents.memory.retrieval import MemorySearch
 from loopwarden.agents.memory.writer import MemoryWriter
@@ -58,6 +59,11 @@ class MemoryService:
     def writer(self) -> MemoryWriter:
         """The write path."""
         return MemoryWriter(self.table, self.embedder, self.settings, self.judge)
+
+    @cached_property
+    def importer(self) -> MemoryImporter:
+        """The bulk path (writes appended, checks left to maintenance)."""
+        return MemoryImporter(self.table, self.embedder, self.settings)
 
     @cached_property
     def search(self) -> MemorySearch:
