@@ -49,7 +49,7 @@ from loopwarden.agents.monitor.loop_monitor import LoopMonitor
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.settings import Settings, settings_env
 from loopwarden.streams.broker import EmbeddedBroker
-from loopwarden.streams.publisher import AsyncPublisher, make_action_event
+from loopwarden.streams.publisher import AsyncPublisher, encode_event, make_action_event
 from loopwarden.streams.topics import ensure_topics
 
 ACTION_TYPES = ["search", "read_file", "modify_code", "run_tests", "shell", "write_notes"]
@@ -243,6 +243,7 @@ class Collector:
 @dataclass
 class Run:
     engine: str
+    shape: str
     mode: str
     events: int
     loops: int
@@ -253,6 +254,7 @@ class Run:
     p50_ms: float | None
     p99_ms: float | None
     ok: bool
+    startup_s: float = 0.0
     worker_cpu_s: float | None = None
     extra: dict[str, float] = field(default_factory=dict)
 
@@ -273,9 +275,16 @@ def percentile(values: list[float], q: float) -> float | None:
 
 
 async def publish_pairs(
-    settings: Settings, pairs: list[tuple[str, str]], rate: float | None
+    settings: Settings, pairs: list[tuple[str, str]], rate: float | None, shape: str
 ) -> float:
-    """Publish the events; return the wall time of the first publish."""
+    """Publish the events; return the wall time of the first publish.
+
+    ``batched``: through ``AsyncPublisher`` (up to 50 events of one partition per
+    record). ``single``: one event per record through librdkafka (confluent-kafka),
+    as a Java, Go or kcat producer would send them.
+    """
+    if shape == "single":
+        return await _publish_single(settings, pairs, rate)
     async with AsyncPublisher(settings) as publisher:
         start = time.time()
         interval = 1.0 / rate if rate else 0.0
@@ -295,15 +304,77 @@ async def publish_pairs(
     return start
 
 
+async def _publish_single(
+    settings: Settings, pairs: list[tuple[str, str]], rate: float | None
+) -> float:
+    from confluent_kafka import Producer
+
+    producer = Producer(
+        {
+            "bootstrap.servers": settings.kafka.bootstrap_servers,
+            "linger.ms": 1 if rate else 5,
+            "partitioner": "murmur2_random",  # Kafka's default (Java) partitioner
+            "queue.buffering.max.messages": 1_000_000,
+        }
+    )
+    topic = settings.topics.actions
+    start = time.time()
+    interval = 1.0 / rate if rate else 0.0
+    for i, (loop_id, action) in enumerate(pairs):
+        now = time.time()
+        if rate:
+            target = start + i * interval
+            if target > now:
+                await asyncio.sleep(target - now)
+                now = time.time()
+        event = make_action_event(loop_id, action, event_id=f"{loop_id}-{i}", occurred_at=now)
+        producer.produce(topic, encode_event(event), key=loop_id.encode())
+        producer.poll(0)
+        if not rate and i % 5000 == 4999:
+            await asyncio.sleep(0)
+    await asyncio.to_thread(producer.flush, 60)
+    return start
+
+
 async def run_engine(
     engine: str, broker: EmbeddedBroker, args: argparse.Namespace, logs: Path
 ) -> list[Run]:
+    """Every repetition on fresh topics with a freshly started engine (the embedded
+    broker's fetch latency grows with a topic's length)."""
+    runs: list[Run] = []
+    plans = [("sat", args.events, None)] * args.reps + [
+        ("paced", args.paced_events, args.rate)
+    ] * args.reps
+    for shape in args.shapes:
+        for rep, (mode, n, rate) in enumerate(plans):
+            runs.append(await run_rep(engine, broker, args, logs, shape, rep, mode, n, rate))
+            r = runs[-1]
+            print(
+                f"  {engine} {shape} {mode} rep {rep}: ready in {r.startup_s:.1f} s, "
+                f"{r.events_per_s:,.0f} ev/s, p50 {r.p50_ms or 0:.1f} ms, p99 "
+                f"{r.p99_ms or 0:.1f} ms, {r.received_warnings}/{r.expected_warnings} warnings",
+                flush=True,
+            )
+    return runs
+
+
+async def run_rep(
+    engine: str,
+    broker: EmbeddedBroker,
+    args: argparse.Namespace,
+    logs: Path,
+    shape: str,
+    rep: int,
+    mode: str,
+    n: int,
+    rate: float | None,
+) -> Run:
     settings = Settings().namespaced(
         f"bench-{engine}-{uuid.uuid4().hex[:6]}",
         bootstrap_servers=broker.bootstrap_servers,
         partitions=args.partitions,
     )
-    local = logs / "worker-data"
+    local = logs / "worker-data" / uuid.uuid4().hex[:6]
     settings = settings.model_copy(
         update={
             "data_dir": str(local),
@@ -311,55 +382,42 @@ async def run_engine(
         }
     )
     await ensure_topics(settings)
-    process = start_engine(engine, settings, logs / f"{engine}.log")
     collector = Collector(settings)
     await collector.start()
-    runs: list[Run] = []
+    started = time.monotonic()
+    process = start_engine(engine, settings, logs / f"{engine}.log")
     try:
-        started = time.monotonic()
         collector.reset("warmup")
-        await publish_pairs(settings, [("warmup", "ping")] * 3, None)
+        await publish_pairs(settings, [("warmup", "ping")] * 3, None, shape)
         if not await collector.wait_for(1, 120):
             raise RuntimeError(f"{engine}: no warm-up warning; see {logs}")
-        print(f"  {engine}: ready after {time.monotonic() - started:.1f}s", flush=True)
-        plans = [("sat", args.events, None)] * args.reps + [
-            ("paced", args.paced_events, args.rate)
-        ] * args.reps
-        for rep, (mode, n, rate) in enumerate(plans):
-            prefix = f"r{rep}"
-            pairs = workload(n, args.loops, seed=rep, run_tag=prefix)
-            expected = expected_warning_count(pairs)
-            collector.reset(prefix)
-            cpu_before = process_cpu_s(process.pid)
-            first = await publish_pairs(settings, pairs, rate)
-            ok = await collector.wait_for(expected, args.timeout)
-            cpu_after = process_cpu_s(process.pid)
-            seconds = (collector.last_at or time.time()) - first
-            lat = collector.latencies_ms
-            runs.append(
-                Run(
-                    engine=engine,
-                    mode=mode,
-                    events=n,
-                    loops=args.loops,
-                    expected_warnings=expected,
-                    received_warnings=collector.count,
-                    seconds=round(seconds, 3),
-                    events_per_s=round(n / seconds, 1),
-                    p50_ms=percentile(lat, 0.5),
-                    p99_ms=percentile(lat, 0.99),
-                    ok=ok and collector.count == expected,
-                    worker_cpu_s=(cpu_after - cpu_before) if cpu_after and cpu_before else None,
-                )
-            )
-            r = runs[-1]
-            print(
-                f"  {engine} {mode} rep {rep}: {r.events_per_s:,.0f} ev/s, p50 "
-                f"{r.p50_ms or 0:.1f} ms, p99 {r.p99_ms or 0:.1f} ms, "
-                f"{r.received_warnings}/{r.expected_warnings} warnings",
-                flush=True,
-            )
-            await asyncio.sleep(0.5)
+        startup_s = time.monotonic() - started
+        prefix = f"r{rep}"
+        pairs = workload(n, args.loops, seed=rep, run_tag=prefix)
+        expected = expected_warning_count(pairs)
+        collector.reset(prefix)
+        cpu_before = process_cpu_s(process.pid)
+        first = await publish_pairs(settings, pairs, rate, shape)
+        ok = await collector.wait_for(expected, args.timeout)
+        cpu_after = process_cpu_s(process.pid)
+        seconds = (collector.last_at or time.time()) - first
+        lat = collector.latencies_ms
+        return Run(
+            engine=engine,
+            shape=shape,
+            mode=mode,
+            events=n,
+            loops=args.loops,
+            expected_warnings=expected,
+            received_warnings=collector.count,
+            seconds=round(seconds, 3),
+            events_per_s=round(n / seconds, 1),
+            p50_ms=percentile(lat, 0.5),
+            p99_ms=percentile(lat, 0.99),
+            ok=ok and collector.count == expected,
+            startup_s=round(startup_s, 2),
+            worker_cpu_s=(cpu_after - cpu_before) if cpu_after and cpu_before else None,
+        )
     finally:
         await collector.stop()
         process.terminate()
@@ -367,43 +425,50 @@ async def run_engine(
             process.wait(20)
         except subprocess.TimeoutExpired:
             process.kill()
-    return runs
 
 
 def summarize(runs: list[Run]) -> list[dict[str, object]]:
     rows = []
     for engine in dict.fromkeys(r.engine for r in runs):
-        for mode in ("sat", "paced"):
-            group = [r for r in runs if r.engine == engine and r.mode == mode]
-            if not group:
-                continue
-            cpu = [r.worker_cpu_s / r.events * 1e6 for r in group if r.worker_cpu_s]
-            rows.append(
-                {
-                    "engine": engine,
-                    "mode": mode,
-                    "events": group[0].events,
-                    "events_per_s": statistics.median(r.events_per_s for r in group),
-                    "runs_events_per_s": [r.events_per_s for r in group],
-                    "p50_ms": statistics.median(r.p50_ms for r in group if r.p50_ms is not None),
-                    "p99_ms": statistics.median(r.p99_ms for r in group if r.p99_ms is not None),
-                    "worker_cpu_us_per_event": round(statistics.median(cpu), 1) if cpu else None,
-                    "all_ok": all(r.ok for r in group),
-                }
-            )
-    baseline = {row["mode"]: row for row in rows if row["engine"] == "raw-trivial"}
+        for shape in ("single", "batched"):
+            for mode in ("sat", "paced"):
+                group = [
+                    r for r in runs if r.engine == engine and r.mode == mode and r.shape == shape
+                ]
+                if group:
+                    rows.append(_row(engine, shape, mode, group))
+    baseline = {(r["shape"], r["mode"]): r for r in rows if r["engine"] == "raw-trivial"}
     for row in rows:
-        base = baseline.get(row["mode"])
+        base = baseline.get((row["shape"], row["mode"]))
         row["throughput_vs_raw_trivial"] = (
             round(row["events_per_s"] / base["events_per_s"], 3) if base else None
         )
     return rows
 
 
+def _row(engine: str, shape: str, mode: str, group: list[Run]) -> dict[str, object]:
+    cpu = [r.worker_cpu_s / r.events * 1e6 for r in group if r.worker_cpu_s]
+    p50 = [r.p50_ms for r in group if r.p50_ms is not None]
+    p99 = [r.p99_ms for r in group if r.p99_ms is not None]
+    return {
+        "engine": engine,
+        "shape": shape,
+        "mode": mode,
+        "events": group[0].events,
+        "events_per_s": statistics.median(r.events_per_s for r in group),
+        "runs_events_per_s": [r.events_per_s for r in group],
+        "p50_ms": statistics.median(p50) if p50 else None,
+        "p99_ms": statistics.median(p99) if p99 else None,
+        "worker_cpu_us_per_event": round(statistics.median(cpu), 1) if cpu else None,
+        "startup_s": statistics.median(r.startup_s for r in group),
+        "all_ok": all(r.ok for r in group),
+    }
+
+
 def print_table(rows: list[dict[str, object]]) -> None:
     header = (
-        f"{'engine':<14} {'mode':<6} {'events':>7} {'events/s':>10} {'vs raw':>7} "
-        f"{'p50 ms':>8} {'p99 ms':>8} {'µs CPU/ev':>9} ok"
+        f"{'engine':<14} {'shape':<7} {'mode':<6} {'events':>7} {'events/s':>10} "
+        f"{'vs raw':>7} {'p50 ms':>8} {'p99 ms':>8} {'µs CPU/ev':>9} {'ready s':>7} ok"
     )
     print(header)
     print("-" * len(header))
@@ -411,9 +476,11 @@ def print_table(rows: list[dict[str, object]]) -> None:
         ratio = r["throughput_vs_raw_trivial"]
         cpu = r["worker_cpu_us_per_event"]
         print(
-            f"{r['engine']:<14} {r['mode']:<6} {r['events']:>7} {r['events_per_s']:>10,.0f} "
-            f"{ratio if ratio is not None else '-':>7} {r['p50_ms']:>8.1f} {r['p99_ms']:>8.1f} "
-            f"{cpu if cpu is not None else '-':>9} {'yes' if r['all_ok'] else 'NO'}"
+            f"{r['engine']:<14} {r['shape']:<7} {r['mode']:<6} {r['events']:>7} "
+            f"{r['events_per_s']:>10,.0f} {ratio if ratio is not None else '-':>7} "
+            f"{r['p50_ms'] or 0:>8.1f} {r['p99_ms'] or 0:>8.1f} "
+            f"{cpu if cpu is not None else '-':>9} {r['startup_s']:>7.1f} "
+            f"{'yes' if r['all_ok'] else 'NO'}"
         )
 
 
@@ -446,6 +513,13 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--loops", type=int, default=1000)
     parser.add_argument("--partitions", type=int, default=8)
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument(
+        "--shapes",
+        nargs="+",
+        default=["single", "batched"],
+        choices=["single", "batched"],
+        help="single: one event per record (librdkafka); batched: AsyncPublisher's records",
+    )
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument(
         "--engines",

@@ -37,11 +37,19 @@ class LoopwardenApp(faust.App):
     dead_letters: DeadLetters
     replies: Replies
     runners: dict[str, AgentRunner]
+    bundled_topics: set[str]
 
-    def raw_topic(self, *names: str) -> Any:
+    def raw_topic(self, *names: str, bundled: bool = False) -> Any:
         """A topic (or several, read as one stream) of bytes keys and values with the
         configured partition count (agents decode themselves, so a bad record cannot
-        stop them)."""
+        stop them).
+
+        ``bundled``: the consumer hands each fetched run of a partition's records
+        to the agent as one :class:`~loopwarden.streams.bundles.RecordBundle`
+        message (its runner must be :class:`AgentRunner`, which opens bundles).
+        """
+        if bundled:
+            self.bundled_topics.update(names)
         return self.topic(
             *names,
             key_serializer="raw",
@@ -153,6 +161,7 @@ def create_app(settings: Settings) -> LoopwardenApp:
     app.flow_control.manage_queue(app.tables.changelog_queue)
     app.replies = Replies()
     app.runners = {}
+    app.bundled_topics = set()
     app.sink = RecordSink(
         lambda: app.producer._ensure_producer(),  # the aiokafka producer Faust flushes
         linger_s=kafka.producer_linger_ms / 1000.0,

@@ -43,7 +43,7 @@ def describe(app: Any) -> str:
     for runner in app.runners.values():
         lines.append(
             f"runner {runner.name}: processed {runner.processed}, failed {runner.failed}, "
-            f"retries {runner.retries}"
+            f"retries {runner.retries}, in {runner.messages} consumed message(s)"
         )
     lines += _task_lines()
     return "\n".join(lines)

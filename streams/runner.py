@@ -32,6 +32,7 @@ from aiokafka.errors import KafkaError
 
 from loopwarden.errors import LoopwardenError, PublishError
 from loopwarden.schemas.dead_letter import SourcePosition
+from loopwarden.streams.bundles import RecordBundle
 from loopwarden.streams.dead_letters import DeadLetters
 
 log = logging.getLogger(__name__)
@@ -81,6 +82,24 @@ class Record:
     key: bytes | None
     headers: Sequence[tuple[str, bytes]]
     source: SourcePosition
+
+    @classmethod
+    def all_of(cls, message: Any) -> list[Record]:
+        """The records of a Faust message: one, or those of its :class:`RecordBundle`."""
+        value = message.value
+        if isinstance(value, RecordBundle):
+            return [cls.of_consumed(record) for record in value]
+        return [cls.of(message)]
+
+    @classmethod
+    def of_consumed(cls, record: Any) -> Record:
+        """From an aiokafka ``ConsumerRecord`` (a bundle's member)."""
+        return cls(
+            record.value,
+            record.key,
+            list(record.headers or ()),
+            SourcePosition(record.topic, record.partition, record.offset, record.timestamp),
+        )
 
     @classmethod
     def of(cls, message: Any) -> Record:
@@ -136,12 +155,28 @@ class AgentRunner:
         self.processed = 0
         self.failed = 0
         self.retries = 0
+        self.messages = 0
+        """Consumed messages (a bundle of records counts once)."""
 
-    async def run(self, stream: Any, handle: Handler) -> None:
-        """Process every record of ``stream`` (a Faust stream) with ``handle``."""
+    async def run(
+        self,
+        stream: Any,
+        handle: Handler,
+        after_message: Callable[[], None] | None = None,
+    ) -> None:
+        """Process every record of ``stream`` (a Faust stream) with ``handle``.
+
+        A bundle's records are handled one by one, each under the error policy;
+        ``after_message`` runs once the message's records are (e.g. to store the
+        states they changed once).
+        """
         async for event in stream.events():
-            record = Record.of(event.message)
-            await self._guarded(lambda r=record: handle(r), [record])
+            self.messages += 1
+            records = Record.all_of(event.message)
+            for record in records:
+                await self._guarded(lambda r=record: handle(r), [record])
+            if after_message is not None:
+                await self._guarded(after_message, records, count=False)
             await self._after()
 
     async def run_batches(
@@ -150,7 +185,8 @@ class AgentRunner:
         """Process ``stream`` in batches of at most ``max_records`` or ``within_s``."""
         batches: AsyncIterator[Any] = stream.take_events(max_records, within=within_s)
         async for events in batches:
-            records = [Record.of(event.message) for event in events]
+            self.messages += len(events)
+            records = [record for event in events for record in Record.all_of(event.message)]
             await self._guarded(lambda rs=records: handle(rs), records)
             await self._after()
 

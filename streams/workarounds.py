@@ -56,6 +56,7 @@ from faust.transport.drivers import aiokafka as faust_aiokafka
 from faust.types.tuples import ack_lock
 
 from loopwarden.errors import PublishError
+from loopwarden.streams.bundles import RecordBundle, bundle_fetched
 from loopwarden.streams.offsets import probe_end_offsets
 
 log = logging.getLogger(__name__)
@@ -115,6 +116,9 @@ class _TunedConsumer(faust_aiokafka.Consumer):
     async def _wait_next_records(self, timeout: float) -> Any:
         records, active_partitions = await super()._wait_next_records(timeout)
         self._positions = getattr(records, "positions", {})
+        if records:
+            app = self.app
+            bundle_fetched(records, app.bundled_topics, app.loopwarden.kafka.bundle_max_records)
         return records, active_partitions
 
     async def getmany(self, timeout: float) -> AsyncIterator[Any]:
@@ -130,6 +134,13 @@ class _TunedConsumer(faust_aiokafka.Consumer):
                     )
                 self.stale_records += 1
                 continue
+            value = message.value
+            if (
+                isinstance(value, RecordBundle)
+                and value.first_offset < message.offset
+                and self.app.topics.acks_enabled_for(message.topic)
+            ):  # the earlier offsets are committed with the bundle's own ack
+                await self._add_gap(tp, value.first_offset, message.offset - 1)
             yield tp, message
 
     def ack(self, message: Any) -> bool:

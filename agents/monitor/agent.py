@@ -3,7 +3,8 @@
 The agent reads raw bytes (a typed topic would stop the agent on the first
 undecodable value) from the actions topic and its re-route topic, hands each
 record to :class:`RecordProcessor`, stores the touched loop states in the
-``loop-state`` table once per record, and queues the changelog records,
+``loop-state`` table once per consumed message (a bundle of records, see
+:mod:`loopwarden.streams.bundles`), and queues the changelog records,
 warnings, reflection requests, re-routed events and dead letters on the app's
 :class:`~loopwarden.streams.sink.RecordSink`, which sends them in batches and is
 flushed before every offset commit. Errors follow the app's one policy
@@ -38,7 +39,7 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
     names = settings.topics
     key_by = settings.publisher.memory_key  # lessons are keyed as the client keys writes
 
-    actions = app.raw_topic(names.actions, names.actions_reroute)
+    actions = app.raw_topic(names.actions, names.actions_reroute, bundled=True)
     for output in (names.warnings, names.reflection_requests, names.dead_letter):
         app.raw_topic(output)  # declared so that Faust creates them; written through the sink
     states = app.Table(
@@ -60,9 +61,28 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
     store = TableStore(states, sink)
     max_skew = limits.max_clock_skew_s
 
+    # States changed by the records of the current message (a bundle of records, or
+    # one), written to the table once each when the message is done.
+    dirty: dict[str, tuple[LoopState, int]] = {}
+
     def load_state(loop_id: str) -> LoopState | None:
+        changed = dirty.get(loop_id)
+        if changed is not None:
+            return changed[0]
         data = store.get(loop_id.encode())
         return LoopState.restore(loop_id, data) if data else None
+
+    def store_changed_states() -> None:
+        for loop_id, (state, partition) in dirty.items():
+            store.put(loop_id.encode(), state.snapshot(), partition)
+        dirty.clear()
+
+    def drop_failed_states() -> None:
+        # the failed record may have half-updated the states it touched: those loops
+        # go back to their stored state (before this message); the others keep theirs
+        for loop_id in processor.touched:
+            dirty.pop(loop_id, None)
+        processor.forget()
 
     def peek(key: bytes) -> tuple[int, float] | None:
         data = store.get(key)
@@ -104,10 +124,9 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
         origin = origin_from_headers(record.headers) if source.topic != names.actions else None
         outcome = processor.process(record.value, record.key, source, load_state, origin)
         for loop_id, state in outcome.states.items():
-            key = loop_id.encode()
-            store.put(key, state.snapshot(), source.partition)
+            dirty[loop_id] = (state, source.partition)
             seen = trusted_event_time(state.last_seen, source.timestamp_ms, max_skew)
-            sweeper.touch(key, state.partition, seen)
+            sweeper.touch(loop_id.encode(), state.partition, seen)
         for letter in outcome.dead_letters:
             app.dead_letters.send(letter)
         app.reroute(names.actions_reroute, outcome.reroutes)
@@ -122,6 +141,7 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
             sink.add(names.reflection_requests, request["loop_id"].encode(), codec.dumps(request))
         sweeper.record_seen(source.partition, time.monotonic())
         if sweeper.due(source.partition, time.monotonic()):
+            store_changed_states()  # the sweep reads the stored states
             expired = sweeper.expired(source.partition, store.keys, peek)
             if expired:
                 log.info(
@@ -133,11 +153,10 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
                 store.delete(key, source.partition)
                 processor.evict(key.decode())
 
-    # a failed record may leave cached states half-updated: re-read them from the table
-    runner = app.runner("monitor_actions", on_error=processor.forget)
+    runner = app.runner("monitor_actions", on_error=drop_failed_states)
 
     @app.agent(actions, name="monitor_actions")
     async def monitor_actions(stream: Any) -> None:
-        await runner.run(stream, handle)
+        await runner.run(stream, handle, after_message=store_changed_states)
 
     return monitor_actions

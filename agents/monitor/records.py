@@ -103,6 +103,8 @@ class RecordProcessor:
         self.partitions = partitions
         self.idle_ttl_s = idle_ttl_s
         self._cache: OrderedDict[str, LoopState] = OrderedDict()
+        self.touched: set[str] = set()
+        """Loops the last (or current) :meth:`process` call loaded or changed."""
 
     @classmethod
     def for_settings(
@@ -146,6 +148,8 @@ class RecordProcessor:
         """
         decoded = decode_record(value, key, source, self.max_event_bytes)
         outcome = RecordOutcome(dead_letters=decoded.dead_letters)
+        touched = self.touched
+        touched.clear()
         states = outcome.states
         for index, event in decoded.events:
             at = origin or Origin(source.partition, source.offset, index)
@@ -154,6 +158,7 @@ class RecordProcessor:
                 if reroute is not None:
                     outcome.reroutes.append(reroute)
                     continue
+            touched.add(event.loop_id)
             state = states.get(event.loop_id) or self._state(event.loop_id, source, load_state)
             if state.last_seen and event.occurred_at - state.last_seen > self.idle_ttl_s:
                 state = self._fresh(state)

@@ -144,6 +144,13 @@ class KafkaSettings(BaseModel):
     heartbeat_interval_s: float = Field(1.0, gt=0)
     rebalance_timeout_s: float = Field(10.0, gt=0)
     max_poll_records: int = Field(5000, ge=1)
+    bundle_max_records: int = Field(
+        500,
+        ge=1,
+        description="A partition's fetched input records are handed to the agent as one "
+        "bundle of at most this many (Faust's per-record cost is paid once per bundle); "
+        "1 turns bundling off.",
+    )
     stream_buffer_maxsize: int = Field(16384, ge=1)
     producer_linger_ms: int = Field(2, ge=0)
     producer_request_timeout_s: float = Field(

@@ -1,0 +1,104 @@
+"""Record bundles (streams/bundles.py) and how the runner opens them, without a broker."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from aiokafka.structs import ConsumerRecord, TopicPartition
+
+from loopwarden.streams.bundles import RecordBundle, bundle_fetched, bundle_records
+from loopwarden.streams.dead_letters import DeadLetters
+from loopwarden.streams.runner import AgentRunner, Record, RetryPolicy
+
+
+def consumed(offset: int, value: bytes, topic: str = "actions", partition: int = 3):
+    return ConsumerRecord(
+        topic=topic,
+        partition=partition,
+        offset=offset,
+        timestamp=1_700_000_000_000 + offset,
+        timestamp_type=0,
+        key=b"loop-%d" % offset,
+        value=value,
+        checksum=None,
+        serialized_key_size=6,
+        serialized_value_size=len(value),
+        headers=(("h", b"%d" % offset),),
+    )
+
+
+def test_a_fetched_run_becomes_bundles_standing_at_their_last_offset():
+    records = [consumed(offset, b"v%d" % offset) for offset in range(10, 17)]
+    bundles = bundle_records(records, max_records=3)
+    assert [b.offset for b in bundles] == [12, 15, 16]
+    assert [[r.offset for r in b.value] for b in bundles] == [[10, 11, 12], [13, 14, 15], [16]]
+    assert [b.value.first_offset for b in bundles] == [10, 13, 16]
+    assert bundles[0].timestamp == records[2].timestamp
+    assert bundles[0].serialized_value_size == sum(len(r.value) for r in records[:3])
+    assert all(b.key is None and b.headers == () for b in bundles)
+
+
+def test_only_the_bundled_topics_are_bundled():
+    actions, other = TopicPartition("actions", 0), TopicPartition("writes", 0)
+    fetched = {
+        actions: [consumed(o, b"a") for o in range(4)],
+        other: [consumed(o, b"w", topic="writes", partition=0) for o in range(4)],
+    }
+    bundle_fetched(fetched, {"actions"}, max_records=500)
+    assert len(fetched[actions]) == 1 and len(fetched[actions][0].value) == 4
+    assert [r.value for r in fetched[other]] == [b"w"] * 4
+    bundle_fetched(fetched, {"writes"}, max_records=1)  # 1: bundling off
+    assert [r.value for r in fetched[other]] == [b"w"] * 4
+
+
+def test_a_bundle_opens_into_its_records_with_their_own_positions_and_headers():
+    bundle = bundle_records([consumed(7, b"x"), consumed(8, b"y")], 10)[0]
+    records = Record.all_of(bundle)  # a consumer record has the message's fields
+    assert [r.value for r in records] == [b"x", b"y"]
+    assert [(r.source.partition, r.source.offset) for r in records] == [(3, 7), (3, 8)]
+    assert records[1].source.timestamp_ms == 1_700_000_000_008
+    assert records[0].key == b"loop-7" and records[0].headers == [("h", b"7")]
+
+
+class Buffer:
+    def __init__(self):
+        self.records = []
+        self.full = False
+
+    def add(self, topic, key, value, *, partition=None, headers=()):
+        self.records.append((topic, key, value, dict(headers)))
+
+
+class BundleStream:
+    """Faust's ``stream.events()`` yielding one message per bundle."""
+
+    def __init__(self, *bundles):
+        self.bundles = bundles
+
+    async def events(self):
+        for bundle in self.bundles:
+            yield SimpleNamespace(message=SimpleNamespace(value=RecordBundle(tuple(bundle))))
+
+
+async def test_each_record_of_a_bundle_gets_the_error_policy_and_the_message_ends_once():
+    sink = Buffer()
+    runner = AgentRunner("t", DeadLetters(sink, "dlq"), retry=RetryPolicy(0.001, 0.002))
+    seen, ends = [], []
+
+    def handle(record):
+        if record.value == b"boom":
+            raise ValueError("poison")
+        seen.append(record.source.offset)
+
+    first = [consumed(0, b"a"), consumed(1, b"boom"), consumed(2, b"b")]
+    await runner.run(
+        BundleStream(first, [consumed(3, b"c")]),
+        handle,
+        after_message=lambda: ends.append(list(seen)),
+    )
+    assert seen == [0, 2, 3]
+    assert ends == [[0, 2], [0, 2, 3]]  # once per message, after its records
+    (topic, key, value, headers) = sink.records[0]
+    assert (topic, key, value) == ("dlq", b"loop-1", b"boom")
+    assert headers["lw.dlq.reason"] == b"processing_error"
+    assert (runner.processed, runner.failed, runner.messages) == (3, 1, 2)
