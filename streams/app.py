@@ -22,6 +22,7 @@ import faust
 from mode import ServiceT
 
 from loopwarden.settings import Settings
+from loopwarden.streams.bundles import BundleAcks
 from loopwarden.streams.dead_letters import DeadLetters
 from loopwarden.streams.replies import Replies
 from loopwarden.streams.runner import AgentRunner, ErrorPolicy, RetryPolicy
@@ -162,6 +163,7 @@ def create_app(settings: Settings) -> LoopwardenApp:
     app.replies = Replies()
     app.runners = {}
     app.bundled_topics = set()
+    app.sensors.add(BundleAcks(app))
     app.sink = RecordSink(
         lambda: app.producer._ensure_producer(),  # the aiokafka producer Faust flushes
         linger_s=kafka.producer_linger_ms / 1000.0,

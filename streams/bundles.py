@@ -11,12 +11,16 @@ For the topics an agent declares *bundled*, the worker's consumer turns each
 fetched run of a partition's records into one message whose value is a
 :class:`RecordBundle` (at most ``kafka.bundle_max_records`` records, offset of
 the last one). Faust's group membership, partition ownership, table changelogs
-and recovery are untouched: only the per-record hand-off is shared. Offsets
-stay exact: the bundle's earlier offsets are recorded as a gap, which Faust's
-own commit logic (the one it uses for compacted topics) closes only once the
-bundle's message is acknowledged, so no commit passes a record that was not
-processed. :class:`~loopwarden.streams.runner.AgentRunner` opens a bundle and
-applies the error policy to each record on its own.
+and recovery are untouched: only the per-record hand-off is shared.
+:class:`~loopwarden.streams.runner.AgentRunner` opens a bundle and applies the
+error policy to each record on its own.
+
+Offsets stay exact: a bundle's earlier offsets are acknowledged only with the
+bundle's own message, by :class:`BundleAcks`, a Faust sensor (Faust calls
+``on_message_out`` once a message is fully acknowledged, on its compiled stream
+path too, which acknowledges inline without calling ``Consumer.ack``). So no
+commit passes a record that was not processed, and Faust's gap bookkeeping (an
+interval tree rebuilt on every addition) is not used for them.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import faust
 from aiokafka.structs import ConsumerRecord
 
 
@@ -78,3 +83,16 @@ def bundle_fetched(records: dict[Any, list[Any]], topics: set[str], max_records:
     for tp, fetched in records.items():
         if tp.topic in topics and len(fetched) > 0:
             records[tp] = bundle_records(fetched, max_records)
+
+
+class BundleAcks(faust.Sensor):
+    """Acknowledges a bundle's earlier offsets when Faust acknowledges its message."""
+
+    def __init__(self, app: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.app = app
+
+    def on_message_out(self, tp: Any, offset: int, message: Any) -> None:
+        value = message.value
+        if isinstance(value, RecordBundle) and value.first_offset < offset:
+            self.app.consumer.ack_bundle_members(tp, value.first_offset, offset)

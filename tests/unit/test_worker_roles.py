@@ -1,5 +1,9 @@
 """A worker runs the agents of its roles (no broker needed to build the app)."""
 
+import logging
+import subprocess
+import sys
+
 import pytest
 
 from loopwarden.errors import ConfigurationError
@@ -33,3 +37,22 @@ def test_no_agents_is_a_configuration_error():
 def test_roles_from_the_environment(monkeypatch):
     monkeypatch.setenv("LOOPWARDEN_ROLES", '["monitor", "guardrails"]')
     assert Settings().roles == {"monitor", "guardrails"}
+
+
+def test_the_worker_logs_at_its_level_and_builds_no_debug_records():
+    # Faust's terminal spinner set the root logger to DEBUG for good: every debug call
+    # of aiokafka built a record nobody printed. Logging is global: a fresh interpreter.
+    script = (
+        "import logging, sys\n"
+        "from loopwarden.settings import Settings\n"
+        "from loopwarden.streams.worker import build_worker_app, new_faust_worker\n"
+        "settings = Settings()\n"
+        "worker = new_faust_worker(build_worker_app(settings), settings)\n"
+        "worker._setup_logging()\n"
+        "level = logging.getLogger('aiokafka.consumer.fetcher').getEffectiveLevel()\n"
+        "sys.__stdout__.write(f'{level}\\n')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip().splitlines()[-1] == str(logging.WARNING)
