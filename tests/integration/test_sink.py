@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
@@ -151,3 +153,37 @@ async def test_state_records_wait_until_the_outputs_are_delivered(broker):
     bootstrap = broker.bootstrap_servers
     assert [v for _, v, _ in await read_topic(bootstrap, state)] == [b"state after event 2"]
     assert [v for _, v, _ in await read_topic(bootstrap, output)] == [b"warning of event 2"]
+
+
+async def test_a_commit_flush_waits_for_one_background_flush_not_a_queue_of_them(broker):
+    """Records keep coming while a flush waits for the broker: background flushes used to
+    start every ``linger_s`` and queue on the lock, and a commit's flush waited behind
+    all of them (2 s at 1,000 events/s)."""
+    settings = isolated_settings(broker, "sink-queue")
+    create_topics(settings)
+    topic = settings.topics.warnings
+    # a linger makes every delivery take 20 ms, as a slower broker would
+    producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap_servers, linger_ms=20)
+    await producer.start()
+    sink = RecordSink(lambda: producer, linger_s=0.001)
+    added = 0
+
+    async def keep_adding() -> None:
+        nonlocal added
+        while True:
+            sink.add(topic, b"k", b"v%d" % added)
+            added += 1
+            await asyncio.sleep(0.001)
+
+    adding = asyncio.create_task(keep_adding())
+    try:
+        await asyncio.sleep(0.4)
+        before = sink.flushes
+        await sink.flush()
+        rounds = sink.flushes - before
+    finally:
+        adding.cancel()
+        await sink.flush()
+        await producer.stop()
+    assert rounds <= 2, rounds  # the background flush under way, then this one
+    assert sink.sent == added
