@@ -26,6 +26,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python benchmarks/action_monitor.py
 	$(BIN)/python benchmarks/replay.py
 

@@ -8,7 +8,15 @@ Runs on the embedded broker, every engine against the same events in the same ru
 - ``raw-processor``: plain aiokafka consume/produce around loopwarden's own
   RecordProcessor (state in a dict, no changelog): the cost of the logic without Faust;
 - ``raw-trivial``: plain aiokafka with orjson and a dict streak check only (the
-  floor the broker and client allow on this machine).
+  floor the broker and client allow on this machine);
+- ``quix``: the same RecordProcessor on Quix Streams (librdkafka, RocksDB state with
+  its changelog), single-event records only (``quix_monitor.py``).
+
+Shapes: ``single`` (one event per record, published by librdkafka as a Java or Go
+service would) and ``batched`` (``AsyncPublisher``'s records of up to 50 events).
+Every repetition runs on fresh topics with a freshly started engine: the embedded
+broker's fetch latency grows with a topic's length; "ready s" is the time from the
+engine's start to its first warning.
 
 Modes:
 
@@ -44,6 +52,7 @@ from pathlib import Path
 
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from quix_monitor import create_quix_topics, serve_quix
 
 from loopwarden.agents.monitor.loop_monitor import LoopMonitor
 from loopwarden.agents.monitor.state import LoopState
@@ -346,6 +355,8 @@ async def run_engine(
         ("paced", args.paced_events, args.rate)
     ] * args.reps
     for shape in args.shapes:
+        if engine == "quix" and shape != "single":
+            continue  # a Quix state is the state of a record's key: one loop per record
         for rep, (mode, n, rate) in enumerate(plans):
             runs.append(await run_rep(engine, broker, args, logs, shape, rep, mode, n, rate))
             r = runs[-1]
@@ -381,6 +392,8 @@ async def run_rep(
             "memory": settings.memory.model_copy(update={"uri": str(local / "memory")}),
         }
     )
+    if engine == "quix":
+        await create_quix_topics(settings)
     await ensure_topics(settings)
     collector = Collector(settings)
     await collector.start()
@@ -524,8 +537,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--engines",
         nargs="+",
-        default=["raw-trivial", "raw-processor", "loopwarden"],
-        choices=["raw-trivial", "raw-processor", "loopwarden", "loopwarden-all"],
+        default=["raw-trivial", "raw-processor", "quix", "loopwarden"],
+        choices=["raw-trivial", "raw-processor", "quix", "loopwarden", "loopwarden-all"],
     )
     parser.add_argument("--serve", help=argparse.SUPPRESS)
     return parser.parse_args()
@@ -539,7 +552,9 @@ def _exit_on_sigterm(signum: int, frame: object) -> None:
 if __name__ == "__main__":
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     arguments = parse_args()
-    if arguments.serve:
+    if arguments.serve == "quix":
+        serve_quix(Settings())
+    elif arguments.serve:
         asyncio.run(serve_raw(arguments.serve))
     else:
         sys.exit(asyncio.run(main(arguments)))
