@@ -38,6 +38,11 @@ assert that each is still in effect, so an upgrade that silently disables one
   that ends a rebalance, so records already fetched from the new position were
   lost while the consumer had read past them (a loop one event behind, a commit
   stuck behind the gap). Only table recovery's changelog buffer is still cleared.
+- **record bundles** (:mod:`loopwarden.streams.bundles`): the consumer hands each
+  fetched run of a bundled topic's partition to the agent as one message, and
+  keeps a bundle's offsets out of Faust's gap bookkeeping (they are acknowledged
+  with the bundle by the ``BundleAcks`` sensor). Contract test:
+  ``tests/integration/test_bundles.py``.
 - **sink flush before commits**: Faust flushes its producer before every offset
   commit; the worker's producer delivers the :class:`~.sink.RecordSink` first,
   retrying until it succeeds (raising there would crash the commit task).

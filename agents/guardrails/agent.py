@@ -33,7 +33,7 @@ def register_guardrails(app: LoopwardenApp) -> TableStore:
     """Declare the completions topic, the family table and the ``apply_guardrails`` agent."""
     settings = app.loopwarden
     names = settings.topics
-    completions = app.raw_topic(names.loop_completions, names.completions_reroute)
+    completions = app.raw_topic(names.loop_completions, names.completions_reroute, bundled=True)
     app.raw_topic(names.decisions)
     table = app.Table(
         FAMILY_TABLE,
