@@ -49,13 +49,19 @@ class LoopwardenApp(faust.App):
         to the agent as one :class:`~loopwarden.streams.bundles.RecordBundle`
         message (its runner must be :class:`AgentRunner`, which opens bundles).
         """
+        kafka = self.loopwarden.kafka
+        maxsize = None
         if bundled:
             self.bundled_topics.update(names)
+            # the stream buffer counts messages: as many records as unbundled, not
+            # kafka.bundle_max_records times as many (a backlog was read far ahead)
+            maxsize = max(4, kafka.stream_buffer_maxsize // kafka.bundle_max_records)
         return self.topic(
             *names,
             key_serializer="raw",
             value_serializer="raw",
             partitions=self.loopwarden.topics.partitions,
+            maxsize=maxsize,
         )
 
     def reroute(self, topic: str, reroutes: Iterable[Any]) -> None:

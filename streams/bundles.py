@@ -9,9 +9,10 @@ two thirds of the worker's CPU.
 
 For the topics an agent declares *bundled*, the worker's consumer turns each
 fetched run of a partition's records into one message whose value is a
-:class:`RecordBundle` (at most ``kafka.bundle_max_records`` records, offset of
-the last one). Faust's group membership, partition ownership, table changelogs
-and recovery are untouched: only the per-record hand-off is shared.
+:class:`RecordBundle` (at most ``kafka.bundle_max_records`` records and
+``kafka.bundle_max_bytes`` of values, standing at the last one's offset).
+Faust's group membership, partition ownership, table changelogs and recovery
+are untouched: only the per-record hand-off is shared.
 :class:`~loopwarden.streams.runner.AgentRunner` opens a bundle and applies the
 error policy to each record on its own.
 
@@ -51,38 +52,49 @@ class RecordBundle:
         return int(self.records[0].offset)
 
 
-def bundle_records(records: Sequence[Any], max_records: int) -> list[Any]:
+def bundle_records(records: Sequence[Any], max_records: int, max_bytes: int) -> list[Any]:
     """``records`` of one partition as consumer records carrying bundles of at most
-    ``max_records``; each stands at its last record's offset and timestamp."""
-    bundles = []
-    for start in range(0, len(records), max_records):
-        chunk = tuple(records[start : start + max_records])
-        last = chunk[-1]
-        bundles.append(
-            ConsumerRecord(
-                topic=last.topic,
-                partition=last.partition,
-                offset=last.offset,
-                timestamp=last.timestamp,
-                timestamp_type=last.timestamp_type,
-                key=None,
-                value=RecordBundle(chunk),
-                checksum=None,
-                serialized_key_size=sum(r.serialized_key_size for r in chunk),
-                serialized_value_size=sum(r.serialized_value_size for r in chunk),
-                headers=(),
-            )
-        )
+    ``max_records`` records and (but for a single larger record) ``max_bytes`` of
+    values; each stands at its last record's offset and timestamp."""
+    bundles, chunk, size = [], [], 0
+    for record in records:
+        value_size = record.serialized_value_size
+        if chunk and (len(chunk) >= max_records or size + value_size > max_bytes):
+            bundles.append(_bundle(chunk))
+            chunk, size = [], 0
+        chunk.append(record)
+        size += value_size
+    if chunk:
+        bundles.append(_bundle(chunk))
     return bundles
 
 
-def bundle_fetched(records: dict[Any, list[Any]], topics: set[str], max_records: int) -> None:
+def _bundle(chunk: list[Any]) -> Any:
+    last = chunk[-1]
+    return ConsumerRecord(
+        topic=last.topic,
+        partition=last.partition,
+        offset=last.offset,
+        timestamp=last.timestamp,
+        timestamp_type=last.timestamp_type,
+        key=None,
+        value=RecordBundle(tuple(chunk)),
+        checksum=None,
+        serialized_key_size=sum(r.serialized_key_size for r in chunk),
+        serialized_value_size=sum(r.serialized_value_size for r in chunk),
+        headers=(),
+    )
+
+
+def bundle_fetched(
+    records: dict[Any, list[Any]], topics: set[str], max_records: int, max_bytes: int
+) -> None:
     """Replace, in place, the fetched records of ``topics`` by bundles."""
     if not topics or max_records <= 1:
         return
     for tp, fetched in records.items():
         if tp.topic in topics and len(fetched) > 0:
-            records[tp] = bundle_records(fetched, max_records)
+            records[tp] = bundle_records(fetched, max_records, max_bytes)
 
 
 class BundleAcks(faust.Sensor):

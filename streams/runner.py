@@ -175,6 +175,8 @@ class AgentRunner:
             records = Record.all_of(event.message)
             for record in records:
                 await self._guarded(lambda r=record: handle(r), [record])
+                if len(records) > 1:
+                    await self._after()  # a bundle's outputs are bounded like a record's
             if after_message is not None:
                 await self._guarded(after_message, records, count=False)
             await self._after()

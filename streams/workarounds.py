@@ -127,8 +127,13 @@ class _TunedConsumer(faust_aiokafka.Consumer):
         records, active_partitions = await super()._wait_next_records(timeout)
         self._positions = getattr(records, "positions", {})
         if records:
-            app = self.app
-            bundle_fetched(records, app.bundled_topics, app.loopwarden.kafka.bundle_max_records)
+            kafka = self.app.loopwarden.kafka
+            bundle_fetched(
+                records,
+                self.app.bundled_topics,
+                kafka.bundle_max_records,
+                kafka.bundle_max_bytes,
+            )
         return records, active_partitions
 
     async def getmany(self, timeout: float) -> AsyncIterator[Any]:

@@ -31,6 +31,9 @@ from loopwarden.streams.topics import LOOP_STATE_TABLE as STATE_TABLE
 
 log = logging.getLogger(__name__)
 RECLAIM_CHUNK = 10_000
+MAX_CHANGED_STATES = 1_000
+"""Changed states kept for the end of a message; more are stored at once (a bundle of
+batched records holds thousands of loops, which outlived the state cache meanwhile)."""
 
 
 def register_action_monitor(app: LoopwardenApp) -> Any:
@@ -127,6 +130,8 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
             dirty[loop_id] = (state, source.partition)
             seen = trusted_event_time(state.last_seen, source.timestamp_ms, max_skew)
             sweeper.touch(loop_id.encode(), state.partition, seen)
+        if len(dirty) >= MAX_CHANGED_STATES:
+            store_changed_states()
         for letter in outcome.dead_letters:
             app.dead_letters.send(letter)
         app.reroute(names.actions_reroute, outcome.reroutes)

@@ -151,6 +151,12 @@ class KafkaSettings(BaseModel):
         "bundle of at most this many (Faust's per-record cost is paid once per bundle); "
         "1 turns bundling off.",
     )
+    bundle_max_bytes: int = Field(
+        1024 * 1024,
+        ge=1,
+        description="A bundle holds at most this many bytes of record values (the "
+        "publisher's batched records fill it long before bundle_max_records).",
+    )
     stream_buffer_maxsize: int = Field(16384, ge=1)
     producer_linger_ms: int = Field(2, ge=0)
     producer_request_timeout_s: float = Field(
