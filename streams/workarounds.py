@@ -38,6 +38,9 @@ assert that each is still in effect, so an upgrade that silently disables one
   that ends a rebalance, so records already fetched from the new position were
   lost while the consumer had read past them (a loop one event behind, a commit
   stuck behind the gap). Only table recovery's changelog buffer is still cleared.
+- **duplicate acks**: a record handed over twice (around the start-up seek) was
+  acknowledged twice, and Faust's commit then advanced one offset per interval;
+  the acknowledged offsets are de-duplicated before each commit.
 - **record bundles** (:mod:`loopwarden.streams.bundles`): the consumer hands each
   fetched run of a bundled topic's partition to the agent as one message, and
   keeps a bundle's offsets out of Faust's gap bookkeeping (they are acknowledged
@@ -162,6 +165,18 @@ class _TunedConsumer(faust_aiokafka.Consumer):
                 self._unacked_messages.discard(message)
             return False
         return bool(super().ack(message))
+
+    def _new_offset(self, tp: Any) -> int | None:
+        # A record handed over twice around a seek is acknowledged twice: Faust then
+        # finds a run of one offset ([311, 311, 312, ...]) and commits crawled one
+        # offset per interval (a restarted worker took minutes to commit its end).
+        acked = self._acked[tp]
+        if acked:
+            unique = sorted(set(acked))
+            if len(unique) != len(acked):
+                acked[:] = unique
+        offset: int | None = super()._new_offset(tp)
+        return offset
 
     def ack_bundle_members(self, tp: Any, first: int, last: int) -> None:
         """Acknowledge a bundle's offsets before its last (and any gap between its
