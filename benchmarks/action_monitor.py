@@ -47,8 +47,10 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
@@ -292,42 +294,36 @@ async def publish_pairs(
     record). ``single``: one event per record through librdkafka (confluent-kafka),
     as a Java, Go or kcat producer would send them.
     """
+    start = time.time()
     if shape == "single":
-        return await _publish_single(settings, pairs, rate)
+        from confluent_kafka import Producer
+
+        producer = Producer(
+            {
+                "bootstrap.servers": settings.kafka.bootstrap_servers,
+                "linger.ms": 1 if rate else 5,
+                "partitioner": "murmur2_random",  # Kafka's default (Java) partitioner
+                "queue.buffering.max.messages": 1_000_000,
+            }
+        )
+        topic = settings.topics.actions
+        async for event in _events(pairs, rate, start):
+            producer.produce(topic, encode_event(event), key=event.loop_id.encode())
+            producer.poll(0)
+        await asyncio.to_thread(producer.flush, 60)
+        return start
     async with AsyncPublisher(settings) as publisher:
-        start = time.time()
-        interval = 1.0 / rate if rate else 0.0
-        for i, (loop_id, action) in enumerate(pairs):
-            now = time.time()
-            if rate:
-                target = start + i * interval
-                if target > now:
-                    await asyncio.sleep(target - now)
-                    now = time.time()
-            publisher.publish_event(
-                make_action_event(loop_id, action, event_id=f"{loop_id}-{i}", occurred_at=now)
-            )
-            if not rate and i % 5000 == 4999:
-                await asyncio.sleep(0)  # let batches go out
+        async for event in _events(pairs, rate, start):
+            publisher.publish_event(event)
         await publisher.flush()
     return start
 
 
-async def _publish_single(
-    settings: Settings, pairs: list[tuple[str, str]], rate: float | None
-) -> float:
-    from confluent_kafka import Producer
-
-    producer = Producer(
-        {
-            "bootstrap.servers": settings.kafka.bootstrap_servers,
-            "linger.ms": 1 if rate else 5,
-            "partitioner": "murmur2_random",  # Kafka's default (Java) partitioner
-            "queue.buffering.max.messages": 1_000_000,
-        }
-    )
-    topic = settings.topics.actions
-    start = time.time()
+async def _events(
+    pairs: list[tuple[str, str]], rate: float | None, start: float
+) -> AsyncIterator[Any]:
+    """The action events of ``pairs``, at ``rate`` per second (or at once, yielding to
+    the event loop every 5,000 so that batches go out), stamped with their send time."""
     interval = 1.0 / rate if rate else 0.0
     for i, (loop_id, action) in enumerate(pairs):
         now = time.time()
@@ -336,13 +332,9 @@ async def _publish_single(
             if target > now:
                 await asyncio.sleep(target - now)
                 now = time.time()
-        event = make_action_event(loop_id, action, event_id=f"{loop_id}-{i}", occurred_at=now)
-        producer.produce(topic, encode_event(event), key=loop_id.encode())
-        producer.poll(0)
-        if not rate and i % 5000 == 4999:
+        elif i % 5000 == 4999:
             await asyncio.sleep(0)
-    await asyncio.to_thread(producer.flush, 60)
-    return start
+        yield make_action_event(loop_id, action, event_id=f"{loop_id}-{i}", occurred_at=now)
 
 
 async def run_engine(

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
-from loopwarden.streams.bundles import RecordBundle, bundle_fetched, bundle_records
-from loopwarden.streams.dead_letters import DeadLetters
-from loopwarden.streams.runner import AgentRunner, Record, RetryPolicy
+from loopwarden.streams.bundles import bundle_fetched, bundle_records
+from loopwarden.streams.runner import Record
 
 
 def consumed(offset: int, value: bytes, topic: str = "actions", partition: int = 3):
@@ -65,47 +62,3 @@ def test_a_bundle_opens_into_its_records_with_their_own_positions_and_headers():
     assert [(r.source.partition, r.source.offset) for r in records] == [(3, 7), (3, 8)]
     assert records[1].source.timestamp_ms == 1_700_000_000_008
     assert records[0].key == b"loop-7" and records[0].headers == [("h", b"7")]
-
-
-class Buffer:
-    def __init__(self):
-        self.records = []
-        self.full = False
-
-    def add(self, topic, key, value, *, partition=None, headers=()):
-        self.records.append((topic, key, value, dict(headers)))
-
-
-class BundleStream:
-    """Faust's ``stream.events()`` yielding one message per bundle."""
-
-    def __init__(self, *bundles):
-        self.bundles = bundles
-
-    async def events(self):
-        for bundle in self.bundles:
-            yield SimpleNamespace(message=SimpleNamespace(value=RecordBundle(tuple(bundle))))
-
-
-async def test_each_record_of_a_bundle_gets_the_error_policy_and_the_message_ends_once():
-    sink = Buffer()
-    runner = AgentRunner("t", DeadLetters(sink, "dlq"), retry=RetryPolicy(0.001, 0.002))
-    seen, ends = [], []
-
-    def handle(record):
-        if record.value == b"boom":
-            raise ValueError("poison")
-        seen.append(record.source.offset)
-
-    first = [consumed(0, b"a"), consumed(1, b"boom"), consumed(2, b"b")]
-    await runner.run(
-        BundleStream(first, [consumed(3, b"c")]),
-        handle,
-        after_message=lambda: ends.append(list(seen)),
-    )
-    assert seen == [0, 2, 3]
-    assert ends == [[0, 2], [0, 2, 3]]  # once per message, after its records
-    (topic, key, value, headers) = sink.records[0]
-    assert (topic, key, value) == ("dlq", b"loop-1", b"boom")
-    assert headers["lw.dlq.reason"] == b"processing_error"
-    assert (runner.processed, runner.failed, runner.messages) == (3, 1, 2)

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from loopwarden.errors import PublishError
+from loopwarden.streams.bundles import RecordBundle
 from loopwarden.streams.dead_letters import DeadLetters, RateLimitedLog
 from loopwarden.streams.runner import (
     AgentRunner,
@@ -116,3 +117,51 @@ def test_rate_limited_log_counts_what_it_suppresses(caplog):
     with caplog.at_level(logging.WARNING):
         assert limiter.allow("bad", now=20.0)
     assert "47 more bad line(s) suppressed" in caplog.text
+
+
+class BundleStream:
+    """Faust's ``stream.events()`` yielding one message per bundle of ``values``."""
+
+    def __init__(self, *bundles):
+        self.bundles = bundles
+
+    async def events(self):
+        offset = 0
+        for values in self.bundles:
+            records = []
+            for value in values:
+                records.append(
+                    SimpleNamespace(
+                        value=value,
+                        key=b"k%d" % offset,
+                        headers=(),
+                        topic="in",
+                        partition=0,
+                        offset=offset,
+                        timestamp=None,
+                    )
+                )
+                offset += 1
+            yield SimpleNamespace(message=SimpleNamespace(value=RecordBundle(tuple(records))))
+
+
+async def test_each_record_of_a_bundle_gets_the_error_policy_and_the_message_ends_once():
+    run, sink = runner()
+    seen, ends = [], []
+
+    def handle(record):
+        if record.value == b"boom":
+            raise ValueError("poison")
+        seen.append(record.source.offset)
+
+    await run.run(
+        BundleStream([b"a", b"boom", b"b"], [b"c"]),
+        handle,
+        after_message=lambda: ends.append(list(seen)),
+    )
+    assert seen == [0, 2, 3]
+    assert ends == [[0, 2], [0, 2, 3]]  # once per message, after its records
+    (topic, key, value, headers) = sink.records[0]
+    assert (topic, key, value) == ("dlq", b"k1", b"boom")
+    assert headers["lw.dlq.reason"] == b"processing_error"
+    assert (run.processed, run.failed, run.messages) == (3, 1, 2)
