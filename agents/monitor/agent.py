@@ -66,18 +66,18 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
 
     # States changed by the records of the current message (a bundle of records, or
     # one), written to the table once each when the message is done.
-    dirty: dict[str, tuple[LoopState, int]] = {}
+    dirty: dict[str, tuple[bytes, LoopState, int]] = {}
 
     def load_state(loop_id: str) -> LoopState | None:
         changed = dirty.get(loop_id)
         if changed is not None:
-            return changed[0]
+            return changed[1]
         data = store.get(loop_id.encode())
         return LoopState.restore(loop_id, data) if data else None
 
     def store_changed_states() -> None:
-        for loop_id, (state, partition) in dirty.items():
-            store.put(loop_id.encode(), state.snapshot(), partition)
+        for key, state, partition in dirty.values():
+            store.put(key, state.snapshot(), partition)
         dirty.clear()
 
     def drop_failed_states() -> None:
@@ -127,9 +127,10 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
         origin = origin_from_headers(record.headers) if source.topic != names.actions else None
         outcome = processor.process(record.value, record.key, source, load_state, origin)
         for loop_id, state in outcome.states.items():
-            dirty[loop_id] = (state, source.partition)
+            key = loop_id.encode()  # one bytes object for the table and the sweeper
+            dirty[loop_id] = (key, state, source.partition)
             seen = trusted_event_time(state.last_seen, source.timestamp_ms, max_skew)
-            sweeper.touch(loop_id.encode(), state.partition, seen)
+            sweeper.touch(key, state.partition, seen)
         if len(dirty) >= MAX_CHANGED_STATES:
             store_changed_states()
         for letter in outcome.dead_letters:
