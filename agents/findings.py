@@ -55,6 +55,7 @@ def warning(
         "timeline_message": timeline_message,
         "occurred_at": occurred_at,
         "produced_by": stamp,
+        "trace_context": None,
         "step": step,
     }
 
@@ -86,5 +87,6 @@ def request(
         "memory_budget_bytes": 0,
         "occurred_at": occurred_at,
         "produced_by": stamp,
+        "trace_context": None,
         **fields,
     }

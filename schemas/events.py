@@ -32,6 +32,7 @@ from pydantic import (
 from loopwarden.errors import EventValidationError, FieldError
 from loopwarden.schemas.levels import ReflectionLevel
 from loopwarden.schemas.redaction import redact_fields
+from loopwarden.schemas.trace_context import TraceContext
 
 SCHEMA_VERSION = 1
 T = TypeVar("T")
@@ -189,6 +190,9 @@ class ActionEvent(BaseModel):
     occurred_at: Timestamp
     published_at: Timestamp | None = None
     payload: ActionPayload
+    trace_context: TraceContext | None = Field(
+        None, description="W3C trace context of the publisher's span (traceparent, tracestate)."
+    )
 
     @property
     def result_key(self) -> str | None:

@@ -17,6 +17,7 @@ from loopwarden.schemas.events import SCHEMA_VERSION, EditRange, JsonObject, val
 from loopwarden.schemas.levels import ReflectionLevel
 from loopwarden.schemas.provenance import ProducedBy
 from loopwarden.schemas.redaction import redact
+from loopwarden.schemas.trace_context import TraceContext
 
 
 class EnvironmentalImpact(BaseModel):
@@ -96,6 +97,10 @@ class ReflectionRequest(BaseModel):
     occurred_at: float
     produced_by: ProducedBy | None = Field(
         None, description="The component, logic version and settings that produced it."
+    )
+    trace_context: TraceContext | None = Field(
+        None,
+        description="W3C trace context of the event that caused it (link your next span).",
     )
 
     @model_validator(mode="after")

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from loopwarden.schemas.events import SCHEMA_VERSION, EditRange
 from loopwarden.schemas.levels import ReflectionLevel
 from loopwarden.schemas.provenance import ProducedBy
+from loopwarden.schemas.trace_context import TraceContext
 
 
 class WarningKind(StrEnum):
@@ -62,6 +63,10 @@ class LoopWarning(BaseModel):
     )
     produced_by: ProducedBy | None = Field(
         None, description="The component, logic version and settings that produced it."
+    )
+    trace_context: TraceContext | None = Field(
+        None,
+        description="W3C trace context of the event that caused it (link your next span).",
     )
 
     def to_json_dict(self) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 The Faust/aiokafka workarounds (fetch wait, end-offset probe, sink flush before
 commits) live in :mod:`loopwarden.streams.workarounds`, each with a contract
 test. The built-in Monitor sensor costs about 40 % of throughput and is removed;
-nothing replaces it yet (telemetry is a later issue). Faust's ``/router`` and
+:mod:`loopwarden.streams.telemetry` replaces it (metrics per event, not per
+Faust message, spans, rebalance and summary logs). Faust's ``/router`` and
 ``/table`` pages are off: they would serve table values without authentication.
 
 Group joins: on Tansu a JoinGroup waits half of the session timeout for other
@@ -20,13 +21,20 @@ from typing import Any
 
 import faust
 from mode import ServiceT
+from opentelemetry.trace import Tracer
 
+from loopwarden.schemas import codec
 from loopwarden.settings import Settings
 from loopwarden.streams.bundles import BundleAcks
 from loopwarden.streams.dead_letters import DeadLetters
 from loopwarden.streams.replies import Replies
 from loopwarden.streams.runner import AgentRunner, ErrorPolicy, RetryPolicy
 from loopwarden.streams.sink import RecordSink
+from loopwarden.streams.telemetry.loop_health import LoopHealth
+from loopwarden.streams.telemetry.metrics import LagObserver, WorkerMetrics
+from loopwarden.streams.telemetry.propagation import headers_of
+from loopwarden.streams.telemetry.providers import Telemetry, start_telemetry
+from loopwarden.streams.telemetry.sensor import RebalanceLog
 from loopwarden.streams.workarounds import TunedTransport
 
 
@@ -39,6 +47,26 @@ class LoopwardenApp(faust.App):
     replies: Replies
     runners: dict[str, AgentRunner]
     bundled_topics: set[str]
+    telemetry: Telemetry
+    metrics: WorkerMetrics
+    loop_health: LoopHealth
+
+    @property
+    def tracer(self) -> Tracer | None:
+        """loopwarden's tracer; None with tracing off (no span work at all)."""
+        return self.telemetry.tracer
+
+    def send_warning(self, warning: dict[str, Any]) -> None:
+        """Queue a warning (any agent's): counted, shown on the loop-health page, and sent
+        with the trace context of the event that caused it in its headers."""
+        self.sink.add(
+            self.loopwarden.topics.warnings,
+            warning["loop_id"].encode(),
+            codec.dumps(warning),
+            headers=headers_of(warning.get("trace_context")),
+        )
+        self.metrics.warning(warning["kind"], warning["level"])
+        self.loop_health.warning(warning)
 
     def raw_topic(self, *names: str, bundled: bool = False) -> Any:
         """A topic (or several, read as one stream) of bytes keys and values with the
@@ -91,6 +119,7 @@ class LoopwardenApp(faust.App):
             retry=RetryPolicy(errors.retry_initial_s, errors.retry_max_s),
             on_error=on_error,
             flush_when_full=flush_when_full,
+            metrics=self.metrics,
         )
         self.runners[name] = runner
         return runner
@@ -134,8 +163,9 @@ def broker_urls(bootstrap_servers: str) -> list[str]:
     return [h if "://" in h else f"kafka://{h}" for h in hosts]
 
 
-def create_app(settings: Settings) -> LoopwardenApp:
-    """Build the Faust app without agents (see ``streams.worker.build_worker_app``)."""
+def create_app(settings: Settings, telemetry: Telemetry | None = None) -> LoopwardenApp:
+    """Build the Faust app without agents (see ``streams.worker.build_worker_app``);
+    ``telemetry``: the providers to report through (default: from ``settings``)."""
     kafka = settings.kafka
     app = LoopwardenApp(
         settings.app_id,
@@ -170,6 +200,10 @@ def create_app(settings: Settings) -> LoopwardenApp:
     app.runners = {}
     app.bundled_topics = set()
     app.sensors.add(BundleAcks(app))
+    app.telemetry = telemetry or start_telemetry(settings)
+    app.metrics = WorkerMetrics(app.telemetry.meter, LagObserver(app))
+    app.loop_health = LoopHealth()
+    app.sensors.add(RebalanceLog(app))
     app.sink = RecordSink(
         lambda: app.producer._ensure_producer(),  # the aiokafka producer Faust flushes
         linger_s=kafka.producer_linger_ms / 1000.0,
@@ -180,4 +214,5 @@ def create_app(settings: Settings) -> LoopwardenApp:
         redact_values=settings.limits.redact_dead_letters,
         burst=settings.errors.log_burst,
     )
+    app.dead_letters.on_sent = app.metrics.dead_letter
     return app

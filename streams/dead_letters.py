@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 import traceback
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from loopwarden.errors import EventDecodeError, FieldError
@@ -71,6 +72,8 @@ class DeadLetters:
         self.redact_values = redact_values
         self.limiter = RateLimitedLog(log, burst=burst)
         self.sent = 0
+        self.on_sent: Callable[[str], None] | None = None
+        """Called with each dead letter's reason (the worker's metrics)."""
 
     def send(self, letter: DeadLetter) -> None:
         """Queue ``letter`` (original bytes, reason in headers) and log it if not flooded."""
@@ -91,6 +94,8 @@ class DeadLetters:
             )
         self.sink.add(self.topic, letter.key, letter.value, headers=letter.headers())
         self.sent += 1
+        if self.on_sent is not None:
+            self.on_sent(letter.reason)
 
     def processing_error(self, exc: BaseException, record: Record) -> None:
         """Dead-letter a record whose processing raised (a bug or a poison value)."""

@@ -25,6 +25,7 @@ from typing import Any
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError
+from opentelemetry.trace import TracerProvider
 
 from loopwarden.agents.guardrails.family import family_of
 from loopwarden.errors import PublishError
@@ -35,10 +36,7 @@ from loopwarden.schemas.completions import (
     validate_guardrail_event,
 )
 from loopwarden.schemas.events import (
-    RESULT_MAX_CHARS,
     ActionEvent,
-    ActionPayload,
-    result_digest,
     validate_action,
 )
 from loopwarden.schemas.ids import new_event_id
@@ -46,8 +44,11 @@ from loopwarden.schemas.known_fields import refuse_unknown_fields
 from loopwarden.schemas.memory import memory_record_key
 from loopwarden.schemas.positions import default_partition
 from loopwarden.settings import Settings
+from loopwarden.streams.event_builder import encode_event, make_action_event
 from loopwarden.streams.memory_writes import encode_memory_write, make_memory_write, memory_records
 from loopwarden.streams.producer import start_producer
+from loopwarden.streams.telemetry.propagation import headers_of
+from loopwarden.streams.telemetry.publishing import PublishSpans
 
 __all__ = [
     "AsyncPublisher",
@@ -59,40 +60,8 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-
-def make_action_event(
-    loop_id: str,
-    action_type: str,
-    *,
-    event_id: str | None = None,
-    occurred_at: float | None = None,
-    **payload: Any,
-) -> ActionEvent:
-    """Build and validate an action event; payload fields as in :class:`ActionPayload`
-    (an unknown one raises :class:`EventValidationError`, e.g. ``succes=False``)."""
-    refuse_unknown_fields(payload, ActionPayload)
-    result = payload.get("result")
-    if isinstance(result, str) and len(result) > RESULT_MAX_CHARS:
-        payload.setdefault("result_digest", result_digest(result))  # of the whole result
-        payload["result"] = result[:RESULT_MAX_CHARS]
-    return validate_action(
-        {
-            "event_id": event_id or new_event_id(),
-            "loop_id": loop_id,
-            "occurred_at": time.time() if occurred_at is None else occurred_at,
-            "payload": {"action_type": action_type, **payload},
-        }
-    )
-
-
-def encode_event(event: ActionEvent, published_at: float | None = None) -> bytes:
-    """The JSON bytes of ``event`` as it travels on the actions topic."""
-    data = event.model_dump(mode="json", exclude_none=True)
-    if event.payload.success is None:
-        data["payload"]["success"] = None  # unknown, not the default (a success)
-    data["published_at"] = time.time() if published_at is None else published_at
-    return codec.dumps(data)
+_Item = tuple[str, str, bytes, dict[str, str] | None]
+"""(loop id, event id, encoded event, trace context)"""
 
 
 class AsyncPublisher:
@@ -109,18 +78,20 @@ class AsyncPublisher:
         bootstrap_servers: str | None = None,
         topic: str | None = None,
         batching: bool = True,
+        tracer_provider: TracerProvider | None = None,
     ) -> None:
         self.settings = settings or Settings()
         self.bootstrap_servers = bootstrap_servers or self.settings.kafka.bootstrap_servers
         self.topic = topic or self.settings.topics.actions
         self.batching = batching
+        self.spans = PublishSpans(self.topic, tracer_provider)
         self._linger_s = self.settings.publisher.linger_ms / 1000.0
         self._batch_max = self.settings.publisher.batch_max_events
         self._producer: AIOKafkaProducer | None = None
         self._partition_count = 0
         self._partitions_of: dict[str, list[int]] = {}
         self._memory_key = self.settings.publisher.memory_key
-        self._buffers: dict[int, list[tuple[str, str, bytes]]] = {}
+        self._buffers: dict[int, list[_Item]] = {}
         self._timers: dict[int, asyncio.TimerHandle] = {}
         self._inflight: set[asyncio.Future[Any]] = set()
         self._partition_locks: dict[int, asyncio.Lock] = {}
@@ -180,23 +151,33 @@ class AsyncPublisher:
         return self.publish_event(make_action_event(loop_id, action_type, **fields))
 
     def publish_event(self, event: ActionEvent | Mapping[str, Any]) -> str:
-        """Enqueue an already built event (or a dict that is validated first)."""
+        """Enqueue an already built event (or a dict that is validated first); it carries
+        the trace context of the caller's span (see :mod:`~loopwarden.streams.telemetry`)."""
         if not isinstance(event, ActionEvent):
             event = validate_action(dict(event))
-        self.enqueue(event.loop_id, event.event_id, encode_event(event))
+        event = self.spans.stamp(event)
+        self.enqueue(event.loop_id, event.event_id, encode_event(event), event.trace_context)
         return event.event_id
 
-    def enqueue(self, loop_id: str, event_id: str, data: bytes) -> None:
-        """Enqueue pre-encoded event bytes (must run on the publisher's event loop)."""
+    def enqueue(
+        self,
+        loop_id: str,
+        event_id: str,
+        data: bytes,
+        trace_context: dict[str, str] | None = None,
+    ) -> None:
+        """Enqueue pre-encoded event bytes (must run on the publisher's event loop);
+        ``trace_context`` becomes the record's headers if the record holds this event alone."""
         if self._producer is None:
             raise PublishError("publisher is not started")
         self.published += 1
         partition = self._partition(loop_id)
+        item = (loop_id, event_id, data, trace_context)
         if not self.batching:
-            self._track(self._send([(loop_id, event_id, data)], partition, loop_id.encode()))
+            self._track(self._send([item], partition, loop_id.encode()))
             return
         buffer = self._buffers.setdefault(partition, [])
-        buffer.append((loop_id, event_id, data))
+        buffer.append(item)
         if len(buffer) >= self._batch_max:
             self._flush_partition(partition)
         elif partition not in self._timers:
@@ -372,7 +353,7 @@ class AsyncPublisher:
         items = self._buffers.pop(partition, None)
         if not items:
             return
-        loop_ids = {loop_id for loop_id, _, _ in items}
+        loop_ids = {item[0] for item in items}
         key = next(iter(loop_ids)).encode() if len(loop_ids) == 1 else None
         self._track(self._send(items, partition, key))
 
@@ -382,20 +363,21 @@ class AsyncPublisher:
         task.add_done_callback(self._inflight.discard)
 
     async def _send(
-        self, items: list[tuple[str, str, bytes]], partition: int, key: bytes | None
+        self, items: list[_Item], partition: int, key: bytes | None
     ) -> None:
         assert self._producer is not None
         value = items[0][2] if len(items) == 1 else b"[" + b",".join(i[2] for i in items) + b"]"
+        headers = headers_of(items[0][3]) if len(items) == 1 else []
         lock = self._partition_locks.setdefault(partition, asyncio.Lock())
         try:
             # aiokafka's send() may wait for a full batch to drain, and waiters do not
             # resume in order; the FIFO lock keeps each partition's records in order.
             async with lock:
                 delivery = await self._producer.send(
-                    self.topic, value=value, key=key, partition=partition
+                    self.topic, value=value, key=key, partition=partition, headers=headers
                 )
             await delivery
         except (KafkaError, OSError) as exc:
             log.error("publishing %d event(s) failed: %s", len(items), exc)
-            self._failed.extend(event_id for _, event_id, _ in items)
+            self._failed.extend(item[1] for item in items)
             self._errors.append(exc)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -34,6 +35,7 @@ from loopwarden.errors import LoopwardenError, PublishError
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.streams.bundles import RecordBundle
 from loopwarden.streams.dead_letters import DeadLetters
+from loopwarden.streams.telemetry.metrics import WorkerMetrics
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +131,7 @@ class RetryPolicy:
         return min(self.max_s, self.initial_s * 2 ** (attempt - 1))
 
 
-Handler = Callable[[Record], Awaitable[None] | None]
+Handler = Callable[[Record], Awaitable[Any] | Any]
 BatchHandler = Callable[[list[Record]], Awaitable[None] | None]
 
 
@@ -145,8 +147,10 @@ class AgentRunner:
         retry: RetryPolicy | None = None,
         on_error: Callable[[], None] | None = None,
         flush_when_full: Callable[[], Awaitable[None] | None] | None = None,
+        metrics: WorkerMetrics | None = None,
     ) -> None:
         self.name = name
+        self.metrics = metrics
         self.dead_letters = dead_letters
         self.policy = policy
         self.retry = retry or RetryPolicy()
@@ -168,13 +172,18 @@ class AgentRunner:
 
         A bundle's records are handled one by one, each under the error policy;
         ``after_message`` runs once the message's records are (e.g. to store the
-        states they changed once).
+        states they changed once). A handler may return the number of events a
+        record held (else it counts as one) for the ``loopwarden.events`` metric.
         """
+        metrics = self.metrics
         async for event in stream.events():
             self.messages += 1
             records = Record.all_of(event.message)
             for record in records:
-                await self._guarded(lambda r=record: handle(r), [record])
+                if metrics is None:
+                    await self._guarded(lambda r=record: handle(r), [record])
+                else:
+                    await self._measured(handle, record, metrics)
                 if len(records) > 1:
                     await self._after()  # a bundle's outputs are bounded like a record's
             if after_message is not None:
@@ -191,6 +200,24 @@ class AgentRunner:
             records = [record for event in events for record in Record.all_of(event.message)]
             await self._guarded(lambda rs=records: handle(rs), records)
             await self._after()
+
+    async def _measured(self, handle: Handler, record: Record, metrics: WorkerMetrics) -> None:
+        events = 1
+
+        async def counted() -> None:
+            nonlocal events
+            result = handle(record)
+            if inspect.isawaitable(result):
+                result = await result
+            if isinstance(result, int):
+                events = result
+
+        started = time.perf_counter()
+        failed = self.failed
+        await self._guarded(counted, [record])
+        metrics.processed(self.name, time.perf_counter() - started)
+        if self.failed == failed and events:
+            metrics.events(self.name, events)
 
     async def _after(self) -> None:
         if self.flush_when_full is not None:

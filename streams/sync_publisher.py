@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
+from opentelemetry.trace import TracerProvider
+
 from loopwarden.errors import PublishError
 from loopwarden.schemas.events import ActionEvent, validate_action
 from loopwarden.settings import Settings
@@ -32,6 +34,7 @@ class Publisher:
         topic: str | None = None,
         batching: bool = True,
         timeout_s: float = 30.0,
+        tracer_provider: TracerProvider | None = None,
     ) -> None:
         self._timeout_s = timeout_s
         self._loop = asyncio.new_event_loop()
@@ -39,7 +42,11 @@ class Publisher:
             target=self._loop.run_forever, name="loopwarden-publisher", daemon=True
         )
         self._async = AsyncPublisher(
-            settings, bootstrap_servers=bootstrap_servers, topic=topic, batching=batching
+            settings,
+            bootstrap_servers=bootstrap_servers,
+            topic=topic,
+            batching=batching,
+            tracer_provider=tracer_provider,
         )
         self._started = False
 
@@ -64,8 +71,11 @@ class Publisher:
             raise PublishError("publisher is not started")
         if not isinstance(event, ActionEvent):
             event = validate_action(dict(event))
+        event = self._async.spans.stamp(event)  # in the caller's thread: its current span
         data = encode_event(event)
-        self._loop.call_soon_threadsafe(self._async.enqueue, event.loop_id, event.event_id, data)
+        self._loop.call_soon_threadsafe(
+            self._async.enqueue, event.loop_id, event.event_id, data, event.trace_context
+        )
         return event.event_id
 
     def flush(self) -> None:

@@ -20,14 +20,20 @@ from loopwarden.settings import Settings
 from loopwarden.streams.app import LoopwardenApp, create_app
 from loopwarden.streams.dead_letters import RateLimitedLog
 from loopwarden.streams.diagnostics import register_diagnostics
+from loopwarden.streams.telemetry.providers import Telemetry, start_telemetry
+from loopwarden.streams.telemetry.summary import register_summary
+from loopwarden.streams.telemetry.web import register_telemetry_web
 from loopwarden.streams.topics import ensure_topics
 from loopwarden.streams.watchdog import register_broker_watchdog
 
 
-def build_worker_app(settings: Settings | None = None) -> LoopwardenApp:
-    """The Faust app with the agents of ``settings.roles``, their tables and the API."""
+def build_worker_app(
+    settings: Settings | None = None, telemetry: Telemetry | None = None
+) -> LoopwardenApp:
+    """The Faust app with the agents of ``settings.roles``, their tables, the API and the
+    telemetry endpoints (``telemetry``: the providers, default from ``settings``)."""
     settings = settings or Settings()
-    app = create_app(settings)
+    app = create_app(settings, telemetry)
     if "monitor" in settings.roles:
         register_action_monitor(app)
     if "guardrails" in settings.roles:
@@ -48,6 +54,9 @@ def build_worker_app(settings: Settings | None = None) -> LoopwardenApp:
         raise ConfigurationError("this worker has no agents to run: check LOOPWARDEN_ROLES")
     register_broker_watchdog(app)
     register_diagnostics(app)
+    register_summary(app)
+    if settings.web_port:
+        register_telemetry_web(app)
     return app
 
 
@@ -101,10 +110,14 @@ def run_worker(settings: Settings | None = None) -> None:
     for name in ("faust.app.base", LoopwardenApp.__module__):
         logging.getLogger(name).addFilter(_DropRemovedSensorNoise())
     quiet_kafka_client_logs(settings.errors.log_burst)
-    app = build_worker_app(settings)  # settings errors surface before Kafka is contacted
-    os.makedirs(settings.data_dir, exist_ok=True)  # Faust creates only the last level
-    asyncio.run(ensure_topics(settings))
-    new_faust_worker(app, settings).execute_from_commandline()
+    telemetry = start_telemetry(settings, install_global=True)
+    try:
+        app = build_worker_app(settings, telemetry)  # settings errors surface before Kafka
+        os.makedirs(settings.data_dir, exist_ok=True)  # Faust creates only the last level
+        asyncio.run(ensure_topics(settings))
+        new_faust_worker(app, settings).execute_from_commandline()
+    finally:
+        telemetry.shutdown()  # pending spans and metrics go out
 
 
 def new_faust_worker(app: LoopwardenApp, settings: Settings) -> faust.Worker:
@@ -116,4 +129,16 @@ def new_faust_worker(app: LoopwardenApp, settings: Settings) -> faust.Worker:
     """
     worker = faust.Worker(app, loglevel=settings.log_level.upper(), quiet=True)
     worker.spinner = None
+    quiet_library_logs(settings.log_level)
     return worker
+
+
+_LIBRARY_LOGGERS = ("faust", "mode", "aiokafka", "lancedb", "opentelemetry")
+
+
+def quiet_library_logs(level: str) -> None:
+    """At info, the worker's own lines only: Faust, mode and aiokafka narrate every
+    service start and fetch at info. They keep warnings and errors; ``debug`` shows all."""
+    if logging.getLevelName(level.upper()) == logging.INFO:
+        for name in _LIBRARY_LOGGERS:
+            logging.getLogger(name).setLevel(logging.WARNING)

@@ -22,6 +22,7 @@ from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import DeadLetter
 from loopwarden.schemas.events import SCHEMA_VERSION
 from loopwarden.schemas.reflection import validate_reflection_request
+from loopwarden.schemas.trace_context import carried
 from loopwarden.schemas.warnings import WarningKind
 from loopwarden.streams.app import LoopwardenApp
 from loopwarden.streams.runner import Record
@@ -104,7 +105,7 @@ def register_analyst(app: LoopwardenApp, memory: MemoryContext | None = None) ->
         if analysis["kind"] == "semantic_spin_check" and analysis["is_spinning"]:
             event_ids = [a["event_id"] for a in request.get("recent_actions", [])]
             warning = logic_spin_warning(analysis, event_ids, stamp)
-            sink.add(names.warnings, loop_id.encode(), codec.dumps(warning))
+            app.send_warning(carried(warning, request.get("trace_context")))
         sink.add(names.loop_completions, family_of(loop_id).encode(), codec.dumps(cached(analysis)))
 
     runner = app.runner("analyze_reflections")

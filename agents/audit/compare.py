@@ -112,6 +112,7 @@ def _content(output: Output) -> Output:
     """The output as JSON would carry it, without its provenance stamp."""
     plain: Output = codec.loads(codec.dumps(output))
     plain.pop("produced_by", None)
+    plain.pop("trace_context", None)  # the run's spans, not the logic's output
     return plain
 
 

@@ -86,9 +86,10 @@ def register_guardrails(app: LoopwardenApp) -> TableStore:
         for decision in outcome.decisions:
             sink.add(names.decisions, decision["family_id"].encode(), codec.dumps(decision))
         for warning in outcome.warnings:
-            sink.add(names.warnings, warning["loop_id"].encode(), codec.dumps(warning))
+            app.send_warning(warning)
         for event_id, result in outcome.replies:
             app.replies.resolve(event_id, result)
+            app.loop_health.family(result)
         if sweeper.due(source.partition, time.monotonic()):
             for key in sweeper.expired(source.partition, store.keys, peek):
                 store.delete(key, source.partition)

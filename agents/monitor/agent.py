@@ -27,6 +27,7 @@ from loopwarden.schemas.positions import origin_from_headers
 from loopwarden.streams.app import LoopwardenApp
 from loopwarden.streams.runner import Record
 from loopwarden.streams.table_store import TableStore
+from loopwarden.streams.telemetry.spans import EventSpans
 from loopwarden.streams.topics import LOOP_STATE_TABLE as STATE_TABLE
 
 log = logging.getLogger(__name__)
@@ -55,6 +56,9 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
     processor = RecordProcessor.for_settings(
         settings, cache_loops=settings.limits.state_cache_loops, partitions=names.partitions
     )
+    if app.tracer is not None:
+        processor.instrument = EventSpans(app.tracer, settings.app_id)
+    metrics = app.metrics
     limits = settings.limits
     sweeper = IdleLoopSweeper(
         limits.idle_loop_ttl_s, limits.expiry_sweep_interval_s, limits.max_clock_skew_s
@@ -122,10 +126,12 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
     app.on_partitions_revoked.connect(forget_cached_states)
     app.on_partitions_assigned.connect(forget_cached_states)
 
-    def handle(record: Record) -> None:
+    def handle(record: Record) -> int:
         source = record.source
         origin = origin_from_headers(record.headers) if source.topic != names.actions else None
-        outcome = processor.process(record.value, record.key, source, load_state, origin)
+        outcome = processor.process(
+            record.value, record.key, source, load_state, origin, record.headers
+        )
         for loop_id, state in outcome.states.items():
             key = loop_id.encode()  # one bytes object for the table and the sweeper
             dirty[loop_id] = (key, state, source.partition)
@@ -137,7 +143,11 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
             app.dead_letters.send(letter)
         app.reroute(names.actions_reroute, outcome.reroutes)
         for warning in outcome.warnings:
-            sink.add(names.warnings, warning["loop_id"].encode(), codec.dumps(warning))
+            app.send_warning(warning)
+        if outcome.warned:
+            now = time.time()
+            for kind, published_at in outcome.warned:
+                metrics.warning_latency(kind, now - published_at)
         for write in outcome.memory_writes:
             scope = write["payload"]["scope"]
             memory_id = memory_id_for(scope, write["event_id"])
@@ -158,6 +168,7 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
             for key in expired:
                 store.delete(key, source.partition)
                 processor.evict(key.decode())
+        return outcome.events
 
     runner = app.runner("monitor_actions", on_error=drop_failed_states)
 

@@ -20,9 +20,9 @@ origin, so every loop's state lives in one place whatever the producer did.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from loopwarden.agents.monitor.loop_monitor import LoopMonitor, Output
 from loopwarden.agents.monitor.state import LoopState
@@ -31,9 +31,26 @@ from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
 from loopwarden.schemas.positions import Origin, default_partition, origin_header
 from loopwarden.schemas.records import decode_record
+from loopwarden.schemas.trace_context import carried
 from loopwarden.settings import DetectionSettings, Settings
 
 StateLoader = Callable[[str], LoopState | None]
+
+
+class EventScope(Protocol):
+    """An event's open trace spans (see :mod:`loopwarden.streams.telemetry.spans`)."""
+
+    trace_context: dict[str, str] | None
+
+    def end(self, warnings: Sequence[Output], state: LoopState | None = None) -> None: ...
+
+    def fail(self, exc: BaseException) -> None: ...
+
+
+class EventInstrument(Protocol):
+    """Opens an :class:`EventScope` around each event's processing (tracing on)."""
+
+    def begin(self, event: Any, source: SourcePosition, headers: Sequence[Any]) -> EventScope: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +90,8 @@ class RecordOutcome:
     reroutes: list[Reroute] = field(default_factory=list)
     seen: list[tuple[str, str]] = field(default_factory=list)
     """(event id, loop id) of every event applied or skipped here (not re-routed)."""
+    warned: list[tuple[str, float]] = field(default_factory=list)
+    """(kind, the triggering event's published_at) of each warning, for latency."""
     events: int = 0
     skipped: int = 0
 
@@ -103,6 +122,8 @@ class RecordProcessor:
         self.partitions = partitions
         self.idle_ttl_s = idle_ttl_s
         self._cache: OrderedDict[str, LoopState] = OrderedDict()
+        self.instrument: EventInstrument | None = None
+        """Set by the worker when tracing is on: spans per event."""
         self.touched: set[str] = set()
         """Loops the last (or current) :meth:`process` call loaded or changed."""
 
@@ -140,11 +161,14 @@ class RecordProcessor:
         source: SourcePosition,
         load_state: StateLoader,
         origin: Origin | None = None,
+        headers: Sequence[Any] = (),
     ) -> RecordOutcome:
         """Process one record. ``load_state`` returns a loop's stored state or None.
 
         ``origin`` is set for a re-routed record (it is applied here, whatever its
-        key); otherwise events are positioned by ``source`` and routed.
+        key); otherwise events are positioned by ``source`` and routed. Warnings and
+        requests carry the trace context of their event (its span's with tracing on;
+        ``headers``: the record's, read for a single event's ``traceparent``).
         """
         decoded = decode_record(value, key, source, self.max_event_bytes)
         outcome = RecordOutcome(dead_letters=decoded.dead_letters)
@@ -162,17 +186,38 @@ class RecordProcessor:
             state = states.get(event.loop_id) or self._state(event.loop_id, source, load_state)
             if state.last_seen and event.occurred_at - state.last_seen > self.idle_ttl_s:
                 state = self._fresh(state)
-            findings = self.monitor.observe(state, event, at)
+            instrument = self.instrument
+            scope = None if instrument is None else instrument.begin(event, source, headers)
+            try:
+                findings = self.monitor.observe(state, event, at)
+            except BaseException as exc:
+                if scope is not None:
+                    scope.fail(exc)
+                raise
             outcome.seen.append((event.event_id, event.loop_id))
             if findings is None:
+                if scope is not None:
+                    scope.end(())
                 outcome.skipped += 1
                 continue
             states[event.loop_id] = state
             outcome.events += 1
+            if findings.warnings or findings.requests:
+                self._carry(findings, event, scope, outcome)
+            if scope is not None:
+                scope.end(findings.warnings, state)
             outcome.warnings.extend(findings.warnings)
             outcome.requests.extend(findings.requests)
             outcome.memory_writes.extend(findings.memory_writes)
         return outcome
+
+    @staticmethod
+    def _carry(findings: Any, event: Any, scope: EventScope | None, outcome: RecordOutcome) -> None:
+        trace_context = event.trace_context if scope is None else scope.trace_context
+        for output in (*findings.warnings, *findings.requests):
+            carried(output, trace_context)
+        if event.published_at is not None:
+            outcome.warned.extend((w["kind"], event.published_at) for w in findings.warnings)
 
     def _fresh(self, idle: LoopState) -> LoopState:
         """A new state for a loop idle past the TTL; its applied positions are kept, so a

@@ -17,6 +17,7 @@ from loopwarden.settings.detection import DetectionSettings as DetectionSettings
 from loopwarden.settings.detection import Language as Language
 from loopwarden.settings.memory import MemoryIndexSettings as MemoryIndexSettings
 from loopwarden.settings.memory import MemorySettings
+from loopwarden.settings.telemetry import TelemetrySettings
 
 Role = Literal["monitor", "guardrails", "analyst", "memory"]
 
@@ -278,7 +279,11 @@ class Settings(BaseSettings):
         description="Host other workers use to reach this one (request routing); default: "
         "127.0.0.1 when bound to loopback, else this machine's hostname.",
     )
-    log_level: str = "warning"
+    log_level: str = Field(
+        "info",
+        description="info: the worker's own lines (started, ready, rebalances, a periodic "
+        "summary, errors); Faust and the Kafka client at warning. debug: everything.",
+    )
     data_dir: str = Field(
         ".loopwarden", description="Where a worker keeps local files (Faust's data directory)."
     )
@@ -292,6 +297,7 @@ class Settings(BaseSettings):
     limits: LimitSettings = LimitSettings()
     errors: ErrorSettings = ErrorSettings()
     publisher: PublisherSettings = PublisherSettings()
+    telemetry: TelemetrySettings = TelemetrySettings()
 
     def namespaced(
         self, tag: str, *, bootstrap_servers: str | None = None, partitions: int | None = None

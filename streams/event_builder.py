@@ -1,0 +1,51 @@
+"""Building action events on the client: validated, result digested, encoded once."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from loopwarden.schemas import codec
+from loopwarden.schemas.events import (
+    RESULT_MAX_CHARS,
+    ActionEvent,
+    ActionPayload,
+    result_digest,
+    validate_action,
+)
+from loopwarden.schemas.ids import new_event_id
+from loopwarden.schemas.known_fields import refuse_unknown_fields
+
+
+def make_action_event(
+    loop_id: str,
+    action_type: str,
+    *,
+    event_id: str | None = None,
+    occurred_at: float | None = None,
+    **payload: Any,
+) -> ActionEvent:
+    """Build and validate an action event; payload fields as in :class:`ActionPayload`
+    (an unknown one raises :class:`EventValidationError`, e.g. ``succes=False``)."""
+    refuse_unknown_fields(payload, ActionPayload)
+    result = payload.get("result")
+    if isinstance(result, str) and len(result) > RESULT_MAX_CHARS:
+        payload.setdefault("result_digest", result_digest(result))  # of the whole result
+        payload["result"] = result[:RESULT_MAX_CHARS]
+    return validate_action(
+        {
+            "event_id": event_id or new_event_id(),
+            "loop_id": loop_id,
+            "occurred_at": time.time() if occurred_at is None else occurred_at,
+            "payload": {"action_type": action_type, **payload},
+        }
+    )
+
+
+def encode_event(event: ActionEvent, published_at: float | None = None) -> bytes:
+    """The JSON bytes of ``event`` as it travels on the actions topic."""
+    data = event.model_dump(mode="json", exclude_none=True)
+    if event.payload.success is None:
+        data["payload"]["success"] = None  # unknown, not the default (a success)
+    data["published_at"] = time.time() if published_at is None else published_at
+    return codec.dumps(data)

@@ -1,0 +1,114 @@
+"""What the live loop-health page shows, kept from the warnings and decisions a worker sends.
+
+Pure and bounded: the last ``recent`` warnings, the loops warned about a spin in
+the last ``episode_s`` seconds (a loop in a spin episode), the families whose
+completions this worker decided (fatigue, reruns), at most ``max_loops`` of each.
+Only what this worker produced is here: each worker's page shows the loops it owns.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, OrderedDict, deque
+from dataclasses import dataclass
+from typing import Any
+
+SPIN_KINDS_SUFFIX = "_spin"
+NOT_A_SPIN = frozenset({"rerun_limit_reached", "reflection_fatigue", "bias_echo"})
+
+
+@dataclass(slots=True)
+class SpinEpisode:
+    """A loop warned about a spin recently."""
+
+    loop_id: str
+    kind: str
+    level: str
+    consecutive_count: int | None
+    warnings: int
+    first_at: float
+    last_at: float
+
+
+class LoopHealth:
+    """Recent warnings, loops in a spin episode, families' fatigue and reruns."""
+
+    def __init__(self, recent: int = 50, episode_s: float = 120.0, max_loops: int = 500) -> None:
+        self.episode_s = episode_s
+        self.max_loops = max_loops
+        self.recent: deque[dict[str, Any]] = deque(maxlen=recent)
+        self.kinds: Counter[str] = Counter()
+        self.episodes: OrderedDict[str, SpinEpisode] = OrderedDict()
+        self.families: OrderedDict[str, dict[str, Any]] = OrderedDict()
+
+    def warning(self, warning: dict[str, Any], now: float | None = None) -> None:
+        """Note one warning sent."""
+        now = time.time() if now is None else now
+        kind, loop_id = warning["kind"], warning["loop_id"]
+        self.kinds[kind] += 1
+        self.recent.appendleft(
+            {
+                "at": now,
+                "loop_id": loop_id,
+                "kind": kind,
+                "level": warning.get("level"),
+                "reason": warning.get("reason"),
+                "consecutive_count": warning.get("consecutive_count"),
+            }
+        )
+        if kind in NOT_A_SPIN:
+            return
+        episode = self.episodes.pop(loop_id, None)
+        if episode is None or now - episode.last_at > self.episode_s:
+            episode = SpinEpisode(loop_id, kind, "", None, 0, now, now)
+        episode.kind = kind
+        episode.level = warning.get("level") or ""
+        episode.consecutive_count = warning.get("consecutive_count")
+        episode.warnings += 1
+        episode.last_at = now
+        self.episodes[loop_id] = episode
+        while len(self.episodes) > self.max_loops:
+            self.episodes.popitem(last=False)
+
+    def family(self, result: dict[str, Any]) -> None:
+        """Note a guardrail result (the seed's response to a completion)."""
+        family = result.get("family_id")
+        if not family:
+            return
+        reflection = result.get("reflection_result") or {}
+        decision = result.get("decision_result") or {}
+        self.families.pop(family, None)
+        self.families[family] = {
+            "family_id": family,
+            "loop_id": result.get("loop_id"),
+            "fatigue": reflection.get("reflection_fatigue"),
+            "reruns": decision.get("rerun_count"),
+            "max_reruns": decision.get("max_reruns"),
+            "decision": decision.get("decision"),
+            "finalize_reason": decision.get("finalize_reason"),
+        }
+        while len(self.families) > self.max_loops:
+            self.families.popitem(last=False)
+
+    def snapshot(self, now: float | None = None) -> dict[str, Any]:
+        """The page's data: JSON-ready."""
+        now = time.time() if now is None else now
+        spinning = [
+            {
+                "loop_id": e.loop_id,
+                "kind": e.kind,
+                "level": e.level,
+                "consecutive_count": e.consecutive_count,
+                "warnings": e.warnings,
+                "since_s": round(now - e.first_at, 1),
+                "last_s": round(now - e.last_at, 1),
+            }
+            for e in reversed(self.episodes.values())
+            if now - e.last_at <= self.episode_s
+        ]
+        return {
+            "warnings_by_kind": dict(self.kinds.most_common()),
+            "recent_warnings": list(self.recent),
+            "spinning_loops": spinning,
+            "families": list(reversed(self.families.values())),
+        }

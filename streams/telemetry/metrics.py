@@ -1,0 +1,170 @@
+"""The worker's metrics: OpenTelemetry instruments, plain totals, consumer lag.
+
+One :class:`WorkerMetrics` per worker, fed by the runner (events, processing
+time), the warning path (warnings by kind and level, publish→warning latency),
+dead letters (by reason) and the memory writer (rows). The instruments go to
+every configured reader (the Prometheus endpoint, an OTLP or console push); the
+plain :class:`Totals` feed the periodic log line and the loop-health page.
+
+Consumer lag is observed on collection, per assigned input partition, as the
+end of the partition minus the committed offset. The end is the largest of the
+fetched high watermark, the next offset after the last record read and the
+committed offset: Tansu under-reports end offsets (``kafka-consumer-groups``
+shows negative lag there), a read record proves the partition reaches at least
+that far.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from opentelemetry.metrics import CallbackOptions, Meter, Observation
+
+# seconds, from half a millisecond to ten seconds
+LATENCY_BUCKETS = (
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+)  # fmt: skip
+
+
+@dataclass
+class Totals:
+    """Running counts since the worker started (the summary line and the page read them)."""
+
+    events: Counter[str] = field(default_factory=Counter)
+    """By agent."""
+    warnings: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """By (kind, level)."""
+    dead_letters: Counter[str] = field(default_factory=Counter)
+    """By reason."""
+    memory_rows: int = 0
+
+
+class WorkerMetrics:
+    """Counters and histograms of one worker (see the module doc)."""
+
+    def __init__(self, meter: Meter, partitions: Any = None) -> None:
+        self.totals = Totals()
+        self._events = meter.create_counter(
+            "loopwarden.events", unit="{event}", description="Events processed, by agent."
+        )
+        self._warnings = meter.create_counter(
+            "loopwarden.warnings", unit="{warning}", description="Warnings sent, by kind and level."
+        )
+        self._dead_letters = meter.create_counter(
+            "loopwarden.dead_letters",
+            unit="{record}",
+            description="Records or events sent to the dead-letter topic, by reason.",
+        )
+        self._memory_rows = meter.create_counter(
+            "loopwarden.memory.rows_written",
+            unit="{row}",
+            description="Memory rows written to LanceDB.",
+        )
+        self._processing = meter.create_histogram(
+            "loopwarden.processing.duration",
+            unit="s",
+            description="Time to process one consumed record, by agent.",
+            explicit_bucket_boundaries_advisory=LATENCY_BUCKETS,
+        )
+        self._latency = meter.create_histogram(
+            "loopwarden.warning.latency",
+            unit="s",
+            description="From the event's published_at to its warning being queued for "
+            "sending, by kind.",
+            explicit_bucket_boundaries_advisory=LATENCY_BUCKETS,
+        )
+        if partitions is not None:
+            meter.create_observable_gauge(
+                "loopwarden.consumer.lag",
+                callbacks=[partitions],
+                unit="{record}",
+                description="Records of an input partition not yet committed by this worker.",
+            )
+
+    def events(self, agent: str, count: int = 1) -> None:
+        """``count`` events processed by ``agent``."""
+        self.totals.events[agent] += count
+        self._events.add(count, {"loopwarden.agent": agent})
+
+    def processed(self, agent: str, seconds: float) -> None:
+        """One record took ``seconds`` to process."""
+        self._processing.record(seconds, {"loopwarden.agent": agent})
+
+    def warning(self, kind: str, level: str) -> None:
+        """A warning of ``kind`` at ``level`` was sent."""
+        self.totals.warnings[kind, level] += 1
+        self._warnings.add(1, {"loopwarden.warning.kind": kind, "loopwarden.warning.level": level})
+
+    def warning_latency(self, kind: str, seconds: float) -> None:
+        """Publish→warning time of one warning."""
+        self._latency.record(seconds, {"loopwarden.warning.kind": kind})
+
+    def dead_letter(self, reason: str) -> None:
+        """One record or event dead-lettered for ``reason``."""
+        self.totals.dead_letters[reason] += 1
+        self._dead_letters.add(1, {"loopwarden.dead_letter.reason": reason})
+
+    def memory_rows(self, count: int) -> None:
+        """``count`` memory rows written."""
+        self.totals.memory_rows += count
+        self._memory_rows.add(count)
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionLag:
+    """One input partition's lag."""
+
+    topic: str
+    partition: int
+    end: int
+    committed: int
+
+    @property
+    def lag(self) -> int:
+        """Records not yet committed."""
+        return max(0, self.end - self.committed)
+
+
+def partition_lags(app: Any) -> list[PartitionLag]:
+    """The lag of each input partition assigned to ``app``'s consumer (changelogs aside)."""
+    try:
+        consumer = app.consumer
+        assignment = sorted(consumer.assignment())
+    except Exception:  # not started, or mid-rebalance
+        return []
+    lags = []
+    for tp in assignment:
+        if tp.topic.endswith("-changelog"):
+            continue
+        committed = consumer._committed_offset.get(tp) or 0
+        read = consumer._read_offset.get(tp)
+        try:
+            highwater = consumer.highwater(tp) or 0
+        except Exception:
+            highwater = 0
+        end = max(highwater, committed, read + 1 if read is not None else 0)
+        lags.append(PartitionLag(tp.topic, tp.partition, end, committed))
+    return lags
+
+
+class LagObserver:
+    """The consumer-lag gauge's callback: one observation per input partition."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    def __call__(self, options: CallbackOptions) -> Iterable[Observation]:
+        return list(self._observations())
+
+    def _observations(self) -> Iterator[Observation]:
+        for lag in partition_lags(self.app):
+            yield Observation(
+                lag.lag,
+                {
+                    "messaging.destination.name": lag.topic,
+                    "messaging.destination.partition.id": str(lag.partition),
+                },
+            )

@@ -1,0 +1,130 @@
+"""The worker's operational endpoints on its web port.
+
+- ``GET /health``: liveness — the event loop answers (200).
+- ``GET /ready``: 200 once the worker has joined its consumer group and its tables
+  are recovered, 503 with the reason before that and during a rebalance.
+- ``GET /metrics``: the Prometheus text format of :mod:`.metrics`
+  (``telemetry.prometheus``).
+- ``GET /loops``: the live loop-health page (static HTML that polls
+  ``/loops/health.json`` every ``interval`` seconds; no build step).
+
+With ``api.protect_status`` the loop data needs the API token like the status
+endpoint (``Authorization: Bearer …``; the page reads it from ``#token=…``).
+"""
+
+from __future__ import annotations
+
+import hmac
+import time
+from importlib import resources
+from typing import Any
+
+from faust.web import Request, Response, View
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from loopwarden.streams.telemetry.metrics import partition_lags
+from loopwarden.streams.telemetry.sensor import RebalanceLog
+
+PAGE = resources.files(__package__).joinpath("loop_health.html")
+
+
+def readiness(app: Any) -> tuple[bool, str]:
+    """(ready, why not): joined the group, no rebalance under way, tables recovered."""
+    sensor = next((s for s in app.sensors if isinstance(s, RebalanceLog)), None)
+    if sensor is None or sensor.rebalances == 0:
+        return False, "not yet joined the consumer group"
+    if app.rebalancing:
+        return False, "rebalancing"
+    recovery = app.tables.recovery
+    if getattr(app, "in_recovery", False) or not recovery.completed.is_set():
+        return False, "recovering tables"
+    return True, "ready"
+
+
+class Throughput:
+    """Events per second between two readings of the running totals."""
+
+    def __init__(self) -> None:
+        self._last: tuple[float, int, int] | None = None
+        self.rate = (0.0, 0.0)
+
+    def update(self, events: int, dead_letters: int, now: float) -> tuple[float, float]:
+        """(events/s, dead letters/s) since the previous call (at least a second apart)."""
+        if self._last is None:
+            self._last = (now, events, dead_letters)
+        elif now - self._last[0] >= 1.0:
+            then, e0, d0 = self._last
+            self.rate = ((events - e0) / (now - then), (dead_letters - d0) / (now - then))
+            self._last = (now, events, dead_letters)
+        return self.rate
+
+
+def health_snapshot(app: Any, throughput: Throughput, now: float | None = None) -> dict[str, Any]:
+    """Everything the loop-health page shows."""
+    now = time.time() if now is None else now
+    totals = app.metrics.totals
+    events = sum(totals.events.values())
+    dead = sum(totals.dead_letters.values())
+    events_per_s, dead_per_s = throughput.update(events, dead, time.monotonic())
+    ready, why = readiness(app)
+    lags = partition_lags(app)
+    return {
+        "at": now,
+        "worker": {"app_id": app.conf.id, "ready": ready, "status": why},
+        "events": events,
+        "events_per_s": round(events_per_s, 1),
+        "warnings": sum(totals.warnings.values()),
+        "dead_letters": dict(totals.dead_letters),
+        "dead_letters_per_s": round(dead_per_s, 2),
+        "lag": {
+            "total": sum(lag.lag for lag in lags),
+            "partitions": [
+                {"topic": lag.topic, "partition": lag.partition, "lag": lag.lag} for lag in lags
+            ],
+        },
+        **app.loop_health.snapshot(now),
+    }
+
+
+def register_telemetry_web(app: Any) -> None:
+    """Add /health, /ready, /metrics and the loop-health page to the worker's web server."""
+    settings = app.loopwarden
+    throughput = Throughput()
+
+    def authorised(request: Request) -> bool:
+        token = settings.api.token
+        if not settings.api.protect_status or token is None:
+            return True
+        given = request.headers.get("Authorization", "")
+        return hmac.compare_digest(given, f"Bearer {token.get_secret_value()}")
+
+    @app.page("/health")
+    class Health(View):
+        async def get(self, request: Request) -> Response:
+            return self.json({"status": "alive"})
+
+    @app.page("/ready")
+    class Ready(View):
+        async def get(self, request: Request) -> Response:
+            ready, why = readiness(app)
+            return self.json({"ready": ready, "status": why}, status=200 if ready else 503)
+
+    if app.telemetry.registry is not None:
+        registry = app.telemetry.registry
+
+        @app.page("/metrics")
+        class Metrics(View):
+            async def get(self, request: Request) -> Response:
+                return self.bytes(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)
+
+    @app.page("/loops")
+    class LoopsPage(View):
+        async def get(self, request: Request) -> Response:
+            return self.html(PAGE.read_text(encoding="utf-8"))
+
+    @app.page("/loops/health.json")
+    class LoopsHealth(View):
+        async def get(self, request: Request) -> Response:
+            if not authorised(request):
+                return self.json({"error": "missing or wrong API token"}, status=401)
+            return self.json(health_snapshot(app, throughput))
