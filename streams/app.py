@@ -34,12 +34,15 @@ from loopwarden.streams.telemetry.loop_health import LoopHealth
 from loopwarden.streams.telemetry.metrics import LagObserver, WorkerMetrics
 from loopwarden.streams.telemetry.propagation import headers_of
 from loopwarden.streams.telemetry.providers import Telemetry, start_telemetry
-from loopwarden.streams.telemetry.sensor import RebalanceLog
+from loopwarden.streams.telemetry.sensor import LifecycleLog
+from loopwarden.streams.telemetry.service_log import SERVICE_LOG
 from loopwarden.streams.workarounds import TunedTransport
 
 
 class LoopwardenApp(faust.App):
     """A ``faust.App`` with loopwarden's settings, tuned consumer and batched output sink."""
+
+    logger = SERVICE_LOG  # mode's start/stop narration: quiet at info
 
     loopwarden: Settings
     sink: RecordSink
@@ -52,8 +55,9 @@ class LoopwardenApp(faust.App):
     loop_health: LoopHealth
 
     @property
-    def tracer(self) -> Tracer | None:
-        """loopwarden's tracer; None with tracing off (no span work at all)."""
+    def otel_tracer(self) -> Tracer | None:
+        """loopwarden's OpenTelemetry tracer; None with tracing off (no span work at all).
+        (``tracer`` is Faust's own opentracing hook.)"""
         return self.telemetry.tracer
 
     def send_warning(self, warning: dict[str, Any]) -> None:
@@ -203,7 +207,7 @@ def create_app(settings: Settings, telemetry: Telemetry | None = None) -> Loopwa
     app.telemetry = telemetry or start_telemetry(settings)
     app.metrics = WorkerMetrics(app.telemetry.meter, LagObserver(app))
     app.loop_health = LoopHealth()
-    app.sensors.add(RebalanceLog(app))
+    app.sensors.add(LifecycleLog(app))
     app.sink = RecordSink(
         lambda: app.producer._ensure_producer(),  # the aiokafka producer Faust flushes
         linger_s=kafka.producer_linger_ms / 1000.0,

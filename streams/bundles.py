@@ -33,6 +33,8 @@ from typing import Any
 import faust
 from aiokafka.structs import ConsumerRecord
 
+from loopwarden.streams.telemetry.service_log import SERVICE_LOG
+
 
 @dataclass(frozen=True, slots=True)
 class RecordBundle:
@@ -99,6 +101,8 @@ def bundle_fetched(
 
 class BundleAcks(faust.Sensor):
     """Acknowledges a bundle's earlier offsets when Faust acknowledges its message."""
+
+    logger = SERVICE_LOG  # mode's start/stop narration, quiet at info
 
     def __init__(self, app: Any, **kwargs: Any) -> None:
         super().__init__(**kwargs)

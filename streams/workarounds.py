@@ -66,6 +66,7 @@ from faust.types.tuples import ack_lock
 from loopwarden.errors import PublishError
 from loopwarden.streams.bundles import RecordBundle, bundle_fetched
 from loopwarden.streams.offsets import probe_end_offsets
+from loopwarden.streams.telemetry.service_log import SERVICE_LOG
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,8 @@ class _FetchedRecords(dict):  # type: ignore[type-arg]
 
 
 class _TunedConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
+    logger = SERVICE_LOG  # mode's start/stop narration, quiet at info
+
     async def _fetch_records(
         self,
         consumer: Any,
@@ -115,6 +118,8 @@ class _TunedConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
 
 
 class _TunedConsumer(faust_aiokafka.Consumer):
+    logger = SERVICE_LOG  # mode's start/stop narration, quiet at info
+
     stale_records = 0
     _positions: dict[Any, tuple[Any, int]]
     _bundle_first: dict[Any, int]
@@ -217,6 +222,9 @@ class _SinkFlushingProducer(faust_aiokafka.Producer):
     waits (and the agents, once the sink is full) instead of passing it; raising
     here would crash the consumer's commit task and stop the worker.
     """
+
+    logger = SERVICE_LOG  # mode's start/stop narration, quiet at info
+
 
     async def flush(self) -> None:
         errors = self.app.loopwarden.errors

@@ -21,6 +21,7 @@ from loopwarden.streams.app import LoopwardenApp, create_app
 from loopwarden.streams.dead_letters import RateLimitedLog
 from loopwarden.streams.diagnostics import register_diagnostics
 from loopwarden.streams.telemetry.providers import Telemetry, start_telemetry
+from loopwarden.streams.telemetry.service_log import SERVICE_LOG
 from loopwarden.streams.telemetry.summary import register_summary
 from loopwarden.streams.telemetry.web import register_telemetry_web
 from loopwarden.streams.topics import ensure_topics
@@ -133,7 +134,7 @@ def new_faust_worker(app: LoopwardenApp, settings: Settings) -> faust.Worker:
     return worker
 
 
-_LIBRARY_LOGGERS = ("faust", "mode", "aiokafka", "lancedb", "opentelemetry")
+_LIBRARY_LOGGERS = ("faust", "mode", "aiokafka", "lancedb", "opentelemetry", SERVICE_LOG.name)
 
 
 def quiet_library_logs(level: str) -> None:

@@ -56,8 +56,8 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
     processor = RecordProcessor.for_settings(
         settings, cache_loops=settings.limits.state_cache_loops, partitions=names.partitions
     )
-    if app.tracer is not None:
-        processor.instrument = EventSpans(app.tracer, settings.app_id)
+    if app.otel_tracer is not None:
+        processor.instrument = EventSpans(app.otel_tracer, settings.app_id)
     metrics = app.metrics
     limits = settings.limits
     sweeper = IdleLoopSweeper(

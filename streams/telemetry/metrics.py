@@ -23,6 +23,8 @@ from typing import Any
 
 from opentelemetry.metrics import CallbackOptions, Meter, Observation
 
+from loopwarden.streams.telemetry.sensor import is_input_topic
+
 # seconds, from half a millisecond to ten seconds
 LATENCY_BUCKETS = (
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
@@ -137,7 +139,7 @@ def partition_lags(app: Any) -> list[PartitionLag]:
         return []
     lags = []
     for tp in assignment:
-        if tp.topic.endswith("-changelog"):
+        if not is_input_topic(tp.topic):
             continue
         committed = consumer._committed_offset.get(tp) or 0
         read = consumer._read_offset.get(tp)

@@ -1,6 +1,7 @@
-"""What a worker says at the default (info) level: started, ready, and a periodic summary.
+"""What a worker says at the default (info) level: ready, and a periodic summary.
 
-Rebalances are logged by :class:`~loopwarden.streams.telemetry.sensor.RebalanceLog`;
+Its start and rebalances are logged by
+:class:`~loopwarden.streams.telemetry.sensor.LifecycleLog`;
 errors by the runner and the dead-letter path, with topic, partition and offset.
 """
 
@@ -42,19 +43,12 @@ class Summary:
 
 
 def register_summary(app: Any) -> None:
-    """Log that the worker started, when it is ready, and the summary every interval."""
+    """Log when the worker is ready, and the summary every interval."""
     settings = app.loopwarden
     summary = Summary(app.metrics.totals)
 
     @app.task
-    async def announce_lifecycle() -> None:
-        log.info(
-            "worker started: group %s, roles %s, broker %s%s",
-            settings.app_id,
-            ",".join(sorted(settings.roles)),
-            settings.kafka.bootstrap_servers,
-            f", web port {settings.web_port}" if settings.web_port else "",
-        )
+    async def announce_ready() -> None:
         await app.tables.recovery.completed.wait()
         log.info("worker ready: %s", describe_assignment(app))
 

@@ -20,17 +20,18 @@ from importlib import resources
 from typing import Any
 
 from faust.web import Request, Response, View
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import generate_latest
 
 from loopwarden.streams.telemetry.metrics import partition_lags
-from loopwarden.streams.telemetry.sensor import RebalanceLog
+from loopwarden.streams.telemetry.sensor import LifecycleLog
 
+PROMETHEUS_TEXT = "text/plain; version=0.0.4"
 PAGE = resources.files(__package__).joinpath("loop_health.html")
 
 
 def readiness(app: Any) -> tuple[bool, str]:
     """(ready, why not): joined the group, no rebalance under way, tables recovered."""
-    sensor = next((s for s in app.sensors if isinstance(s, RebalanceLog)), None)
+    sensor = next((s for s in app.sensors if isinstance(s, LifecycleLog)), None)
     if sensor is None or sensor.rebalances == 0:
         return False, "not yet joined the consumer group"
     if app.rebalancing:
@@ -115,7 +116,8 @@ def register_telemetry_web(app: Any) -> None:
         @app.page("/metrics")
         class Metrics(View):
             async def get(self, request: Request) -> Response:
-                return self.bytes(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)
+                # aiohttp wants the charset apart from the content type
+                return self.bytes(generate_latest(registry), content_type=PROMETHEUS_TEXT)
 
     @app.page("/loops")
     class LoopsPage(View):
