@@ -6,6 +6,11 @@ STAMP := $(VENV)/.installed
 
 .PHONY: install demo test lint bench reliability clean
 
+# The loop-health page test drives Debian's Chromium (package chromium). Installed
+# here when missing: as root directly, otherwise through sudo.
+CHROMIUM := /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -17,7 +22,12 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/loopwarden demo
 
-test: $(STAMP)
+$(CHROMIUM):
+	@command -v apt-get >/dev/null || { echo "install Chromium at $(CHROMIUM) (the loop-health page test needs it)"; exit 1; }
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null
+
+test: $(STAMP) $(CHROMIUM)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 

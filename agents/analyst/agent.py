@@ -26,6 +26,7 @@ from loopwarden.schemas.trace_context import carried
 from loopwarden.schemas.warnings import WarningKind
 from loopwarden.streams.app import LoopwardenApp
 from loopwarden.streams.runner import Record
+from loopwarden.streams.telemetry.spans import process_span
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +85,9 @@ def register_analyst(app: LoopwardenApp, memory: MemoryContext | None = None) ->
     stamp = analyst_stamp(settings.analyst)
     requests = app.raw_topic(names.reflection_requests)
     app.raw_topic(names.reflections)
-    analyst = ReflectionAnalyst(settings.analyst, memory, language=settings.detection.language)
+    analyst = ReflectionAnalyst(
+        settings.analyst, memory, language=settings.detection.language, tracer=app.otel_tracer
+    )
     sink = app.sink
 
     async def handle(record: Record) -> None:
@@ -99,7 +102,21 @@ def register_analyst(app: LoopwardenApp, memory: MemoryContext | None = None) ->
                 DeadLetter.from_error(exc, record.value or b"", record.source, record.key)
             )
             return
-        analysis = await analyst.analyze(request)
+        with process_span(
+            app.otel_tracer,
+            record.source,
+            key=request["loop_id"],
+            trace_context=request.get("trace_context"),
+            headers=record.headers,
+            group=settings.app_id,
+            attributes={
+                "gen_ai.conversation.id": request["loop_id"],
+                "loopwarden.request.kind": request["kind"],
+            },
+        ) as span:
+            analysis = await analyst.analyze(request)
+            if span is not None and analysis["kind"] == "semantic_spin_check":
+                span.set_attribute("loopwarden.spin.confirmed", bool(analysis["is_spinning"]))
         loop_id = analysis["loop_id"]
         sink.add(names.reflections, loop_id.encode(), codec.dumps(analysis))
         if analysis["kind"] == "semantic_spin_check" and analysis["is_spinning"]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from opentelemetry.trace import Tracer
+
 from loopwarden.agents.analyst.heuristics import Verdict, reflect, semantic_spin
 from loopwarden.agents.analyst.llm import AnalystError, ChatCompletionsClient
 from loopwarden.agents.spin import texts
@@ -46,6 +48,7 @@ class ReflectionAnalyst:
         settings: AnalystSettings | None = None,
         memory: MemoryContext | None = None,
         language: str = "en",
+        tracer: Tracer | None = None,
     ) -> None:
         self.settings = settings or AnalystSettings()
         self.memory = memory or NoMemory()
@@ -56,6 +59,7 @@ class ReflectionAnalyst:
                 self.settings.model,
                 self.settings.api_key.get_secret_value() if self.settings.api_key else None,
                 self.settings.timeout_s,
+                tracer=tracer,
             )
             if self.settings.base_url
             else None

@@ -6,10 +6,12 @@ import asyncio
 from typing import Any
 
 import aiohttp
+from opentelemetry.trace import Tracer
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from loopwarden.errors import LoopwardenError
 from loopwarden.schemas import codec
+from loopwarden.streams.telemetry.spans import chat_span
 
 
 class AnalystError(LoopwardenError):
@@ -58,9 +60,15 @@ class ChatCompletionsClient:
     """POST {base_url}/chat/completions with a JSON-schema response format."""
 
     def __init__(
-        self, base_url: str, model: str, api_key: str | None = None, timeout_s: float = 10.0
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        timeout_s: float = 10.0,
+        tracer: Tracer | None = None,
     ) -> None:
         self.url = base_url.rstrip("/") + "/chat/completions"
+        self.tracer = tracer
         self.model = model
         self.api_key = api_key
         self.timeout_s = timeout_s
@@ -91,19 +99,22 @@ class ChatCompletionsClient:
             headers["Authorization"] = f"Bearer {self.api_key}"
         if self._session is None:
             self._session = aiohttp.ClientSession()
-        try:
-            async with asyncio.timeout(self.timeout_s):
-                async with self._session.post(
-                    self.url, data=codec.dumps(body), headers=headers
-                ) as response:
-                    raw = await response.read()
-                    if response.status != 200:
-                        raise AnalystError(f"model endpoint answered HTTP {response.status}")
-        except TimeoutError as exc:
-            raise AnalystError(f"model endpoint timed out after {self.timeout_s:.1f}s") from exc
-        except aiohttp.ClientError as exc:
-            raise AnalystError(f"model endpoint unreachable: {exc}") from exc
-        return parse_verdict(raw)
+        with chat_span(self.tracer, self.model, self.url, headers) as span:
+            try:
+                async with asyncio.timeout(self.timeout_s):
+                    async with self._session.post(
+                        self.url, data=codec.dumps(body), headers=headers
+                    ) as response:
+                        raw = await response.read()
+                        if span is not None:
+                            span.set_attribute("http.response.status_code", response.status)
+                        if response.status != 200:
+                            raise AnalystError(f"model endpoint answered HTTP {response.status}")
+            except TimeoutError as exc:
+                raise AnalystError(f"model endpoint timed out after {self.timeout_s:.1f}s") from exc
+            except aiohttp.ClientError as exc:
+                raise AnalystError(f"model endpoint unreachable: {exc}") from exc
+            return parse_verdict(raw)
 
 
 def parse_verdict(raw: bytes) -> ModelVerdict:

@@ -24,6 +24,7 @@ from loopwarden.schemas.positions import origin_from_headers
 from loopwarden.streams.app import LoopwardenApp
 from loopwarden.streams.runner import Record
 from loopwarden.streams.table_store import TableStore
+from loopwarden.streams.telemetry.spans import process_span
 from loopwarden.streams.topics import FAMILY_TABLE
 
 log = logging.getLogger(__name__)
@@ -72,7 +73,17 @@ def register_guardrails(app: LoopwardenApp) -> TableStore:
         origin = (
             origin_from_headers(record.headers) if source.topic != names.loop_completions else None
         )
-        outcome = processor.process(record.value, record.key, source, load_state, origin)
+        with process_span(
+            app.otel_tracer,
+            source,
+            key=record.key.decode("utf-8", "replace") if record.key else None,
+            trace_context=None,
+            headers=record.headers,
+            group=settings.app_id,
+        ) as span:
+            outcome = processor.process(record.value, record.key, source, load_state, origin)
+            if span is not None:
+                describe_outcome(span, outcome)
         for family, state in outcome.states.items():
             key = family.encode()
             store.put(key, state.snapshot(), source.partition)
@@ -101,3 +112,17 @@ def register_guardrails(app: LoopwardenApp) -> TableStore:
         await runner.run(stream, handle)
 
     return store
+
+
+def describe_outcome(span: Any, outcome: Any) -> None:
+    """Loop-health attributes of a completion's process span: fatigue, reruns, decision."""
+    for _, result in outcome.replies:
+        reflection = result.get("reflection_result") or {}
+        decision = result.get("decision_result") or {}
+        if "reflection_fatigue" in reflection:
+            span.set_attribute("loopwarden.fatigue", reflection["reflection_fatigue"])
+        if decision.get("decision"):
+            span.set_attribute("loopwarden.decision", decision["decision"])
+            span.set_attribute("loopwarden.reruns", decision.get("rerun_count") or 0)
+    if outcome.warnings:
+        span.set_attribute("loopwarden.warning.kind", sorted({w["kind"] for w in outcome.warnings}))

@@ -31,6 +31,8 @@ import time
 from collections import Counter
 from typing import Any
 
+from opentelemetry.trace import SpanKind
+
 from loopwarden.agents.memory.maintenance import Maintenance
 from loopwarden.agents.memory.records import writes_of
 from loopwarden.agents.memory.service import MemoryService
@@ -39,8 +41,12 @@ from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.memory import MemoryWrite
 from loopwarden.streams.app import LoopwardenApp
 from loopwarden.streams.runner import Record, is_transient
+from loopwarden.streams.telemetry.spans import child_span
 
 log = logging.getLogger(__name__)
+MEMORY_TABLE_NAME = "memories"
+ROWS_WRITTEN = frozenset({"stored", "stored_with_conflicts"})
+"""Outcome statuses that added a row (duplicates and replays did not)."""
 
 
 def rejected(write: MemoryWrite, exc: BaseException) -> dict[str, Any]:
@@ -105,6 +111,20 @@ def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
             log.info("memory maintenance: %s", report)
             sink.add(names.memory_outcomes, b"*", codec.dumps(report))
 
+    def traced_apply(writes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        with child_span(
+            app.otel_tracer,
+            f"add {MEMORY_TABLE_NAME}",
+            SpanKind.CLIENT,
+            **{
+                "db.system.name": "lancedb",
+                "db.operation.name": "add",
+                "db.collection.name": MEMORY_TABLE_NAME,
+                "db.operation.batch.size": len(writes),
+            },
+        ):
+            return apply(writes)
+
     async def handle(records: list[Record]) -> None:
         writes, letters = writes_of(records)
         for letter in letters:
@@ -112,7 +132,7 @@ def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
         if not writes:
             return
         try:
-            outcomes = await asyncio.to_thread(apply, writes)
+            outcomes = await asyncio.to_thread(traced_apply, writes)
         except Exception as exc:
             if is_transient(exc):
                 raise  # the runner pauses and retries the whole batch
@@ -120,7 +140,7 @@ def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
             outcomes = []
             for write in writes:
                 try:
-                    outcomes.extend(await asyncio.to_thread(apply, [write]))
+                    outcomes.extend(await asyncio.to_thread(traced_apply, [write]))
                 except Exception as one:
                     if is_transient(one):
                         raise
@@ -128,8 +148,9 @@ def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
         for outcome in outcomes:
             outcome.setdefault("type", "memory_outcome")
             sink.add(names.memory_outcomes, outcome["scope"].encode(), codec.dumps(outcome))
+        app.metrics.memory_rows(sum(o["status"] in ROWS_WRITTEN for o in outcomes))
         first, last = records[0].source, records[-1].source
-        log.info(
+        log.debug(
             "%d memory write(s) of %s[%d]@%d..%d applied: %s",
             len(writes),
             first.topic,

@@ -18,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import urlsplit
 
-from opentelemetry import trace
+from opentelemetry import propagate, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
 
 from loopwarden.schemas.dead_letter import SourcePosition
@@ -146,4 +147,30 @@ def child_span(
         yield None
         return
     with tracer.start_as_current_span(name, kind=kind, attributes=attributes) as span:
+        yield span
+
+
+@contextmanager
+def chat_span(
+    tracer: Tracer | None, model: str, url: str, headers: dict[str, str]
+) -> Iterator[trace.Span | None]:
+    """A GenAI ``chat {model}`` CLIENT span around one chat-completions call; its context is
+    injected into ``headers`` so that a traced model server continues the trace."""
+    if tracer is None:
+        yield None
+        return
+    parsed = urlsplit(url)
+    attributes = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.request.model": model,
+        "http.request.method": "POST",
+        "url.full": url,
+        "server.address": parsed.hostname or "",
+    }
+    if parsed.port:
+        attributes["server.port"] = parsed.port
+    with tracer.start_as_current_span(
+        f"chat {model}", kind=SpanKind.CLIENT, attributes=attributes
+    ) as span:
+        propagate.inject(headers)
         yield span
