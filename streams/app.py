@@ -29,6 +29,7 @@ from loopwarden.streams.bundles import BundleAcks
 from loopwarden.streams.dead_letters import DeadLetters
 from loopwarden.streams.replies import Replies
 from loopwarden.streams.runner import AgentRunner, ErrorPolicy, RetryPolicy
+from loopwarden.streams.security import faust_credentials
 from loopwarden.streams.sink import RecordSink
 from loopwarden.streams.telemetry.loop_health import LoopHealth
 from loopwarden.streams.telemetry.metrics import LagObserver, WorkerMetrics
@@ -174,6 +175,7 @@ def create_app(settings: Settings, telemetry: Telemetry | None = None) -> Loopwa
     app = LoopwardenApp(
         settings.app_id,
         broker=broker_urls(kafka.bootstrap_servers),
+        broker_credentials=faust_credentials(kafka.security),
         store="memory://",
         topic_partitions=settings.topics.partitions,
         topic_replication_factor=settings.topics.replication_factor,

@@ -110,7 +110,7 @@ async def run_audit(
     replayer = Replayer(settings, scope.loop_id)
     recorded = Recorded()
     names = settings.topics
-    async with TopicRangeReader(bootstrap) as reader:
+    async with TopicRangeReader(bootstrap, security=settings.kafka.security) as reader:
         spans, windows, notes = await _input_spans(reader, settings, scope)
         outputs = await _output_spans(reader, settings, scope)
         if on_spans is not None:
@@ -139,7 +139,10 @@ async def run_audit(
             if progress is not None:
                 progress(len(batch))
     committed = await committed_offsets(
-        bootstrap, settings.app_id, [_topic(settings, n) for n in scope.inputs]
+        bootstrap,
+        settings.app_id,
+        [_topic(settings, n) for n in scope.inputs],
+        settings.kafka.security,
     )
     context = AuditContext(replayer.stamps, committed, rebuilt=scope.rebuild)
     result.report = compare(replayer.state, recorded, context)
@@ -163,7 +166,9 @@ def _rebuild_note(replayer: Replayer, scope: AuditScope) -> str:
 
 async def emit(settings: Settings, result: AuditResult, topic: str) -> int:
     """Publish the reproduced outputs to ``topic`` (keyed like the workers'); their count."""
-    producer = await start_producer(settings.kafka.bootstrap_servers, settings.publisher)
+    producer = await start_producer(
+        settings.kafka.bootstrap_servers, settings.publisher, settings.kafka.security
+    )
     sent = 0
     try:
         for reproduced in result.replayer.state.outputs.values():

@@ -22,6 +22,9 @@ from collections.abc import Mapping
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
+from loopwarden.settings.kafka_security import KafkaSecurity
+from loopwarden.streams.security import client_options
+
 log = logging.getLogger(__name__)
 
 
@@ -31,6 +34,7 @@ async def probe_end_offsets(
     *,
     timeout_s: float = 60.0,
     fetch_max_wait_ms: int = 10,
+    security: KafkaSecurity | None = None,
 ) -> dict[TopicPartition, int]:
     """Correct ``reported`` end offsets by reading what follows them."""
     result = dict(reported)
@@ -42,6 +46,7 @@ async def probe_end_offsets(
         enable_auto_commit=False,
         fetch_max_wait_ms=fetch_max_wait_ms,
         auto_offset_reset="latest",
+        **client_options(security or KafkaSecurity()),
     )
     await consumer.start()
     try:

@@ -14,8 +14,9 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError, UnknownError, UnsupportedVersionError
 
 from loopwarden.errors import PublisherUnavailableError
-from loopwarden.settings import PublisherSettings
+from loopwarden.settings import KafkaSecurity, PublisherSettings
 from loopwarden.streams.connect import start_client
+from loopwarden.streams.security import client_options
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +30,9 @@ class _QuietInitProducerId(logging.Filter):
         return "InitProducerId" not in record.getMessage()
 
 
-async def start_producer(bootstrap_servers: str, cfg: PublisherSettings) -> AIOKafkaProducer:
+async def start_producer(
+    bootstrap_servers: str, cfg: PublisherSettings, security: KafkaSecurity | None = None
+) -> AIOKafkaProducer:
     """A started producer with the publisher's durability settings."""
     acks: int | str = "all" if cfg.acks == "all" else int(cfg.acks)
     auto = cfg.idempotence == "auto"
@@ -45,6 +48,7 @@ async def start_producer(bootstrap_servers: str, cfg: PublisherSettings) -> AIOK
             max_request_size=4 * 1024 * 1024,
             acks=acks,
             enable_idempotence=idempotent,
+            **client_options(security or KafkaSecurity()),
         )
         quiet = _QuietInitProducerId() if auto else None
         if quiet is not None:

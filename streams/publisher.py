@@ -106,7 +106,9 @@ class AsyncPublisher:
         looked up without asking the broker to auto-create it, since an
         auto-created topic would get the broker's default partition count.
         """
-        self._producer = await start_producer(self.bootstrap_servers, self.settings.publisher)
+        self._producer = await start_producer(
+            self.bootstrap_servers, self.settings.publisher, self.settings.kafka.security
+        )
         try:
             cluster = await self._producer.client.fetch_all_metadata()
             partitions = cluster.partitions_for_topic(self.topic)

@@ -22,8 +22,10 @@ from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from aiokafka.errors import KafkaError
 
 from loopwarden.errors import LoopwardenError
+from loopwarden.settings.kafka_security import KafkaSecurity
 from loopwarden.streams.connect import start_client
 from loopwarden.streams.offsets import probe_end_offsets
+from loopwarden.streams.security import client_options
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +46,14 @@ class PartitionSpan:
 class TopicRangeReader:
     """An unsubscribed consumer that reads :class:`PartitionSpan` s to their end."""
 
-    def __init__(self, bootstrap_servers: str, fetch_max_wait_ms: int = 100) -> None:
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        fetch_max_wait_ms: int = 100,
+        security: KafkaSecurity | None = None,
+    ) -> None:
         self.bootstrap_servers = bootstrap_servers
+        self.security = security or KafkaSecurity()
         self._consumer = AIOKafkaConsumer(
             bootstrap_servers=bootstrap_servers,
             group_id=None,
@@ -53,6 +61,7 @@ class TopicRangeReader:
             fetch_max_wait_ms=fetch_max_wait_ms,
             max_partition_fetch_bytes=4 * 1024 * 1024,
             auto_offset_reset="earliest",
+            **client_options(self.security),
         )
 
     async def __aenter__(self) -> TopicRangeReader:
@@ -80,7 +89,7 @@ class TopicRangeReader:
         tps = [TopicPartition(topic, p) for p in partitions]
         first = await self._consumer.beginning_offsets(tps)
         reported = await self._consumer.end_offsets(tps)
-        ends = await probe_end_offsets(self.bootstrap_servers, reported)
+        ends = await probe_end_offsets(self.bootstrap_servers, reported, security=self.security)
         return {tp.partition: (first[tp], max(ends[tp], first[tp])) for tp in tps}
 
     async def read(self, spans: Iterable[PartitionSpan]) -> AsyncIterator[list[ConsumerRecord]]:
@@ -111,7 +120,10 @@ class TopicRangeReader:
 
 
 async def committed_offsets(
-    bootstrap_servers: str, group_id: str, topics: Iterable[str]
+    bootstrap_servers: str,
+    group_id: str,
+    topics: Iterable[str],
+    security: KafkaSecurity | None = None,
 ) -> dict[tuple[str, int], int] | None:
     """The workers' committed offsets of ``topics`` (None when the broker cannot say).
 
@@ -119,7 +131,10 @@ async def committed_offsets(
     does not join the group (aiokafka's admin OffsetFetch fails to decode Tansu's answer).
     """
     consumer = AIOKafkaConsumer(
-        bootstrap_servers=bootstrap_servers, group_id=group_id, enable_auto_commit=False
+        bootstrap_servers=bootstrap_servers,
+        group_id=group_id,
+        enable_auto_commit=False,
+        **client_options(security or KafkaSecurity()),
     )
     await start_client(consumer, bootstrap_servers)
     found: dict[tuple[str, int], int] = {}

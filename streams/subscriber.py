@@ -38,6 +38,7 @@ from loopwarden.settings import Settings
 from loopwarden.streams.connect import start_client
 from loopwarden.streams.offsets import probe_end_offsets
 from loopwarden.streams.publisher import default_partition
+from loopwarden.streams.security import client_options
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +81,7 @@ class TopicSubscriber(Generic[T]):
             enable_auto_commit=self.group_id is not None,
             fetch_max_wait_ms=self.settings.kafka.fetch_max_wait_ms,
             auto_offset_reset="earliest" if self.from_beginning else "latest",
+            **client_options(self.settings.kafka.security),
         )
         await start_client(consumer, self.bootstrap_servers)
         self._consumer = consumer
@@ -114,6 +116,7 @@ class TopicSubscriber(Generic[T]):
                 self.bootstrap_servers,
                 ends,
                 fetch_max_wait_ms=self.settings.kafka.fetch_max_wait_ms,
+                security=self.settings.kafka.security,
             )
         for tp in assigned:
             consumer.seek(tp, ends[tp])

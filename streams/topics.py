@@ -10,6 +10,7 @@ from aiokafka.errors import TopicAlreadyExistsError
 from loopwarden.errors import ConfigurationError
 from loopwarden.settings import Settings
 from loopwarden.streams.connect import start_client
+from loopwarden.streams.security import client_options
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +63,10 @@ async def ensure_topics(settings: Settings) -> list[str]:
     another partition count than ``topics.partitions`` is refused: loops would be
     looked up on the wrong partition.
     """
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka.bootstrap_servers)
+    admin = AIOKafkaAdminClient(
+        bootstrap_servers=settings.kafka.bootstrap_servers,
+        **client_options(settings.kafka.security),
+    )
     await start_client(admin, settings.kafka.bootstrap_servers)
     try:
         existing = set(await admin.list_topics())

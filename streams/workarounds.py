@@ -107,7 +107,10 @@ class _TunedConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
         if not kafka.probe_end_offsets:
             return reported
         return await probe_end_offsets(
-            kafka.bootstrap_servers, reported, fetch_max_wait_ms=kafka.fetch_max_wait_ms
+            kafka.bootstrap_servers,
+            reported,
+            fetch_max_wait_ms=kafka.fetch_max_wait_ms,
+            security=kafka.security,
         )
 
     def _create_worker_consumer(self, transport: Any) -> Any:

@@ -15,6 +15,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from loopwarden.settings.detection import DetectionSettings as DetectionSettings
 from loopwarden.settings.detection import Language as Language
+from loopwarden.settings.kafka_security import KafkaSecurity as KafkaSecurity
 from loopwarden.settings.memory import MemoryIndexSettings as MemoryIndexSettings
 from loopwarden.settings.memory import MemorySettings
 from loopwarden.settings.telemetry import TelemetrySettings
@@ -167,6 +168,9 @@ class KafkaSettings(BaseModel):
         gt=0,
         description="How long the worker's producer waits for a delivery before it fails "
         "and is retried (Faust's default, 20 minutes, looked like a stalled worker).",
+    )
+    security: KafkaSecurity = Field(
+        KafkaSecurity(), description="TLS and SASL for every client (see KafkaSecurity)."
     )
     probe_end_offsets: bool = Field(
         True,
