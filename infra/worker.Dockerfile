@@ -9,11 +9,13 @@ COPY schemas ./schemas
 COPY storage ./storage
 COPY streams ./streams
 RUN pip install --no-cache-dir . \
-    && mkdir -p /data && chown nobody /data
+    && mkdir -p /data /memory && chown nobody /data /memory
 
-# Faust's data directory and the LanceDB memory store (mount a volume here)
-ENV LOOPWARDEN_DATA_DIR=/data LOOPWARDEN_MEMORY__URI=/data/memory
-VOLUME ["/data"]
+# Faust's data directory (one volume per worker) and the LanceDB memory store (a volume
+# shared by the workers, or an object-store URI in LOOPWARDEN_MEMORY__URI)
+ENV LOOPWARDEN_DATA_DIR=/data LOOPWARDEN_MEMORY__URI=/memory
+VOLUME ["/data", "/memory"]
+EXPOSE 6066
 USER nobody
 ENTRYPOINT ["loopwarden"]
 CMD ["worker"]
