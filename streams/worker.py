@@ -61,13 +61,6 @@ def build_worker_app(
     return app
 
 
-class _DropRemovedSensorNoise(logging.Filter):
-    """Faust warns on every rebalance that the (removed) Monitor sensor kept no state."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "Missing sensor state" not in record.getMessage()
-
-
 class _QuietRepeats(logging.Filter):
     """Lets ``burst`` lines of one message template through per minute, then counts.
 
@@ -108,8 +101,6 @@ def quiet_kafka_client_logs(burst: int) -> None:
 def run_worker(settings: Settings | None = None) -> None:
     """Run a worker in this process until it is stopped (SIGINT/SIGTERM)."""
     settings = settings or Settings()
-    for name in ("faust.app.base", LoopwardenApp.__module__):
-        logging.getLogger(name).addFilter(_DropRemovedSensorNoise())
     quiet_kafka_client_logs(settings.errors.log_burst)
     telemetry = start_telemetry(settings, install_global=True)
     try:

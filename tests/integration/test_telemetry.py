@@ -418,3 +418,4 @@ async def test_worker_logs_its_lifecycle_and_a_summary_at_the_default_level(tele
         assert line in log, log[-3000:]
     assert re.search(r"last \d+ s: \d+ events \([\d.]+/s\), \d+ warnings, \d+ dead letters", log)
     assert "Starting..." not in log  # Faust's service narration stays at debug
+    assert "Missing sensor state" not in log  # the lifecycle sensor keeps rebalance state
