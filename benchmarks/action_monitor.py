@@ -5,6 +5,9 @@ Runs on the embedded broker, every engine against the same events in the same ru
 - ``loopwarden``: a real ``loopwarden worker`` process (Faust, table + changelog), the
   reflection analyst switched off (it is measured by ``loopwarden-all``);
 - ``loopwarden-all``: the same worker with the analyst analysing every reflection request;
+- ``loopwarden-observed``: ``loopwarden`` with all its telemetry on: the web port (the
+  Prometheus reader aggregating every metric), and a span per event exported over
+  OTLP/HTTP to a receiver in this process that discards them (the cost of tracing);
 - ``raw-processor``: plain aiokafka consume/produce around loopwarden's own
   RecordProcessor (state in a dict, no changelog): the cost of the logic without Faust;
 - ``raw-trivial``: plain aiokafka with orjson and a dict streak check only (the
@@ -45,10 +48,12 @@ import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -58,8 +63,8 @@ from quix_monitor import create_quix_topics, serve_quix
 
 from loopwarden.agents.monitor.loop_monitor import LoopMonitor
 from loopwarden.agents.monitor.state import LoopState
-from loopwarden.settings import Settings, settings_env
-from loopwarden.streams.broker import EmbeddedBroker
+from loopwarden.settings import Settings, TelemetrySettings, settings_env
+from loopwarden.streams.broker import EmbeddedBroker, free_port
 from loopwarden.streams.publisher import AsyncPublisher, encode_event, make_action_event
 from loopwarden.streams.topics import ensure_topics
 
@@ -103,9 +108,19 @@ def expected_warning_count(pairs: list[tuple[str, str]]) -> int:
 def start_engine(engine: str, settings: Settings, log: Path) -> subprocess.Popen[bytes]:
     if engine.startswith("loopwarden"):
         command = [sys.executable, "-m", "loopwarden", "worker"]
-        if engine == "loopwarden":  # the action monitor alone (and the guardrails)
+        if engine in ("loopwarden", "loopwarden-observed"):  # the monitor (and the guardrails)
             settings = settings.model_copy(
                 update={"analyst": settings.analyst.model_copy(update={"enabled": False})}
+            )
+        if engine == "loopwarden-observed":
+            settings = settings.model_copy(
+                update={
+                    "web_port": free_port(),
+                    "api": settings.api.model_copy(update={"token": "bench"}),
+                    "telemetry": TelemetrySettings(
+                        traces_exporter="otlp", otlp_endpoint=discarding_otlp_receiver()
+                    ),
+                }
             )
     else:
         command = [sys.executable, __file__, "--serve", engine]
@@ -118,6 +133,29 @@ def start_engine(engine: str, settings: Settings, log: Path) -> subprocess.Popen
             stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
+
+
+_RECEIVER: list[str] = []
+
+
+def discarding_otlp_receiver() -> str:
+    """The URL of an OTLP/HTTP endpoint in this process that answers 200 and drops spans."""
+    if not _RECEIVER:
+
+        class Discard(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Discard)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        _RECEIVER.append(f"http://127.0.0.1:{server.server_address[1]}")
+    return _RECEIVER[0]
 
 
 async def serve_raw(engine: str) -> None:
@@ -530,7 +568,14 @@ def parse_args() -> argparse.Namespace:
         "--engines",
         nargs="+",
         default=["raw-trivial", "raw-processor", "quix", "loopwarden"],
-        choices=["raw-trivial", "raw-processor", "quix", "loopwarden", "loopwarden-all"],
+        choices=[
+            "raw-trivial",
+            "raw-processor",
+            "quix",
+            "loopwarden",
+            "loopwarden-all",
+            "loopwarden-observed",
+        ],
     )
     parser.add_argument("--serve", help=argparse.SUPPRESS)
     return parser.parse_args()

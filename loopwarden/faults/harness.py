@@ -147,6 +147,17 @@ def compare(expected: dict[str, dict[str, Any]], got: list[dict[str, Any]], key:
     return Comparison(len(expected), len(seen), len(missing), len(changed), duplicates)
 
 
+def cluster_settings(settings: Settings, data: str, overrides: dict[str, Any]) -> Settings:
+    """``settings`` with the cluster's own data directory and memory store (hashing
+    embedder), then ``overrides`` per group applied on top of those."""
+    memory = settings.memory.model_copy(update={"uri": f"{data}/memory", "embedder": "hashing"})
+    updates: dict[str, Any] = {"data_dir": data, "memory": memory, "log_level": "info"}
+    for group, values in overrides.items():
+        current = updates.get(group, getattr(settings, group))
+        updates[group] = current.model_copy(update=values) if isinstance(values, dict) else values
+    return settings.model_copy(update=updates)
+
+
 class Cluster:
     """An embedded broker (optionally behind a proxy), isolated settings, workers by pid."""
 
@@ -178,14 +189,7 @@ class Cluster:
             bootstrap_servers=bootstrap,
             partitions=self.partitions,
         )
-        memory = settings.memory.model_copy(update={"uri": f"{data}/memory", "embedder": "hashing"})
-        updates: dict[str, Any] = {"data_dir": data, "memory": memory, "log_level": "info"}
-        for group, values in overrides.items():
-            current = getattr(settings, group)
-            updates[group] = (
-                current.model_copy(update=values) if isinstance(values, dict) else values
-            )
-        self.settings = settings.model_copy(update=updates)
+        self.settings = cluster_settings(settings, data, overrides)
         self._create_topics()
         return self
 
