@@ -179,16 +179,22 @@ class AgentRunner:
         async for event in stream.events():
             self.messages += 1
             records = Record.all_of(event.message)
+            started = time.perf_counter()
+            events = 0
             for record in records:
-                if metrics is None:
-                    await self._guarded(lambda r=record: handle(r), [record])
-                else:
-                    await self._measured(handle, record, metrics)
+                failed = self.failed
+                result = await self._guarded(lambda r=record: handle(r), [record])
+                if self.failed == failed:
+                    events += result if isinstance(result, int) else 1
                 if len(records) > 1:
                     await self._after()  # a bundle's outputs are bounded like a record's
             if after_message is not None:
                 await self._guarded(after_message, records, count=False)
             await self._after()
+            if metrics is not None:  # once per message: per record cost 15 µs per event
+                metrics.processed(self.name, time.perf_counter() - started)
+                if events:
+                    metrics.events(self.name, events)
 
     async def run_batches(
         self, stream: Any, handle: BatchHandler, max_records: int, within_s: float
@@ -201,37 +207,20 @@ class AgentRunner:
             await self._guarded(lambda rs=records: handle(rs), records)
             await self._after()
 
-    async def _measured(self, handle: Handler, record: Record, metrics: WorkerMetrics) -> None:
-        events = 1
-
-        async def counted() -> None:
-            nonlocal events
-            result = handle(record)
-            if inspect.isawaitable(result):
-                result = await result
-            if isinstance(result, int):
-                events = result
-
-        started = time.perf_counter()
-        failed = self.failed
-        await self._guarded(counted, [record])
-        metrics.processed(self.name, time.perf_counter() - started)
-        if self.failed == failed and events:
-            metrics.events(self.name, events)
-
     async def _after(self) -> None:
         if self.flush_when_full is not None:
             await self._guarded(self.flush_when_full, [], count=False)
 
     async def _guarded(
         self, call: Callable[[], Any], records: list[Record], count: bool = True
-    ) -> None:
+    ) -> Any:
+        """``call()`` under the error policy; its result (None when it failed)."""
         attempt = 0
         while True:
             try:
                 result = call()
                 if inspect.isawaitable(result):
-                    await result
+                    result = await result
             except Exception as exc:
                 if self.on_error is not None:
                     self.on_error()
@@ -252,13 +241,13 @@ class AgentRunner:
                 if not records:
                     raise
                 self._failed(exc, records)
-                return
+                return None
             else:
                 if attempt:
                     log.warning("%s: recovered after %d retries", self.name, attempt)
                 if count:
                     self.processed += len(records)
-                return
+                return result
 
     def _failed(self, exc: Exception, records: list[Record]) -> None:
         self.failed += len(records)

@@ -68,7 +68,8 @@ class WorkerMetrics:
         self._processing = meter.create_histogram(
             "loopwarden.processing.duration",
             unit="s",
-            description="Time to process one consumed record, by agent.",
+            description="Time to process one consumed message (a record, or a bundle of "
+            "records), by agent.",
             explicit_bucket_boundaries_advisory=LATENCY_BUCKETS,
         )
         self._latency = meter.create_histogram(
@@ -92,7 +93,7 @@ class WorkerMetrics:
         self._events.add(count, {"loopwarden.agent": agent})
 
     def processed(self, agent: str, seconds: float) -> None:
-        """One record took ``seconds`` to process."""
+        """One consumed message (a record or a bundle) took ``seconds`` to process."""
         self._processing.record(seconds, {"loopwarden.agent": agent})
 
     def warning(self, kind: str, level: str) -> None:
