@@ -27,11 +27,14 @@ $(CHROMIUM):
 	$(SUDO) apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null
 
-# two test processes, a module's tests together in one (module-scoped workers); each
-# process starts its own embedded broker
+# Two test processes, a module's tests together in one (module-scoped workers), each
+# with its own embedded broker; then the reduced fault suite alone, under the load it
+# was specified for (its crash scenario once missed outputs when run beside the rest).
+FAULT_SUITE := tests/integration/test_fault_suite.py
 test: $(STAMP) $(CHROMIUM)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -n 2 --dist loadfile
+	$(BIN)/python -m pytest -n 2 --dist loadfile --deselect $(FAULT_SUITE)
+	$(BIN)/python -m pytest $(FAULT_SUITE)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

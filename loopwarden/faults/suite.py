@@ -43,7 +43,8 @@ def _crash_summary(r: dict[str, Any]) -> str:
         f"{w['received']}/{w['expected']} missing {w['missing']} changed {w['changed']} "
         f"dup {w['duplicates']}; requests missing {q['missing']} changed {q['changed']}; "
         f"memory writes {r['memory_writes']} missing {r['memory_missing']} rejected "
-        f"{r['memory_rejected']}; LanceDB dup rows {r['lance_duplicate_rows']}"
+        f"{r['memory_rejected']}; LanceDB dup rows {r['lance_duplicate_rows']}; "
+        f"uncommitted at the end {r['uncommitted_at_end']}"
     )
 
 
