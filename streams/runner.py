@@ -204,8 +204,13 @@ class AgentRunner:
         async for events in batches:
             self.messages += len(events)
             records = [record for event in events for record in Record.all_of(event.message)]
+            started, failed = time.perf_counter(), self.failed
             await self._guarded(lambda rs=records: handle(rs), records)
             await self._after()
+            if self.metrics is not None:
+                self.metrics.processed(self.name, time.perf_counter() - started)
+                if self.failed == failed:
+                    self.metrics.events(self.name, len(records))
 
     async def _after(self) -> None:
         if self.flush_when_full is not None:

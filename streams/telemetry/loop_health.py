@@ -13,7 +13,6 @@ from collections import Counter, OrderedDict, deque
 from dataclasses import dataclass
 from typing import Any
 
-SPIN_KINDS_SUFFIX = "_spin"
 NOT_A_SPIN = frozenset({"rerun_limit_reached", "reflection_fatigue", "bias_echo"})
 
 

@@ -8,8 +8,7 @@ travels.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
@@ -69,18 +68,3 @@ def headers_of(trace_context: dict[str, str] | None) -> list[tuple[str, bytes]]:
 def has_active_trace() -> bool:
     """True inside a valid span (recording or not): there is a context to pass on."""
     return trace.get_current_span().get_span_context().is_valid
-
-
-def first_context(contexts: Iterable[dict[str, str] | None]) -> dict[str, str] | None:
-    """The first non-empty trace context of ``contexts``."""
-    return next((c for c in contexts if c), None)
-
-
-def attach(ctx: otel_context.Context) -> Any:
-    """Make ``ctx`` current; returns the token for :func:`detach`."""
-    return otel_context.attach(ctx)
-
-
-def detach(token: Any) -> None:
-    """Undo :func:`attach`."""
-    otel_context.detach(token)

@@ -165,3 +165,43 @@ async def test_each_record_of_a_bundle_gets_the_error_policy_and_the_message_end
     assert (topic, key, value) == ("dlq", b"k1", b"boom")
     assert headers["lw.dlq.reason"] == b"processing_error"
     assert (run.processed, run.failed, run.messages) == (3, 1, 2)
+
+
+async def test_metrics_count_the_events_records_held_once_per_message():
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+    from loopwarden.streams.telemetry.metrics import WorkerMetrics
+
+    reader = InMemoryMetricReader()
+    metrics = WorkerMetrics(MeterProvider(metric_readers=[reader]).get_meter("t"))
+    run, _ = runner()
+    run.metrics = metrics
+
+    def handle(record):
+        if record.value == b"boom":
+            raise ValueError("poison")
+        return int(record.value)  # the events the record held (a batch)
+
+    await run.run(BundleStream([b"3", b"boom", b"50"], [b"1"]), handle)
+    assert metrics.totals.events == {"test": 54}  # the failed record counts nothing
+    (durations,) = [
+        m.data.data_points[0]
+        for r in reader.get_metrics_data().resource_metrics
+        for s in r.scope_metrics
+        for m in s.metrics
+        if m.name == "loopwarden.processing.duration"
+    ]
+    assert durations.count == 2  # one sample per consumed message (bundle)
+
+    async def store(records):
+        if any(r.value == b"boom" for r in records):
+            raise ValueError("poison")
+
+    class Batches(Stream):
+        async def take_events(self, max_records, within):
+            yield [event async for event in self.events()]
+
+    await run.run_batches(Batches([b"a", b"b"]), store, max_records=10, within_s=0.01)
+    await run.run_batches(Batches([b"c", b"boom"]), store, max_records=10, within_s=0.01)
+    assert metrics.totals.events["test"] == 56  # the failed batch counts nothing
