@@ -125,6 +125,8 @@ class MemoryIndexes:
         self.ensure()
         if self.rows_since_optimize >= self.cfg.optimize_every_rows:
             self.optimize()
+        else:
+            self.compact_relations()
 
     def unindexed_rows(self) -> int:
         """Rows outside the ``id`` index, whoever wrote them (0 before it exists)."""
@@ -144,7 +146,30 @@ class MemoryIndexes:
         folded = max(unindexed, self.rows_since_optimize) >= self.cfg.optimize_every_rows
         if folded:
             self.optimize()
-        return {"unindexed_rows": unindexed, "folded": folded, "seconds": self.seconds - started}
+        compacted = not folded and self.compact_relations()
+        return {
+            "unindexed_rows": unindexed,
+            "folded": folded,
+            "relations_compacted": compacted,
+            "seconds": self.seconds - started,
+        }
+
+    def compact_relations(self) -> bool:
+        """Compact the relations table (and drop its versions older than
+        ``keep_versions_s``) once it holds ``relation_max_fragments`` fragments."""
+        fragments = self.relations.stats()["fragment_stats"]["num_fragments"]
+        if fragments < self.cfg.relation_max_fragments:
+            return False
+        keep = timedelta(seconds=self.cfg.keep_versions_s)
+        with self._upkeep_lock:
+            what = f"compact {fragments} relation fragments"
+            self._timed(
+                what,
+                retry_on_conflict,
+                lambda: self.relations.optimize(cleanup_older_than=keep),
+                what,
+            )
+        return True
 
     def ensure(self) -> None:
         """Create every index the tables' size calls for and that does not exist yet."""

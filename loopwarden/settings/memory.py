@@ -51,6 +51,13 @@ class MemoryIndexSettings(BaseModel):
     optimize_every_rows: int = Field(
         50_000, ge=1, description="Unindexed rows that trigger folding them into the indexes."
     )
+    relation_max_fragments: int = Field(
+        64,
+        ge=2,
+        description="The relations table is compacted once it holds this many fragments "
+        "(each write batch's relations add one; without compaction every version's "
+        "manifest lists them all: 3,911 relations once took 719 MB of manifests).",
+    )
     upkeep_interval_s: float = Field(
         10.0,
         gt=0,

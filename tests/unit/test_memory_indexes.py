@@ -210,3 +210,17 @@ def test_a_vector_index_folded_too_often_is_retrained_into_one_segment(tmp_path)
         seen.append(table.indexes.vector_segments())
     assert max(seen) == 2 and 1 in seen[1:]  # a third segment was retrained away
     assert indexed(table)["vector"].num_unindexed_rows == 0
+
+
+def test_relation_batches_are_compacted_before_their_manifests_pile_up(tmp_path):
+    # every write batch's relations became a fragment of their own, compacted only by
+    # optimize (every optimize_every_rows memory rows): a store of 3,911 relations held
+    # 3,911 fragments, 4,205 versions and 719 MB of manifests
+    table = MemoryTable(str(tmp_path), CFG.hashing_dims, indexes=SMALL)
+    for i in range(120):
+        table.relate_many([(f"m{i}", f"m{i + 1}", "contradicts", 0.8, "test")])
+        table.indexes.keep()  # the leader's background upkeep, every upkeep interval
+    stats = table.relations.stats()["fragment_stats"]
+    assert stats["num_fragments"] <= SMALL.relation_max_fragments
+    assert table.relations.count_rows() == 120
+    assert len(table.relations.list_versions()) <= SMALL.relation_max_fragments + 4
