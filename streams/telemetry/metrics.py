@@ -43,6 +43,14 @@ class Totals:
     """By reason."""
     memory_rows: int = 0
 
+    def sums(self) -> tuple[int, int, int]:
+        """(events, warnings, dead letters) of every agent, kind and reason."""
+        return (
+            sum(self.events.values()),
+            sum(self.warnings.values()),
+            sum(self.dead_letters.values()),
+        )
+
 
 class WorkerMetrics:
     """Counters and histograms of one worker (see the module doc)."""

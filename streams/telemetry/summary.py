@@ -28,10 +28,7 @@ class Summary:
     def line(self, lag: int, now: float | None = None) -> str:
         """``events`` (per second), warnings, dead letters and lag since the last call."""
         now = time.monotonic() if now is None else now
-        totals = self.totals
-        events = sum(totals.events.values())
-        warnings = sum(totals.warnings.values())
-        dead = sum(totals.dead_letters.values())
+        events, warnings, dead = self.totals.sums()
         took = max(now - self._since, 1e-9)
         new_events = events - self._events
         text = (

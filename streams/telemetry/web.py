@@ -64,8 +64,7 @@ def health_snapshot(app: Any, throughput: Throughput, now: float | None = None) 
     """Everything the loop-health page shows."""
     now = time.time() if now is None else now
     totals = app.metrics.totals
-    events = sum(totals.events.values())
-    dead = sum(totals.dead_letters.values())
+    events, warnings, dead = totals.sums()
     events_per_s, dead_per_s = throughput.update(events, dead, time.monotonic())
     ready, why = readiness(app)
     lags = partition_lags(app)
@@ -74,7 +73,7 @@ def health_snapshot(app: Any, throughput: Throughput, now: float | None = None) 
         "worker": {"app_id": app.conf.id, "ready": ready, "status": why},
         "events": events,
         "events_per_s": round(events_per_s, 1),
-        "warnings": sum(totals.warnings.values()),
+        "warnings": warnings,
         "dead_letters": dict(totals.dead_letters),
         "dead_letters_per_s": round(dead_per_s, 2),
         "lag": {
