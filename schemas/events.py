@@ -261,3 +261,15 @@ def validate_action(obj: Any) -> ActionEvent:
     """Validate one decoded JSON value as an action event (see :func:`validate_envelope`),
     with its secrets redacted: nothing downstream ever sees them."""
     return validate_envelope(obj, ActionEvent.model_validate).redacted()
+
+
+TASK_EVENT_TYPES = frozenset({"task_start", "task_end"})
+"""Events of the actions topic that are not actions: a task's start and end (see
+:mod:`loopwarden.schemas.tasks`), read by the experience agent."""
+
+
+def validate_action_or_pass(obj: Any) -> ActionEvent | None:
+    """:func:`validate_action`, or None for a task event (it is not the monitor's)."""
+    if isinstance(obj, dict) and obj.get("type") in TASK_EVENT_TYPES:
+        return None
+    return validate_action(obj)

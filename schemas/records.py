@@ -15,7 +15,7 @@ from typing import Any
 from loopwarden.errors import EventDecodeError, EventError, EventTooLargeError, FieldError
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
-from loopwarden.schemas.events import validate_action
+from loopwarden.schemas.events import validate_action_or_pass
 
 
 @dataclass(slots=True)
@@ -36,9 +36,10 @@ def decode_record(
     key: bytes | None,
     source: SourcePosition,
     max_event_bytes: int,
-    validate: Callable[[Any], Any] = validate_action,
+    validate: Callable[[Any], Any] = validate_action_or_pass,
 ) -> DecodedRecord:
-    """Decode and validate one record (with ``validate``); never raises for bad input."""
+    """Decode and validate one record (with ``validate``; elements it returns None for are
+    not this reader's and are passed over); never raises for bad input."""
     out = DecodedRecord()
     if not value:
         error = EventDecodeError("empty record value", (FieldError("", "empty record value"),))
@@ -83,7 +84,10 @@ def _validate_into(
     index: int | None,
 ) -> None:
     try:
-        out.events.append((index or 0, validate(obj)))
+        event = validate(obj)
     except EventError as exc:
         raw = codec.dumps(obj) if raw is None else raw  # the element as it arrived
         out.dead_letters.append(DeadLetter.from_error(exc, raw, source, key, index))
+    else:
+        if event is not None:
+            out.events.append((index or 0, event))

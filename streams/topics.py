@@ -16,7 +16,8 @@ log = logging.getLogger(__name__)
 
 LOOP_STATE_TABLE = "loop-state"
 FAMILY_TABLE = "loop-family"
-_TABLES = (LOOP_STATE_TABLE, FAMILY_TABLE)
+TASK_TABLE = "experience-tasks"
+_TABLES = (LOOP_STATE_TABLE, FAMILY_TABLE, TASK_TABLE)
 
 
 def changelog_topics(settings: Settings) -> list[str]:
@@ -49,6 +50,7 @@ def topic_names(settings: Settings) -> list[str]:
         t.memory_outcomes,
         t.decisions,
         t.dead_letter,
+        t.advice,
         t.actions_reroute,
         t.completions_reroute,
     ]

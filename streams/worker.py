@@ -9,6 +9,8 @@ import os
 import faust
 
 from loopwarden.agents.analyst.agent import register_analyst
+from loopwarden.agents.experience.agent import register_experience
+from loopwarden.agents.experience.store import ExperienceStore
 from loopwarden.agents.guardrails.agent import register_guardrails
 from loopwarden.agents.guardrails.api import register_guardrails_api
 from loopwarden.agents.memory.agent import register_memory
@@ -49,6 +51,11 @@ def build_worker_app(
     )
     if "memory" in settings.roles:
         register_memory(app, memory)
+    if "experience" in settings.roles:
+        shared = ExperienceStore(
+            settings.experience, settings.memory, shared_embedder=lambda: memory.embedder
+        )
+        register_experience(app, shared)
     if "analyst" in settings.roles and settings.analyst.enabled:
         register_analyst(app, LanceMemoryContext(memory))
     if not app.agents:

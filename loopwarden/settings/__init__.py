@@ -15,12 +15,13 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from loopwarden.settings.detection import DetectionSettings as DetectionSettings
 from loopwarden.settings.detection import Language as Language
+from loopwarden.settings.experience import ExperienceSettings as ExperienceSettings
 from loopwarden.settings.kafka_security import KafkaSecurity as KafkaSecurity
 from loopwarden.settings.memory import MemoryIndexSettings as MemoryIndexSettings
 from loopwarden.settings.memory import MemorySettings
 from loopwarden.settings.telemetry import TelemetrySettings
 
-Role = Literal["monitor", "guardrails", "analyst", "memory"]
+Role = Literal["monitor", "guardrails", "analyst", "memory", "experience"]
 
 
 class GuardrailSettings(BaseModel):
@@ -118,6 +119,10 @@ class TopicSettings(BaseModel):
     memory_outcomes: str = "loopwarden.memory-outcomes"
     decisions: str = "loopwarden.decisions"
     dead_letter: str = "loopwarden.dead-letter"
+    advice: str = Field(
+        "loopwarden.advice",
+        description="Experience advice answering task-start events, keyed by loop id.",
+    )
     actions_reroute: str = Field(
         "loopwarden.actions-reroute",
         description="Actions that arrived on another partition than their loop id's (a "
@@ -270,7 +275,7 @@ class Settings(BaseSettings):
 
     app_id: str = Field("loopwarden", description="Faust app id (the consumer group).")
     roles: frozenset[Role] = Field(
-        frozenset({"monitor", "guardrails", "analyst", "memory"}),
+        frozenset({"monitor", "guardrails", "analyst", "memory", "experience"}),
         description="Agents this worker runs. Give a role its own app id to scale it apart, "
         "e.g. LOOPWARDEN_ROLES='[\"analyst\"]' LOOPWARDEN_APP_ID=loopwarden-analyst.",
     )
@@ -296,6 +301,7 @@ class Settings(BaseSettings):
     api: ApiSettings = ApiSettings()
     analyst: AnalystSettings = AnalystSettings()
     memory: MemorySettings = MemorySettings()
+    experience: ExperienceSettings = ExperienceSettings()
     topics: TopicSettings = TopicSettings()
     kafka: KafkaSettings = KafkaSettings()
     limits: LimitSettings = LimitSettings()
@@ -318,6 +324,7 @@ class Settings(BaseSettings):
                 "memory_outcomes": f"{tag}.memory-outcomes",
                 "decisions": f"{tag}.decisions",
                 "dead_letter": f"{tag}.dead-letter",
+                "advice": f"{tag}.advice",
                 "actions_reroute": f"{tag}.actions-reroute",
                 "completions_reroute": f"{tag}.loop-completions-reroute",
                 "partitions": partitions or self.topics.partitions,

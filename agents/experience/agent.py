@@ -1,0 +1,230 @@
+"""The Faust side of experience replay: task events and steps → advice, learning, EMA.
+
+The agent reads the actions topic beside the action monitor (one consumer, each
+record handed to both; the offset is committed once both are done). A task's
+start and end travel there too, keyed by loop id, so they arrive in order with
+the loop's steps. Per batch (``experience.batch_within_s``):
+
+1. a ``task_start`` opens the loop's task in the ``experience-tasks`` table
+   (changelogged: a restart resumes it); actions of a loop with an open task add
+   steps to its capped log (``experience.max_steps``); other actions cost one
+   look-up (records without a task event or an open task's loop are not decoded);
+2. in a thread: each new task is matched (seed 004 §3.3) and each ended task
+   applied: a replay's outcome updates its experience's success rate (EMA), an
+   exploration is learned (off the hot path, §4.2);
+3. advice goes to the advice topic (keyed by loop id), ended tasks leave the table.
+
+A LanceDB outage pauses the stream and retries the batch (nothing is committed
+past it); the batch is applied again from the stored task states, and every
+effect is idempotent (advice ids, experience ids and end events applied once).
+Invalid task events go to the dead-letter topic; invalid actions are the
+monitor's to dead-letter. The leader runs maintenance (generalisation, decay,
+indexes) on a timer; open tasks idle past ``experience.task_ttl_s`` are dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from loopwarden.agents.experience.learning import learnable
+from loopwarden.agents.experience.metrics import ExperienceMetrics
+from loopwarden.agents.experience.steps import step_of
+from loopwarden.agents.experience.store import ExperienceStore
+from loopwarden.agents.experience.tasks import OpenTask
+from loopwarden.errors import EventDecodeError, EventError
+from loopwarden.schemas import codec
+from loopwarden.schemas.dead_letter import DeadLetter
+from loopwarden.schemas.events import TASK_EVENT_TYPES, validate_action
+from loopwarden.schemas.tasks import TaskEnd, TaskSpec, TaskStart, validate_task_event
+from loopwarden.schemas.trace_context import carried
+from loopwarden.streams.app import LoopwardenApp
+from loopwarden.streams.runner import Record
+from loopwarden.streams.table_store import TableStore
+from loopwarden.streams.telemetry.propagation import headers_of
+from loopwarden.streams.topics import TASK_TABLE
+
+log = logging.getLogger(__name__)
+REPLAYS = frozenset({"direct_replay", "adaptive_replay"})
+"""Routes that follow one experience: their outcome updates its success rate."""
+BATCH_MAX_MESSAGES = 64
+
+
+@dataclass
+class Batch:
+    """What one batch of records changed."""
+
+    tasks: dict[str, tuple[OpenTask | None, int]] = field(default_factory=dict)
+    """loop id → (its open task, or None once ended; the partition)."""
+    starts: list[tuple[OpenTask, TaskStart]] = field(default_factory=list)
+    ends: list[tuple[OpenTask, TaskEnd]] = field(default_factory=list)
+    letters: list[DeadLetter] = field(default_factory=list)
+
+
+def register_experience(app: LoopwardenApp, store: ExperienceStore) -> Any:
+    """Declare the advice topic, the open-task table and the ``replay_experience`` agent."""
+    settings = app.loopwarden
+    names = settings.topics
+    cfg = settings.experience
+    detection = settings.detection
+    actions = app.raw_topic(names.actions, bundled=True)
+    app.raw_topic(names.advice)
+    table = app.Table(
+        TASK_TABLE,
+        partitions=names.partitions,
+        key_type=bytes,
+        value_type=bytes,
+        help="Open tasks: what they are, the advice they got, their steps so far.",
+    )
+    states = TableStore(table, app.sink)
+    metrics = ExperienceMetrics(app.telemetry.meter)
+    app.experience_metrics = metrics  # type: ignore[attr-defined]
+
+    def task_of(batch: Batch, loop_id: str) -> OpenTask | None:
+        if loop_id in batch.tasks:
+            return batch.tasks[loop_id][0]
+        data = table.data.get(loop_id.encode())
+        return OpenTask.restore(data) if data else None
+
+    def read(record: Record, batch: Batch) -> None:
+        value = record.value
+        if not value or (b"task_" not in value and not table.data):
+            return
+        try:
+            decoded = codec.loads(value)
+        except EventDecodeError:
+            return  # not JSON: the monitor dead-letters it
+        elements = decoded if isinstance(decoded, list) else [decoded]
+        partition = record.source.partition
+        for index, obj in enumerate(elements):
+            if not isinstance(obj, dict):
+                continue
+            if obj.get("type") in TASK_EVENT_TYPES:
+                try:
+                    event = validate_task_event(obj)
+                except EventError as exc:
+                    at = index if isinstance(decoded, list) else None
+                    batch.letters.append(
+                        DeadLetter.from_error(exc, codec.dumps(obj), record.source, record.key, at)
+                    )
+                    continue
+                task_event(batch, event, partition)
+            elif isinstance(obj.get("loop_id"), str) and (
+                obj["loop_id"] in batch.tasks or obj["loop_id"].encode() in table.data
+            ):
+                step(batch, obj, partition)
+
+    def task_event(batch: Batch, event: TaskStart | TaskEnd, partition: int) -> None:
+        current = task_of(batch, event.loop_id)
+        if isinstance(event, TaskStart):
+            if current is not None and current.event_id == event.event_id:
+                task = current  # redelivered: answered again (same advice id), steps kept
+            else:
+                task = OpenTask(
+                    event.loop_id,
+                    event.event_id,
+                    event.payload.model_dump(mode="json"),
+                    started_at=event.occurred_at,
+                    last_seen=event.occurred_at,
+                    partition=partition,
+                )
+            batch.tasks[event.loop_id] = (task, partition)
+            batch.starts.append((task, event))
+        elif current is not None:
+            batch.tasks[event.loop_id] = (None, partition)
+            batch.ends.append((current, event))
+
+    def step(batch: Batch, obj: dict[str, Any], partition: int) -> None:
+        try:
+            event = validate_action(obj)
+        except EventError:
+            return  # the monitor dead-letters it
+        task = task_of(batch, event.loop_id)
+        if task is None:
+            return
+        task.add_step(event.event_id, step_of(event, detection), event.occurred_at, cfg.max_steps)
+        batch.tasks[event.loop_id] = (task, partition)
+
+    def apply(batch: Batch) -> list[dict[str, Any]]:
+        """LanceDB work of a batch (in a thread): match the starts, apply the ends."""
+        now = time.time()
+        advice = []
+        with store.lock:
+            for task, event in batch.starts:
+                result = store.match(TaskSpec(**task.spec), event.event_id, task.loop_id, now)
+                task.strategy = result.match.strategy
+                task.advised_ids = result.advice["experience_ids"]
+                metrics.matched(task.strategy, result.seconds)
+                advice.append(carried(result.advice, event.trace_context))
+            learn = []
+            for task, end in batch.ends:
+                success = end.payload.success
+                followed = task.advised_ids[0] if task.strategy in REPLAYS else None
+                if followed and store.record_replay(followed, end.event_id, success, now):
+                    metrics.replayed(success)
+                if learnable(task, success):
+                    learn.append((task, end.payload.model_dump()))
+            if learn:
+                added = store.learn(learn, now)
+                if added:
+                    metrics.stored("learned", added)
+        return advice
+
+    async def handle(records: list[Record]) -> None:
+        batch = Batch()
+        for record in records:
+            read(record, batch)
+        for letter in batch.letters:
+            app.dead_letters.send(letter)
+        if batch.starts or batch.ends:
+            for item in await asyncio.to_thread(apply, batch):
+                app.sink.add(
+                    names.advice,
+                    item["loop_id"].encode(),
+                    codec.dumps(item),
+                    headers=headers_of(item.get("trace_context")),
+                )
+        for loop_id, (task, partition) in batch.tasks.items():
+            if task is None:
+                states.delete(loop_id.encode(), partition)
+            else:
+                states.put(loop_id.encode(), task.snapshot(), partition)
+
+    if cfg.maintenance_interval_s:
+
+        @app.timer(cfg.maintenance_interval_s, on_leader=True, name="maintain_experiences")
+        async def maintain_experiences() -> None:
+            def run() -> dict[str, Any]:
+                with store.lock:
+                    report = store.maintain(time.time())
+                    metrics.stats = store.stats()
+                return report.__dict__
+
+            try:  # an exception would end Faust's timer loop
+                report = await asyncio.to_thread(run)
+            except Exception as exc:
+                log.warning("experience maintenance failed (%s); next cycle as planned", exc)
+                return
+            log.info("experience maintenance: %s", report)
+
+    @app.timer(min(cfg.task_ttl_s, 60.0), name="expire_open_tasks")
+    async def expire_open_tasks() -> None:
+        cutoff = time.time() - cfg.task_ttl_s
+        for key, data in list(table.data.items()):
+            task = OpenTask.restore(data)
+            if task.last_seen < cutoff:
+                states.delete(key, task.partition)
+                log.info(
+                    "open task of loop %s idle past experience.task_ttl_s: dropped", task.loop_id
+                )
+
+    runner = app.runner("replay_experience")
+
+    @app.agent(actions, name="replay_experience")
+    async def replay_experience(stream: Any) -> None:
+        await runner.run_batches(stream, handle, BATCH_MAX_MESSAGES, cfg.batch_within_s)
+
+    return replay_experience
