@@ -220,7 +220,7 @@ class ExperienceTable:
         if where:
             query = query.where(where, prefilter=True)
         columns = [f.name for f in self.schema if f.name != "vector"]
-        rows = query.select(columns).to_list()
+        rows = query.select([*columns, "_distance"]).to_list()
         return [(_decode(row, JSON_COLUMNS), 1.0 - float(row.pop("_distance"))) for row in rows]
 
     def all(self, columns: list[str] | None = None) -> list[dict[str, Any]]:

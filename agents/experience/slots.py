@@ -21,6 +21,8 @@ from loopwarden.agents.experience.steps import Step
 _SLOT = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 _NAME = re.compile(r"[^a-z0-9_]+")
 MIN_SLOT_CHARS = 2
+CONTROL_KEYS = frozenset({"target", "selector", "element", "xpath", "id", "button"})
+"""Parameters naming the control acted on (a button called "search"), never a slot."""
 
 
 def _slot_name(key: str, taken: set[str]) -> str:
@@ -74,7 +76,9 @@ def abstract(description: str, steps: list[Step]) -> tuple[str, list[Step], dict
         for key, value in _string_params(step.get("params") or {}):
             value = value.strip()
             folded = value.casefold()
-            if len(value) < MIN_SLOT_CHARS or folded in by_value or "{" in value:
+            if key.lower() in CONTROL_KEYS or len(value) < MIN_SLOT_CHARS:
+                continue
+            if folded in by_value or "{" in value:
                 continue
             if _occurs(value, description):
                 name = _slot_name(key, set(shown))
