@@ -59,8 +59,8 @@ class Batch:
 
     tasks: dict[str, tuple[OpenTask | None, int]] = field(default_factory=dict)
     """loop id → (its open task, or None once ended; the partition)."""
-    starts: list[tuple[OpenTask, TaskStart]] = field(default_factory=list)
-    ends: list[tuple[OpenTask, TaskEnd]] = field(default_factory=list)
+    lifecycle: list[tuple[OpenTask, TaskStart | TaskEnd]] = field(default_factory=list)
+    """Starts and ends in the order they arrived (a start after an end sees what it taught)."""
     letters: list[DeadLetter] = field(default_factory=list)
 
 
@@ -132,10 +132,10 @@ def register_experience(app: LoopwardenApp, store: ExperienceStore) -> Any:
                     partition=partition,
                 )
             batch.tasks[event.loop_id] = (task, partition)
-            batch.starts.append((task, event))
+            batch.lifecycle.append((task, event))
         elif current is not None:
             batch.tasks[event.loop_id] = (None, partition)
-            batch.ends.append((current, event))
+            batch.lifecycle.append((current, event))
 
     def step(batch: Batch, obj: dict[str, Any], partition: int) -> None:
         try:
@@ -149,28 +149,27 @@ def register_experience(app: LoopwardenApp, store: ExperienceStore) -> Any:
         batch.tasks[event.loop_id] = (task, partition)
 
     def apply(batch: Batch) -> list[dict[str, Any]]:
-        """LanceDB work of a batch (in a thread): match the starts, apply the ends."""
+        """LanceDB work of a batch (in a thread), in arrival order: match each start,
+        apply each end (a replay's outcome, or an exploration learned)."""
         now = time.time()
         advice = []
         with store.lock:
-            for task, event in batch.starts:
-                result = store.match(TaskSpec(**task.spec), event.event_id, task.loop_id, now)
-                task.strategy = result.match.strategy
-                task.advised_ids = result.advice["experience_ids"]
-                metrics.matched(task.strategy, result.seconds)
-                advice.append(carried(result.advice, event.trace_context))
-            learn = []
-            for task, end in batch.ends:
-                success = end.payload.success
+            for task, event in batch.lifecycle:
+                if isinstance(event, TaskStart):
+                    result = store.match(TaskSpec(**task.spec), event.event_id, task.loop_id, now)
+                    task.strategy = result.match.strategy
+                    task.advised_ids = result.advice["experience_ids"]
+                    metrics.matched(task.strategy, result.seconds)
+                    advice.append(carried(result.advice, event.trace_context))
+                    continue
+                success = event.payload.success
                 followed = task.advised_ids[0] if task.strategy in REPLAYS else None
-                if followed and store.record_replay(followed, end.event_id, success, now):
+                if followed and store.record_replay(followed, event.event_id, success, now):
                     metrics.replayed(success)
-                if learnable(task, success):
-                    learn.append((task, end.payload.model_dump()))
-            if learn:
-                added = store.learn(learn, now)
-                if added:
-                    metrics.stored("learned", added)
+                if learnable(task):
+                    end = event.payload.model_dump()
+                    if store.learn([(task, end)], now):
+                        metrics.stored("success" if success else "failure")
         return advice
 
     async def handle(records: list[Record]) -> None:
@@ -179,7 +178,7 @@ def register_experience(app: LoopwardenApp, store: ExperienceStore) -> Any:
             read(record, batch)
         for letter in batch.letters:
             app.dead_letters.send(letter)
-        if batch.starts or batch.ends:
+        if batch.lifecycle:
             for item in await asyncio.to_thread(apply, batch):
                 app.sink.add(
                     names.advice,

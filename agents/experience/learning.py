@@ -29,10 +29,10 @@ def experience_id(loop_id: str, task_event_id: str) -> str:
     return derived_id("experience", loop_id, task_event_id)
 
 
-def learnable(task: OpenTask, success: bool) -> bool:
-    """Whether the end of ``task`` teaches a new experience: any exploration, and a
-    failed run whatever its route (what failed is worth keeping)."""
-    return task.strategy in LEARNED_STRATEGIES or not success
+def learnable(task: OpenTask) -> bool:
+    """Whether the end of ``task`` teaches a new experience: explorations only (a
+    replay's outcome updates the success rate of the experience it followed)."""
+    return task.strategy in LEARNED_STRATEGIES
 
 
 def build_experience(

@@ -157,7 +157,8 @@ class ExperienceStore:
 
     def learn(self, ended: list[tuple[OpenTask, dict[str, Any]]], now: float) -> int:
         """Store the experiences ``ended`` runs teach ((task, end payload) pairs); return
-        how many were new (a run learned before is not stored again)."""
+        how many were new (a run learned before is not stored again). A failed run is
+        kept when it has something to avoid (failed calls, repeats, a reason)."""
         rows = [
             build_experience(
                 task,
@@ -169,7 +170,8 @@ class ExperienceStore:
             )
             for task, end in ended
         ]
-        if not rows:
+        rows = [row for row in rows if row["outcome"] == "success" or row["avoid"]]
+        if not rows:  # a failure with nothing to avoid teaches nothing
             return 0
         vectors = self.embedder.embed([row["task_description"] for row in rows])
         added = self.table.insert_new(rows, vectors)
