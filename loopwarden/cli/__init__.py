@@ -35,6 +35,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Audit: re-run the decisions over recorded topics and compare.",
     ),
     "memory": ("loopwarden.cli.memory", "memory", "Agent memory in LanceDB, directly."),
+    "experience": (
+        "loopwarden.cli.experience",
+        "experience",
+        "Task experience in LanceDB: list, show, match, stats, maintain.",
+    ),
 }
 
 

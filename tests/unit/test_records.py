@@ -64,6 +64,22 @@ def test_a_bad_element_of_a_batch_does_not_sink_the_rest():
     assert codec.loads(out.dead_letters[0].value) == {"event_id": "bad"}
 
 
+def test_task_events_are_passed_over_by_the_monitor_not_dead_lettered():
+    start = {
+        "event_id": "t1",
+        "type": "task_start",
+        "loop_id": "L",
+        "occurred_at": 1,
+        "payload": {},
+    }
+    end = {"event_id": "t2", "type": "task_end", "loop_id": "L", "occurred_at": 2}
+    out = decode_record(codec.dumps([start, ev(1), end]), None, SRC, 4096)
+    assert [(i, e.event_id) for i, e in out.events] == [(1, "e1")]
+    assert out.dead_letters == []  # the experience agent validates (and dead-letters) them
+    (letter,) = decode_record(codec.dumps({**ev(2), "type": "task"}), None, SRC, 4096).dead_letters
+    assert letter.reason == "validation"
+
+
 def test_processor_groups_by_loop_and_keeps_order():
     batch = [ev(i, loop="A" if i % 2 else "B") for i in range(6)]
     states = {}

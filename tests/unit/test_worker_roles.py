@@ -17,12 +17,23 @@ def agents_of(**changes):
 
 def test_all_roles_by_default():
     names = {name.rsplit(".", 1)[-1] for name in agents_of()}
-    assert names == {"monitor_actions", "apply_guardrails", "analyze_reflections", "store_memories"}
+    assert names == {
+        "monitor_actions",
+        "apply_guardrails",
+        "analyze_reflections",
+        "store_memories",
+        "replay_experience",
+    }
 
 
 def test_a_single_role():
     names = {name.rsplit(".", 1)[-1] for name in agents_of(roles=frozenset({"analyst"}))}
     assert names == {"analyze_reflections"}
+
+
+def test_the_experience_role_alone():
+    names = {name.rsplit(".", 1)[-1] for name in agents_of(roles=frozenset({"experience"}))}
+    assert names == {"replay_experience"}
 
 
 def test_no_agents_is_a_configuration_error():
