@@ -177,7 +177,8 @@ def true_path(family: dict[str, Any], values: dict[str, str], version: str) -> l
 
 def explore(path: list[tuple], noise: float, rng: random.Random) -> list[tuple]:
     """A noisy run that ends up doing ``path``: (action type, params, success) steps."""
-    run = []
+    run: list[tuple] = []
+    last: tuple | None = None
     for action_type, params in path:
         while rng.random() < noise:
             kind = rng.choice(("fail", "detour", "wait", "repeat"))
@@ -187,9 +188,10 @@ def explore(path: list[tuple], noise: float, rng: random.Random) -> list[tuple]:
                 run += [("tap", {"target": rng.choice(DETOURS)}, True), ("back", {}, True)]
             elif kind == "wait":
                 run.append(("wait", {"seconds": rng.choice((1, 2, 5))}, True))
-            elif run:
-                run.append(run[-1])
+            else:  # taps the step before again (a double click): nothing changes
+                run += [last] if last else []
         run.append((action_type, params, True))
+        last = (action_type, params, True)
     return run
 
 
@@ -250,6 +252,9 @@ class Agent:
         if learnable(task):
             self.store.learn([(task, {"success": success})], time.time())
         row = {
+            "description": description,
+            "advised": advised,
+            "truth": truth,
             "kind": kind,
             "strategy": strategy,
             "correct": correct,

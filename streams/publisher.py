@@ -364,9 +364,7 @@ class AsyncPublisher:
         self._inflight.add(task)
         task.add_done_callback(self._inflight.discard)
 
-    async def _send(
-        self, items: list[_Item], partition: int, key: bytes | None
-    ) -> None:
+    async def _send(self, items: list[_Item], partition: int, key: bytes | None) -> None:
         assert self._producer is not None
         value = items[0][2] if len(items) == 1 else b"[" + b",".join(i[2] for i in items) + b"]"
         headers = headers_of(items[0][3]) if len(items) == 1 else []

@@ -228,7 +228,6 @@ class _SinkFlushingProducer(faust_aiokafka.Producer):
 
     logger = SERVICE_LOG  # mode's start/stop narration, quiet at info
 
-
     async def flush(self) -> None:
         errors = self.app.loopwarden.errors
         await self.app.sink.deliver(errors.retry_initial_s, errors.retry_max_s)

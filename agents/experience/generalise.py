@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from loopwarden.agents.experience.matching import Experience
-from loopwarden.agents.experience.slots import match_template
+from loopwarden.agents.experience.slots import fill, match_template
 from loopwarden.schemas.ids import derived_id
 from loopwarden.settings import ExperienceSettings
 
@@ -83,13 +83,25 @@ def pattern_of(cases: list[Experience]) -> dict[str, Any] | None:
         names.append(name if name not in names else slot)
     template = _template(pattern, names)
     first = cases[0]
+    # slots of the path that the cases share a value for (the app's name, say) are
+    # constants of the pattern: filled into its path now
+    constants = {
+        name: value
+        for name, value in (first.get("slots") or {}).items()
+        if name not in names
+        and all((c.get("slots") or {}).get(name, "").casefold() == value.casefold() for c in cases)
+    }
+    steps = [
+        {k: v for k, v in step.items() if k != "open_slots"}
+        for step in fill(first["steps"], constants)
+    ]
     return {
         "id": derived_id("experience_pattern", first.get("app_name") or "", template),
         "template": template,
         "app_name": first.get("app_name"),
         "intent": first.get("intent"),
         "app_version": max((c.get("app_version") or "" for c in cases), default="") or None,
-        "steps": first["steps"],
+        "steps": steps,
         "slot_names": names,
         "success_cases": sorted(case["id"] for case in cases),
         "success_rate": float(np.mean([case["success_rate"] for case in cases])),

@@ -6,7 +6,10 @@ iPhone 15 on Taobao and order it" and an input step ``{"text": "iPhone 15"}``
 become the template "search {text} on Taobao and order it" and the step
 ``{"text": "{text}"}``. A new description that matches the template fills the
 slots (``{"text": "AirPods"}``) and so the steps (seed 004 §3.4 "variable slots").
-A slot is named after the parameter that carried its value.
+A slot is named after the parameter that carried its value. When the step wrote
+the value in another case than the description (``taobao`` for "Taobao"), the
+step keeps that as ``{app!lower}`` (or ``!upper``), so a filled slot is written
+the way the agent wrote it.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from typing import Any
 
 from loopwarden.agents.experience.steps import Step
 
-_SLOT = re.compile(r"\{([a-z][a-z0-9_]*)\}")
+_SLOT = re.compile(r"\{([a-z][a-z0-9_]*)(?:!(lower|upper))?\}")
+_CASES = {"lower": str.lower, "upper": str.upper}
 _NAME = re.compile(r"[^a-z0-9_]+")
 MIN_SLOT_CHARS = 2
 CONTROL_KEYS = frozenset({"target", "selector", "element", "xpath", "id", "button"})
@@ -50,11 +54,25 @@ def _occurs(value: str, text: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text, re.IGNORECASE) is not None
 
 
-def _replace(text: str, values: dict[str, str]) -> str:
+def _replace(text: str, tokens: dict[str, str]) -> str:
+    """``text`` with each value (any case, whole words) replaced by its token."""
     # longest values first, so "iPhone 15 Pro" is not cut by "iPhone 15"
-    for value, name in sorted(values.items(), key=lambda kv: -len(kv[0])):
-        text = re.sub(rf"(?<!\w){re.escape(value)}(?!\w)", "{" + name + "}", text, flags=re.I)
+    for value, token in sorted(tokens.items(), key=lambda kv: -len(kv[0])):
+        pattern = rf"(?<!\w){re.escape(value)}(?!\w)"
+        text = re.sub(pattern, lambda _m, t=token: t, text, flags=re.I)
     return text
+
+
+def _step_token(name: str, value: str, description: str) -> str:
+    """``{name}``, or ``{name!lower}``/``{name!upper}`` when the step wrote the value in
+    that case and the description did not."""
+    found = re.search(rf"(?<!\w){re.escape(value)}(?!\w)", description, re.IGNORECASE)
+    written = found.group(0) if found else value
+    if written != value and value == value.lower():
+        return "{" + name + "!lower}"
+    if written != value and value == value.upper():
+        return "{" + name + "!upper}"
+    return "{" + name + "}"
 
 
 def _map_strings(value: Any, change: Any) -> Any:
@@ -86,21 +104,21 @@ def abstract(description: str, steps: list[Step]) -> tuple[str, list[Step], dict
                 shown[name] = value
     if not shown:
         return description, [dict(step) for step in steps], {}
-    values = {value: name for name, value in shown.items()}
-    template = _replace(description, values)
+    template = _replace(description, {value: "{" + name + "}" for name, value in shown.items()})
+    tokens = {value: _step_token(name, value, description) for name, value in shown.items()}
     templated = []
     for step in steps:
         out = dict(step)
-        out["params"] = _map_strings(step.get("params") or {}, lambda s: _replace(s, values))
+        out["params"] = _map_strings(step.get("params") or {}, lambda s: _replace(s, tokens))
         if step.get("target"):
-            out["target"] = _replace(step["target"], values)
+            out["target"] = _replace(step["target"], tokens)
         templated.append(out)
     return template, templated, shown
 
 
 def slots_in(template: str) -> list[str]:
     """The slot names of a template, in order, once each."""
-    return list(dict.fromkeys(_SLOT.findall(template)))
+    return list(dict.fromkeys(name for name, _ in _SLOT.findall(template)))
 
 
 @lru_cache(maxsize=4096)
@@ -134,8 +152,14 @@ def match_template(template: str, description: str) -> dict[str, str] | None:
 def fill(steps: list[Step], values: dict[str, str]) -> list[Step]:
     """The steps with their slots filled from ``values``; each step lists its open slots."""
 
+    def value_of(match: re.Match[str]) -> str:
+        value = values.get(match.group(1))
+        if value is None:
+            return match.group(0)
+        return _CASES[match.group(2)](value) if match.group(2) else value
+
     def put(text: str) -> str:
-        return _SLOT.sub(lambda m: values.get(m.group(1), m.group(0)), text)
+        return _SLOT.sub(value_of, text)
 
     filled = []
     for step in steps:
@@ -143,9 +167,7 @@ def fill(steps: list[Step], values: dict[str, str]) -> list[Step]:
         out["params"] = _map_strings(step.get("params") or {}, put)
         if step.get("target"):
             out["target"] = put(step["target"])
-        names = set(
-            _SLOT.findall(repr(step.get("params"))) + _SLOT.findall(step.get("target") or "")
-        )
-        out["open_slots"] = sorted(names - set(values))
+        written = repr(step.get("params")) + (step.get("target") or "")
+        out["open_slots"] = sorted({name for name, _ in _SLOT.findall(written)} - set(values))
         filled.append(out)
     return filled

@@ -21,8 +21,9 @@ class KafkaSecurity(BaseModel):
         "PLAINTEXT", description="Kafka's security.protocol."
     )
     ssl_cafile: str | None = Field(
-        None, description="CA bundle (PEM) that signed the brokers' certificates (default: the "
-        "system's CAs)."
+        None,
+        description="CA bundle (PEM) that signed the brokers' certificates (default: the "
+        "system's CAs).",
     )
     ssl_certfile: str | None = Field(None, description="Client certificate (PEM), for mTLS.")
     ssl_keyfile: str | None = Field(None, description="The client certificate's key (PEM).")

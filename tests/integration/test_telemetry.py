@@ -213,9 +213,11 @@ async def test_process_spans_continue_the_publishers_trace_and_warnings_carry_it
     assert set(creates) == set(ids)
     batched_spans = await asyncio.to_thread(
         receiver.wait_for,
-        lambda s: s["name"].startswith("process ")
-        and s["attributes"].get("gen_ai.conversation.id") == batched
-        and s["attributes"]["messaging.message.id"] == ids[-1],
+        lambda s: (
+            s["name"].startswith("process ")
+            and s["attributes"].get("gen_ai.conversation.id") == batched
+            and s["attributes"]["messaging.message.id"] == ids[-1]
+        ),
     )
     (process,) = batched_spans
     create = creates[ids[-1]]
@@ -248,8 +250,10 @@ async def test_process_spans_continue_the_publishers_trace_and_warnings_carry_it
 
     (foreign_process,) = await asyncio.to_thread(
         receiver.wait_for,
-        lambda s: s["name"].startswith("process ")
-        and s["attributes"].get("gen_ai.conversation.id") == single,
+        lambda s: (
+            s["name"].startswith("process ")
+            and s["attributes"].get("gen_ai.conversation.id") == single
+        ),
     )
     assert foreign_process["trace_id"] == format(foreign.get_span_context().trace_id, "032x")
     assert foreign_process["parent_span_id"] == format(foreign.get_span_context().span_id, "016x")
@@ -328,10 +332,12 @@ async def test_metrics_endpoint_counts_a_known_stream_exactly(telemetry_worker):
         assert delta["warnings"] == expected["warnings"]
         # lag is reported per input partition and is never negative
         samples = await scrape(session, settings)
-        lags = {dict(labels)["messaging_destination_partition_id"]: value
-                for (name, labels), value in samples.items()
-                if name == "loopwarden_consumer_lag"
-                and dict(labels)["messaging_destination_name"] == settings.topics.actions}
+        lags = {
+            dict(labels)["messaging_destination_partition_id"]: value
+            for (name, labels), value in samples.items()
+            if name == "loopwarden_consumer_lag"
+            and dict(labels)["messaging_destination_name"] == settings.topics.actions
+        }
         assert sorted(lags) == [str(p) for p in range(settings.topics.partitions)]
         assert all(value >= 0 for value in lags.values())
 
@@ -386,7 +392,11 @@ async def test_loop_health_page_shows_a_spinning_loop_and_updates(telemetry_work
             await family.wait_for(timeout=30_000)
             # a first completion below the alignment threshold: rerun 1 of 3, no fatigue yet
             assert await family.locator("td").all_text_contents() == [
-                loop, loop, "0.00", "1 / 3", "rerun"
+                loop,
+                loop,
+                "0.00",
+                "1 / 3",
+                "rerun",
             ]
             await page.screenshot(path=str(tmp_path / "loops.png"))
         finally:

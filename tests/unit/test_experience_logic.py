@@ -117,7 +117,7 @@ def test_values_from_the_description_become_slots_and_controls_do_not():
     )
     assert template == "Search {text} on {app} and order it"
     assert values == {"app": "taobao", "text": "iPhone 15"}
-    assert templated[0]["params"] == {"app": "{app}"}
+    assert templated[0]["params"] == {"app": "{app!lower}"}  # the step wrote it lower-case
     assert templated[1]["params"] == {"text": "{text}"}
     assert templated[2]["params"] == {"target": "search"}  # a control's name, not a slot
 
@@ -155,6 +155,8 @@ def test_a_template_matches_a_new_item_and_fills_the_steps():
     assert filled[0]["params"] == {"q": "AirPods", "n": "{count}"}
     assert filled[0]["target"] == "JD box"
     assert filled[0]["open_slots"] == ["count"]
+    cased = fill([{"action_type": "open_app", "params": {"app": "{app!lower}"}}], {"app": "JD"})
+    assert cased[0]["params"] == {"app": "jd"}
 
 
 # -- similarity, levels, EMA, versions ------------------------------------------------------------

@@ -127,5 +127,7 @@ def test_maintenance_generalises_decays_and_a_second_cycle_changes_nothing(store
     assert guided.match.strategy == "guided_exploration"
     assert guided.advice["slots"] == {"text": "a charger"}
     assert guided.advice["pattern_id"] == pattern["id"]
+    # the app's name is common to the cases: a constant of the pattern, filled as written
+    assert guided.advice["steps"][0]["params"] == {"app": "taobao"}
     stats = store.stats()
     assert stats["total_experiences"] == 3 and stats["patterns"] == 1
