@@ -17,6 +17,8 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "ActionEvent": "loopwarden.schemas",
+    "Advice": "loopwarden.schemas.tasks",
+    "AdviceSubscriber": "loopwarden.streams.tasks",
     "AnalysisSubscriber": "loopwarden.streams.subscriber",
     "AsyncPublisher": "loopwarden.streams.publisher",
     "BrokerUnavailableError": "loopwarden.errors",
@@ -33,11 +35,15 @@ _EXPORTS = {
     "ReflectionRequestSubscriber": "loopwarden.streams.subscriber",
     "Settings": "loopwarden.settings",
     "WarningSubscriber": "loopwarden.streams.subscriber",
+    "end_task": "loopwarden.streams.tasks",
     "make_action_event": "loopwarden.streams.publisher",
+    "start_task": "loopwarden.streams.tasks",
 }
 
 __all__ = [
     "ActionEvent",
+    "Advice",
+    "AdviceSubscriber",
     "AnalysisSubscriber",
     "AsyncPublisher",
     "BrokerUnavailableError",
@@ -55,7 +61,9 @@ __all__ = [
     "Settings",
     "WarningSubscriber",
     "__version__",
+    "end_task",
     "make_action_event",
+    "start_task",
 ]
 
 
@@ -80,6 +88,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names as if imported eagerl
         PublishError,
     )
     from loopwarden.schemas import ActionEvent, LoopWarning, ReflectionLevel, ReflectionRequest
+    from loopwarden.schemas.tasks import Advice
     from loopwarden.settings import Settings
     from loopwarden.streams.publisher import AsyncPublisher, make_action_event
     from loopwarden.streams.subscriber import (
@@ -91,3 +100,4 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names as if imported eagerl
         WarningSubscriber,
     )
     from loopwarden.streams.sync_publisher import Publisher
+    from loopwarden.streams.tasks import AdviceSubscriber, end_task, start_task
