@@ -114,18 +114,19 @@ def _path_shape(case: Experience) -> tuple[str, ...]:
 
 def clusters(cases: list[Experience], threshold: float) -> list[list[Experience]]:
     """Greedy clusters of cases whose (unit) vectors are this similar to the cluster's
-    first case."""
+    first case (one matrix-vector product per cluster)."""
     if not cases:
         return []
     vectors = np.stack([np.asarray(case["vector"], dtype=np.float32) for case in cases])
-    unassigned = list(range(len(cases)))
+    free = np.ones(len(cases), dtype=bool)
     out = []
-    while unassigned:
-        seed = unassigned[0]
-        similar = vectors[unassigned] @ vectors[seed]
-        members = [i for i, s in zip(unassigned, similar, strict=True) if s >= threshold]
-        out.append([cases[i] for i in members])
-        unassigned = [i for i in unassigned if i not in set(members)]
+    for seed in range(len(cases)):
+        if not free[seed]:
+            continue
+        members = free & (vectors @ vectors[seed] >= threshold)
+        members[seed] = True
+        free &= ~members
+        out.append([cases[i] for i in np.flatnonzero(members)])
     return out
 
 

@@ -38,6 +38,8 @@ CACHE_TTL_S = 30.0
 FEEDBACK_KEPT = 20
 """Task-end event ids an experience remembers (a redelivered end is applied once)."""
 DAY_S = 86_400.0
+FAILURES_PEEKED = 3
+"""Nearest neighbours looked at beyond ``semantic_top_k`` (negative experiences)."""
 
 
 @dataclass
@@ -119,11 +121,15 @@ class ExperienceStore:
             (e["success_rate"] for e in exact if replayable(e, self.settings)), default=0
         )
         if best_exact <= self.settings.direct_min_success_rate:
+            # one unfiltered query, split by outcome: a prefiltered one cost 3× (42 vs
+            # 14 ms at 10,000 rows); failures further than the first few are not advice
             vector = self.embedder.embed([task.task_description])[0]
-            semantic = self.table.nearest(
-                vector, self.settings.semantic_top_k, "outcome = 'success'"
-            )
-            failures = self.table.nearest(vector, 3, "outcome = 'failure'")
+            k = self.settings.semantic_top_k + FAILURES_PEEKED
+            for experience, cosine in self.table.nearest(vector, k):
+                if experience["outcome"] == "success":
+                    semantic.append((experience, cosine))
+                else:
+                    failures.append((experience, cosine))
         match = choose(task, exact, semantic, self._app_patterns(task), self.settings)
         advice = build_advice(
             task_event_id, loop_id, match, self._avoid(task, exact, failures), now
