@@ -48,19 +48,24 @@ class TaskSpec(BaseModel):
     tags: list[Annotated[str, Field(max_length=200)]] = Field(default_factory=list, max_length=50)
 
 
-class TaskStart(BaseModel):
-    """A task starts in a loop: the worker answers with advice."""
+class _TaskEnvelope(BaseModel):
+    """What task starts and ends share with every event: identity, loop, time."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     event_id: EventId
     schema_version: int = Field(SCHEMA_VERSION, ge=1, le=SCHEMA_VERSION)
-    type: Literal["task_start"] = "task_start"
     loop_id: LoopId
     occurred_at: Timestamp
     published_at: Timestamp | None = None
-    payload: TaskSpec
     trace_context: TraceContext | None = None
+
+
+class TaskStart(_TaskEnvelope):
+    """A task starts in a loop: the worker answers with advice."""
+
+    type: Literal["task_start"] = "task_start"
+    payload: TaskSpec
 
 
 class TaskEndPayload(BaseModel):
@@ -73,20 +78,12 @@ class TaskEndPayload(BaseModel):
     reason: str | None = Field(None, max_length=2000, description="Why it failed, if known.")
 
 
-class TaskEnd(BaseModel):
+class TaskEnd(_TaskEnvelope):
     """A task ended: a successful exploration is learned; a replay's outcome updates the
     success rate of the experience it followed."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-    event_id: EventId
-    schema_version: int = Field(SCHEMA_VERSION, ge=1, le=SCHEMA_VERSION)
     type: Literal["task_end"] = "task_end"
-    loop_id: LoopId
-    occurred_at: Timestamp
-    published_at: Timestamp | None = None
     payload: TaskEndPayload
-    trace_context: TraceContext | None = None
 
 
 TaskEvent = TaskStart | TaskEnd

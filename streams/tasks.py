@@ -48,24 +48,28 @@ class AdviceSubscriber(JsonSubscriber):
         return Advice.model_validate(await self.answer_to(task_event_id, timeout_s))
 
 
+def _task_event(kind: str, loop_id: str, payload: dict[str, Any], event_id: str | None) -> Any:
+    now = time.time()
+    return validate_task_event(
+        {
+            "event_id": event_id or new_event_id(),
+            "type": kind,
+            "loop_id": loop_id,
+            "occurred_at": now,
+            "published_at": now,
+            "payload": payload,
+        }
+    )
+
+
 def task_start_event(
     loop_id: str, task_description: str, *, event_id: str | None = None, **fields: Any
 ) -> TaskStart:
     """A validated (and redacted) task start; ``fields`` as in
     :class:`~loopwarden.schemas.tasks.TaskSpec` (intent, app_name, app_version,
     device_info, tags)."""
-    now = time.time()
-    event = validate_task_event(
-        {
-            "event_id": event_id or new_event_id(),
-            "type": "task_start",
-            "loop_id": loop_id,
-            "occurred_at": now,
-            "published_at": now,
-            "payload": {"task_description": task_description, **fields},
-        }
-    )
-    assert isinstance(event, TaskStart)
+    payload = {"task_description": task_description, **fields}
+    event: TaskStart = _task_event("task_start", loop_id, payload, event_id)
     return event
 
 
@@ -73,18 +77,7 @@ def task_end_event(
     loop_id: str, success: bool, *, event_id: str | None = None, **fields: Any
 ) -> TaskEnd:
     """A validated task end (``feedback_score``, ``reason``)."""
-    now = time.time()
-    event = validate_task_event(
-        {
-            "event_id": event_id or new_event_id(),
-            "type": "task_end",
-            "loop_id": loop_id,
-            "occurred_at": now,
-            "published_at": now,
-            "payload": {"success": success, **fields},
-        }
-    )
-    assert isinstance(event, TaskEnd)
+    event: TaskEnd = _task_event("task_end", loop_id, {"success": success, **fields}, event_id)
     return event
 
 

@@ -272,3 +272,15 @@ def test_open_task_keeps_a_capped_log_and_skips_redelivered_steps():
     assert [s["n"] for s in task.steps] == [2, 3, 4]
     assert task.recorded == 5 and task.truncated
     assert OpenTask.restore(task.snapshot()) == task
+
+
+def test_task_events_are_validated_and_redacted_at_the_edge():
+    from loopwarden.errors import EventValidationError
+    from loopwarden.streams.tasks import task_end_event, task_start_event
+
+    start = task_start_event("loop", "log in with password: hunter2 and order", app_name="x")
+    assert start.payload.task_description == "log in with password: [REDACTED] and order"
+    end = task_end_event("loop", False, reason="card 4111 1111 1111 1111 declined")
+    assert "4111" not in end.payload.reason
+    with pytest.raises(EventValidationError, match="payload.feedback_score"):
+        task_end_event("loop", True, feedback_score=2.0)
