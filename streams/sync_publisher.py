@@ -12,6 +12,7 @@ from opentelemetry.trace import TracerProvider
 
 from loopwarden.errors import PublishError
 from loopwarden.schemas.events import ActionEvent, validate_action
+from loopwarden.schemas.tasks import Advice
 from loopwarden.settings import Settings
 from loopwarden.streams.publisher import AsyncPublisher, encode_event, make_action_event
 
@@ -77,6 +78,23 @@ class Publisher:
             self._async.enqueue, event.loop_id, event.event_id, data, event.trace_context
         )
         return event.event_id
+
+    def start_task(self, loop_id: str, task_description: str, **fields: Any) -> Advice:
+        """Publish a task start and return the worker's advice (see
+        :func:`loopwarden.streams.tasks.start_task`; ``timeout_s`` defaults to 30 s)."""
+        from loopwarden.streams.tasks import start_task
+
+        timeout_s = fields.get("timeout_s", 30.0)
+        coro = start_task(self._async, loop_id, task_description, **fields)
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout_s + 10)
+
+    def end_task(self, loop_id: str, success: bool, **fields: Any) -> str:
+        """Publish the end of the loop's task behind its actions (``feedback_score``,
+        ``reason``) and wait for the broker's ack."""
+        from loopwarden.streams.tasks import end_task
+
+        result: str = self._call(end_task(self._async, loop_id, success, **fields))
+        return result
 
     def flush(self) -> None:
         """Wait until every published event is acknowledged by the broker."""

@@ -18,6 +18,7 @@ from loopwarden.schemas.tasks import Advice
 from loopwarden.storage.experience_table import ExperienceTable
 from loopwarden.streams.publisher import AsyncPublisher
 from loopwarden.streams.subscriber import DeadLetterSubscriber
+from loopwarden.streams.sync_publisher import Publisher
 from loopwarden.streams.tasks import end_task, start_task
 
 from .conftest import isolated_settings
@@ -159,3 +160,20 @@ async def test_a_bad_task_event_is_dead_lettered_and_the_next_one_answered(broke
         answer = await start_task(publisher, loop, "book a table for two", timeout_s=60)
         assert answer.strategy == "reflexion_explore"
         assert answer.task_event_id != "b1"
+    # the synchronous publisher: explore, end, and the same task again goes direct
+    assert await asyncio.to_thread(sync_explore_then_replay, settings, f"{loop}-sync") == [
+        "reflexion_explore",
+        "direct_replay",
+    ]
+
+
+def sync_explore_then_replay(settings, loop: str) -> list[str]:
+    strategies = []
+    with Publisher(settings) as publisher:
+        for _ in range(2):
+            advice = publisher.start_task(loop, "book a table for two at Luigi's", timeout_s=60)
+            strategies.append(advice.strategy)
+            publisher.publish(loop, "open_app", params={"app": "tables"})
+            publisher.publish(loop, "tap", params={"target": "book"})
+            publisher.end_task(loop, True)
+    return strategies

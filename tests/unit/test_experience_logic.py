@@ -282,5 +282,5 @@ def test_task_events_are_validated_and_redacted_at_the_edge():
     assert start.payload.task_description == "log in with password: [REDACTED] and order"
     end = task_end_event("loop", False, reason="card 4111 1111 1111 1111 declined")
     assert "4111" not in end.payload.reason
-    with pytest.raises(EventValidationError, match="payload.feedback_score"):
+    with pytest.raises(EventValidationError, match=r"payload\.feedback_score"):
         task_end_event("loop", True, feedback_score=2.0)
