@@ -14,17 +14,15 @@ lost commit race (:mod:`loopwarden.storage.conflicts`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import timedelta
 from typing import Any
 
-import lancedb
 import numpy as np
 import orjson
 import pyarrow as pa
 from lancedb.index import BTree, IvfHnswSq
 
-from loopwarden.errors import ConfigurationError
 from loopwarden.storage.conflicts import retry_on_conflict
+from loopwarden.storage.lancedb_tables import connect, open_or_create, open_vector_table
 from loopwarden.storage.memory_schema import quote
 
 JSON_COLUMNS = ("device_info", "steps", "slots", "avoid", "dropped")
@@ -113,27 +111,12 @@ class ExperienceTable:
         *,
         read_consistency_s: float | None = 1.0,
     ) -> None:
-        interval = None if read_consistency_s is None else timedelta(seconds=read_consistency_s)
-        self.db = lancedb.connect(uri, read_consistency_interval=interval)
+        self.db = connect(uri, read_consistency_s)
         self.dims = dims
         self.schema = experience_schema(dims)
         existing = set(self.db.list_tables().tables)
-        if name in existing:
-            self.table = self.db.open_table(name)
-            stored = self.table.schema.field("vector").type.list_size
-            if stored != dims:
-                raise ConfigurationError(
-                    f"experience table {name!r} holds {stored}-d vectors; the embedder gives "
-                    f"{dims}-d"
-                )
-        else:
-            self.table = self.db.create_table(name, schema=self.schema, exist_ok=True)
-        patterns = f"{name}_patterns"
-        self.patterns_table = (
-            self.db.open_table(patterns)
-            if patterns in existing
-            else self.db.create_table(patterns, schema=PATTERN_SCHEMA, exist_ok=True)
-        )
+        self.table = open_vector_table(self.db, name, self.schema, existing, "experience table")
+        self.patterns_table = open_or_create(self.db, f"{name}_patterns", PATTERN_SCHEMA, existing)
 
     # -- writes ---------------------------------------------------------------------------
 

@@ -12,18 +12,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
-from datetime import timedelta
 from typing import Any, Literal
 
-import lancedb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from lancedb.query import MatchQuery
 
-from loopwarden.errors import ConfigurationError
 from loopwarden.settings import MemoryIndexSettings
 from loopwarden.storage.conflicts import retry_on_conflict
+from loopwarden.storage.lancedb_tables import connect, open_or_create, open_vector_table
 from loopwarden.storage.memory_indexes import MemoryIndexes
 from loopwarden.storage.memory_schema import (
     RELATION_SCHEMA,
@@ -58,31 +56,12 @@ class MemoryTable:
         indexes: MemoryIndexSettings | None = None,
         upkeep: Literal["inline", "background"] = "inline",
     ) -> None:
-        interval = None if read_consistency_s is None else timedelta(seconds=read_consistency_s)
-        self.db = lancedb.connect(uri, read_consistency_interval=interval)
+        self.db = connect(uri, read_consistency_s)
         self.dims = dims
         existing = set(self.db.list_tables().tables)
-        if name in existing:
-            self.table = self.db.open_table(name)
-            stored = self.table.schema.field("vector").type.list_size
-            if stored != dims:
-                raise ConfigurationError(
-                    f"memory table {name!r} holds {stored}-d vectors; the embedder gives {dims}-d"
-                )
-        else:
-            self.table = self.db.create_table(name, schema=memory_schema(dims))
-        relations = f"{name}_relations"
-        self.relations = (
-            self.db.open_table(relations)
-            if relations in existing
-            else self.db.create_table(relations, schema=RELATION_SCHEMA)
-        )
-        state = f"{name}_state"
-        self.state_table = (
-            self.db.open_table(state)
-            if state in existing
-            else self.db.create_table(state, schema=STATE_SCHEMA)
-        )
+        self.table = open_vector_table(self.db, name, memory_schema(dims), existing, "memory table")
+        self.relations = open_or_create(self.db, f"{name}_relations", RELATION_SCHEMA, existing)
+        self.state_table = open_or_create(self.db, f"{name}_state", STATE_SCHEMA, existing)
         self.index_settings = indexes or MemoryIndexSettings()
         self.indexes = MemoryIndexes(self.table, self.relations, self.index_settings, upkeep=upkeep)
 

@@ -131,3 +131,12 @@ def test_maintenance_generalises_decays_and_a_second_cycle_changes_nothing(store
     assert guided.advice["steps"][0]["params"] == {"app": "taobao"}
     stats = store.stats()
     assert stats["total_experiences"] == 3 and stats["patterns"] == 1
+
+
+def test_a_table_made_by_another_embedder_is_refused(tmp_path):
+    from loopwarden.errors import ConfigurationError
+    from loopwarden.storage.experience_table import ExperienceTable
+
+    ExperienceTable(str(tmp_path), 8)
+    with pytest.raises(ConfigurationError, match="holds 8-d vectors; the embedder gives 16-d"):
+        ExperienceTable(str(tmp_path), 16)
