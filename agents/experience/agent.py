@@ -207,7 +207,12 @@ def register_experience(app: LoopwardenApp, store: ExperienceStore) -> Any:
             except Exception as exc:
                 log.warning("experience maintenance failed (%s); next cycle as planned", exc)
                 return
-            log.info("experience maintenance: %s", report)
+            log.info(
+                "experience maintenance: %s; %s; hit rate since start %s",
+                report,
+                metrics.stats,
+                "n/a" if metrics.hit_rate is None else f"{metrics.hit_rate:.2f}",
+            )
 
     @app.timer(min(cfg.task_ttl_s, 60.0), name="expire_open_tasks")
     async def expire_open_tasks() -> None:

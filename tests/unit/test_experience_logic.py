@@ -284,3 +284,33 @@ def test_task_events_are_validated_and_redacted_at_the_edge():
     assert "4111" not in end.payload.reason
     with pytest.raises(EventValidationError, match=r"payload\.feedback_score"):
         task_end_event("loop", True, feedback_score=2.0)
+
+
+def test_experience_metrics_count_matches_replays_and_the_hit_rate():
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+    from loopwarden.agents.experience.metrics import ExperienceMetrics
+
+    reader = InMemoryMetricReader()
+    metrics = ExperienceMetrics(MeterProvider(metric_readers=[reader]).get_meter("test"))
+    assert metrics.hit_rate is None
+    for strategy in ("direct_replay", "reflexion_explore", "guided_exploration", "adaptive_replay"):
+        metrics.matched(strategy, 0.01)
+    metrics.replayed(False)
+    metrics.stats = {"total_experiences": 7, "avg_experience_size_kb": 1.5}
+    assert metrics.hit_rate == 0.75
+    exported = {
+        m.name: m
+        for rm in reader.get_metrics_data().resource_metrics
+        for sm in rm.scope_metrics
+        for m in sm.metrics
+    }
+    matches = {
+        p.attributes["strategy"]: p.value
+        for p in exported["loopwarden.experience.matches"].data.data_points
+    }
+    assert matches["reflexion_explore"] == 1 and sum(matches.values()) == 4
+    assert exported["loopwarden.experience.total"].data.data_points[0].value == 7
+    replays = exported["loopwarden.experience.replays"].data.data_points[0]
+    assert (replays.attributes["outcome"], replays.value) == ("failure", 1)
