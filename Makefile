@@ -33,8 +33,8 @@ $(CHROMIUM):
 FAULT_SUITE := tests/integration/test_fault_suite.py
 test: $(STAMP) $(CHROMIUM)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -n 2 --dist loadfile --deselect $(FAULT_SUITE)
-	$(BIN)/python -m pytest $(FAULT_SUITE)
+	$(BIN)/pytest -n 2 --dist loadfile --deselect $(FAULT_SUITE)
+	$(BIN)/pytest $(FAULT_SUITE)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -1,0 +1,91 @@
+"""Pure mapping shared by the adapters: a framework's tool call → action fields, and
+pending warnings → the text put into the model's context."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from loopwarden.schemas.warnings import LoopWarning
+
+CONTEXT_HEADER = "[loopwarden] Loop warning — read before your next step:"
+STOP_HEADER = "[loopwarden] This run was stopped: it kept repeating itself."
+
+
+def _json_safe(value: Any) -> Any:
+    return orjson.loads(orjson.dumps(value, default=str, option=orjson.OPT_NON_STR_KEYS))
+
+
+def canonical_args(args: Any) -> dict[str, Any]:
+    """Tool arguments as a JSON object: a dict as it is, a JSON object string parsed,
+    anything else under ``input``."""
+    if isinstance(args, str):
+        try:
+            parsed = orjson.loads(args) if args.strip() else {}
+        except orjson.JSONDecodeError:
+            return {"input": args}
+        return parsed if isinstance(parsed, dict) else {"input": parsed}
+    if args is None:
+        return {}
+    if hasattr(args, "model_dump"):
+        args = args.model_dump(mode="json")
+    safe = _json_safe(args)
+    return safe if isinstance(safe, dict) else {"input": safe}
+
+
+def result_text(result: Any) -> str | None:
+    """What a tool returned, as text (the publisher digests and truncates it)."""
+    if result is None:
+        return None
+    if isinstance(result, str):
+        return result
+    if isinstance(result, bytes):
+        return result.decode(errors="replace")
+    content = getattr(result, "content", None)  # a framework message wrapping the output
+    if isinstance(content, str):
+        return content
+    try:
+        return orjson.dumps(result, default=str, option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError:
+        return str(result)
+
+
+def tool_call_fields(
+    args: Any,
+    *,
+    result: Any = None,
+    error: BaseException | str | None = None,
+    tool_call_id: str | None = None,
+    response_id: str | None = None,
+    duration_ms: float | None = None,
+) -> dict[str, Any]:
+    """The payload fields of one tool call's action event (``action_type`` aside)."""
+    fields: dict[str, Any] = {"params": canonical_args(args), "success": error is None}
+    if error is not None:
+        fields["error_message"] = str(error)[:2000] or type(error).__name__
+    text = result_text(result)
+    if text is not None:
+        fields["result"] = text
+    for name, value in (
+        ("tool_call_id", tool_call_id),
+        ("response_id", response_id),
+        ("duration_ms", duration_ms),
+    ):
+        if value is not None:
+            fields[name] = value
+    return fields
+
+
+def context_text(warnings: Sequence[LoopWarning]) -> str:
+    """The text injected into the model's next request: each warning's timeline message."""
+    lines = [CONTEXT_HEADER]
+    for warning in warnings:
+        lines.append(f"- ({warning.level.value}) {warning.timeline_message}")
+    return "\n".join(lines)
+
+
+def stop_text(warning: LoopWarning) -> str:
+    """Why the run was stopped, for the framework's final message or refusal."""
+    return f"{STOP_HEADER} {warning.reason}"

@@ -1,0 +1,171 @@
+"""LangChain v1 / LangGraph: one middleware puts an agent under loopwarden.
+
+>>> from langchain.agents import create_agent
+>>> from loopwarden.adapters.langchain import LoopwardenMiddleware
+>>> agent = create_agent(model, tools, middleware=[LoopwardenMiddleware()])
+
+- every tool call is published (``wrap_tool_call``): the tool name as action type, its
+  arguments, success or the error, the result, ``tool_call_id``, and the id of the
+  model response that made it as ``response_id``;
+- before each model call (``before_model``) the loop's pending warnings are added to
+  the conversation as one message, so the model reads them in its next request and
+  they stay in the transcript;
+- a ``stop`` recommendation ends the run through LangGraph's own ``jump_to="end"``
+  with a final message saying why;
+- the end of the run is published as a terminating turn (``after_agent``).
+
+The loop id is the LangGraph ``thread_id`` when the run has one, else one per run
+(``loop_id=`` overrides: a string, or a function of the run's config).
+
+Install with ``pip install 'loopwarden[langchain]'``.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, NotRequired
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.config import get_config
+
+from loopwarden.adapters.calls import context_text, stop_text
+from loopwarden.adapters.guard import LoopGuard, shared_guard
+from loopwarden.settings import Settings
+
+LOOP_KEY = "loopwarden_loop_id"
+
+
+class LoopwardenState(AgentState):
+    """The agent state with the loop id loopwarden publishes under."""
+
+    loopwarden_loop_id: NotRequired[str]
+
+
+def _thread_id() -> str | None:
+    try:
+        configurable = get_config().get("configurable") or {}
+    except RuntimeError:
+        return None
+    thread_id = configurable.get("thread_id")
+    return None if thread_id is None else str(thread_id)
+
+
+def _response_id(state: Any, tool_call_id: str | None) -> str | None:
+    for message in reversed((state or {}).get("messages", [])):
+        if isinstance(message, AIMessage):
+            if any(call.get("id") == tool_call_id for call in message.tool_calls):
+                return message.id
+            return None
+    return None
+
+
+class LoopwardenMiddleware(AgentMiddleware):
+    """Publishes the agent's tool calls, injects loopwarden's warnings, stops on ``stop``."""
+
+    state_schema = LoopwardenState
+
+    def __init__(
+        self,
+        guard: LoopGuard | None = None,
+        *,
+        settings: Settings | None = None,
+        loop_id: str | Callable[[dict[str, Any]], str] | None = None,
+    ) -> None:
+        super().__init__()
+        self.guard = guard or shared_guard(settings)
+        self._loop_id = loop_id
+
+    # -- the loop id ---------------------------------------------------------------------------
+
+    def _new_loop_id(self) -> str:
+        if isinstance(self._loop_id, str):
+            return self._loop_id
+        if callable(self._loop_id):
+            return self._loop_id(dict(get_config()))
+        return _thread_id() or f"langchain-{uuid.uuid4().hex}"
+
+    def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        loop_id = self._new_loop_id()
+        self.guard.watch(loop_id)
+        return {LOOP_KEY: loop_id}
+
+    async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        return self.before_agent(state, runtime)
+
+    # -- inject / stop ---------------------------------------------------------------------------
+
+    @hook_config(can_jump_to=["end"])
+    def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        loop_id = state.get(LOOP_KEY)
+        if loop_id is None:
+            return None
+        stop = self.guard.stop_for(loop_id)
+        if stop is not None:
+            self.guard.end(loop_id, reason="spin", success=False)
+            self.guard.forget(loop_id)
+            return {"jump_to": "end", "messages": [AIMessage(content=stop_text(stop))]}
+        warnings = self.guard.take(loop_id)
+        if not warnings:
+            return None
+        return {"messages": [HumanMessage(content=context_text(warnings))]}
+
+    @hook_config(can_jump_to=["end"])
+    async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        return self.before_model(state, runtime)
+
+    def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        loop_id = state.get(LOOP_KEY)
+        if loop_id is not None and self.guard.stop_for(loop_id) is None:
+            self.guard.end(loop_id, reason="finalized")
+        return None
+
+    async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        return self.after_agent(state, runtime)
+
+    # -- observe -------------------------------------------------------------------------------
+
+    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        started = time.perf_counter()
+        try:
+            result = handler(request)
+        except Exception as exc:
+            self._publish(request, None, exc, started)
+            raise
+        self._publish(request, result, None, started)
+        return result
+
+    async def awrap_tool_call(
+        self, request: Any, handler: Callable[[Any], Awaitable[Any]]
+    ) -> Any:
+        started = time.perf_counter()
+        try:
+            result = await handler(request)
+        except Exception as exc:
+            self._publish(request, None, exc, started)
+            raise
+        self._publish(request, result, None, started)
+        return result
+
+    def _publish(
+        self, request: Any, result: Any, error: BaseException | None, started: float
+    ) -> None:
+        state = request.state if isinstance(request.state, dict) else {}
+        loop_id = state.get(LOOP_KEY) or _thread_id()
+        if loop_id is None:
+            return
+        call = request.tool_call
+        if isinstance(result, ToolMessage) and result.status == "error" and error is None:
+            error = str(result.content)
+        self.guard.tool_call(
+            loop_id,
+            call["name"],
+            call.get("args"),
+            result=result if isinstance(result, ToolMessage) else None,
+            error=error,
+            tool_call_id=call.get("id"),
+            response_id=_response_id(state, call.get("id")),
+            duration_ms=(time.perf_counter() - started) * 1000,
+        )

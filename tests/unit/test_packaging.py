@@ -1,0 +1,21 @@
+"""Every source folder ships in the wheel: the package list in pyproject.toml is explicit."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_source_folder_is_a_listed_package():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(config["packages"])
+    mapped = config["package-dir"]
+    expected = set()
+    for package, folder in mapped.items():
+        for init in (ROOT / folder).rglob("*.py"):
+            relative = init.parent.relative_to(ROOT / folder)
+            expected.add(".".join((package, *relative.parts)) if relative.parts else package)
+    missing = expected - listed
+    assert not missing, f"folders with modules but not packaged: {sorted(missing)}"
