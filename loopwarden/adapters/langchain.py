@@ -137,9 +137,7 @@ class LoopwardenMiddleware(AgentMiddleware):
         self._publish(request, result, None, started)
         return result
 
-    async def awrap_tool_call(
-        self, request: Any, handler: Callable[[Any], Awaitable[Any]]
-    ) -> Any:
+    async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
         started = time.perf_counter()
         try:
             result = await handler(request)

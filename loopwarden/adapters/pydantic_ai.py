@@ -1,0 +1,112 @@
+"""Pydantic AI: one capability puts an agent under loopwarden.
+
+>>> from pydantic_ai import Agent
+>>> from loopwarden.adapters.pydantic_ai import Loopwarden
+>>> agent = Agent(model, tools=[...], capabilities=[Loopwarden()])
+
+- every tool call is published (``after_tool_execute``, ``on_tool_execute_error``):
+  the tool name as action type, its arguments, the result or the error, the call's
+  ``tool_call_id``;
+- before each model request (``before_model_request``) the loop's pending warnings are
+  enqueued with ``priority="asap"``: they go into the request being prepared;
+- a ``stop`` recommendation cancels the run through ``RunContext.cancel()``: the
+  caller gets Pydantic AI's :class:`~pydantic_ai.exceptions.RunCancelled`, with the
+  history of what completed before; ``Loopwarden.stopped`` says which loops and why;
+- the end of the run is published as a terminating turn (``after_run``).
+
+The loop id is the run's ``conversation_id`` (pass one to ``agent.run`` to keep a
+conversation's runs in one loop; Pydantic AI makes a fresh one otherwise).
+
+Install with ``pip install 'loopwarden[pydantic-ai]'``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.exceptions import SkipModelRequest
+from pydantic_ai.messages import ModelResponse, TextPart
+
+from loopwarden.adapters.calls import context_text, stop_text
+from loopwarden.adapters.guard import LoopGuard, shared_guard
+from loopwarden.schemas.warnings import LoopWarning
+
+log = logging.getLogger("loopwarden.adapters")
+
+
+def loop_id_of(ctx: Any) -> str:
+    """The loop a run publishes under: its conversation id, else its run id."""
+    return str(ctx.conversation_id or ctx.run_id)
+
+
+@dataclass
+class Loopwarden(AbstractCapability[Any]):
+    """Publishes the agent's tool calls, injects loopwarden's warnings, cancels on ``stop``."""
+
+    guard: LoopGuard | None = None
+    stopped: dict[str, LoopWarning] = field(default_factory=dict)
+    _started: dict[str, float] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.guard is None:
+            self.guard = shared_guard()
+
+    @property
+    def _guard(self) -> LoopGuard:
+        assert self.guard is not None
+        return self.guard
+
+    async def before_run(self, ctx: Any) -> None:
+        self._guard.watch(loop_id_of(ctx))
+
+    async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
+        loop_id = loop_id_of(ctx)
+        stop = self._guard.stop_for(loop_id)
+        if stop is not None:
+            self.stopped[loop_id] = stop
+            self._guard.end(loop_id, reason="spin", success=False)
+            self._guard.forget(loop_id)
+            log.warning("loopwarden: run %s cancelled: %s", loop_id, stop_text(stop))
+            ctx.cancel()  # delivered at the run's next await: the model is not called again
+            raise SkipModelRequest(ModelResponse(parts=[TextPart(stop_text(stop))]))
+        warnings = self._guard.take(loop_id)
+        if warnings:
+            ctx.enqueue(context_text(warnings), priority="asap")
+        return request_context
+
+    async def before_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any, args: Any) -> Any:
+        self._started[call.tool_call_id] = time.perf_counter()
+        return args
+
+    async def after_tool_execute(
+        self, ctx: Any, *, call: Any, tool_def: Any, args: Any, result: Any
+    ) -> Any:
+        self._publish(ctx, call, args, result=result)
+        return result
+
+    async def on_tool_execute_error(
+        self, ctx: Any, *, call: Any, tool_def: Any, args: Any, error: Exception
+    ) -> Any:
+        self._publish(ctx, call, args, error=error)
+        raise error
+
+    async def after_run(self, ctx: Any, *, result: Any) -> Any:
+        loop_id = loop_id_of(ctx)
+        if loop_id not in self.stopped:
+            self._guard.end(loop_id, reason="finalized")
+        return result
+
+    def _publish(self, ctx: Any, call: Any, args: Any, **outcome: Any) -> None:
+        started = self._started.pop(call.tool_call_id, None)
+        self._guard.tool_call(
+            loop_id_of(ctx),
+            call.tool_name,
+            args,
+            tool_call_id=call.tool_call_id,
+            duration_ms=None if started is None else (time.perf_counter() - started) * 1000,
+            **outcome,
+        )

@@ -1,0 +1,77 @@
+"""Shared by the adapter tests: a worker with the laddered profile, and a barrier.
+
+The scripted models stand in for an LLM's latency with the guard's own
+synchronisation (:meth:`WarningInbox.wait`): a model call waits for the worker's
+verdict on the calls before it, so "the next request carries the warning" is
+deterministic whatever the load.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from loopwarden.adapters.guard import LoopGuard
+from loopwarden.settings import Settings
+from loopwarden.streams.publisher import default_partition
+
+from .conftest import isolated_settings
+
+WARN_AT = 4
+"""Identical call + identical result: the 4th in a row is the first finding (the
+patterns profile's ``repeat_result_count``)."""
+STOP_AT = WARN_AT + 6
+"""The ladder's stop is its 7th finding: the 10th identical call."""
+
+
+def laddered_settings(broker, name: str) -> Settings:
+    """Isolated settings whose worker runs the ``patterns`` profile (warn → … → stop)."""
+    settings = isolated_settings(broker, name)
+    detection = settings.detection.model_copy(update={"profile": "patterns"})
+    return settings.model_copy(update={"detection": detection})
+
+
+def neighbour_loop(loop_id: str, partitions: int) -> str:
+    """Another loop id on the same partition (of the actions and the warnings topics)."""
+    home = default_partition(loop_id.encode(), partitions)
+    for n in itertools.count():
+        candidate = f"{loop_id}-barrier-{n}"
+        if default_partition(candidate.encode(), partitions) == home:
+            return candidate
+    raise AssertionError("unreachable")
+
+
+def assert_no_warning_for(guard: LoopGuard, loop_id: str, settings: Settings) -> None:
+    """Publish a spin on a neighbour loop and wait for its warning: the worker has then
+    processed every earlier record of ``loop_id``'s partition, and written their warnings
+    before this one on the same warnings partition."""
+    barrier = neighbour_loop(loop_id, settings.topics.partitions)
+    for n in range(WARN_AT):
+        guard.tool_call(barrier, "probe", {"n": 0}, result="same", tool_call_id=f"b{n}")
+    assert guard.inbox.wait(barrier, count=1, timeout_s=60), "the barrier loop got no warning"
+    assert guard.inbox.seen(loop_id) == 0, guard.take(loop_id)
+
+
+def published_events(settings: Settings, loop_id: str, count: int) -> list[dict]:
+    """The first ``count`` action events of ``loop_id`` on the actions topic, as sent."""
+    import asyncio
+
+    import orjson
+
+    from loopwarden.streams.subscriber import TopicSubscriber
+
+    def events_of(record) -> list[dict]:
+        value = orjson.loads(record.value)
+        return value if isinstance(value, list) else [value]
+
+    async def read() -> list[dict]:
+        subscriber = TopicSubscriber(
+            settings.topics.actions, events_of, settings, from_beginning=True
+        )
+        found: list[dict] = []
+        async with subscriber:
+            async for batch in subscriber:
+                found += [event for event in batch if event["loop_id"] == loop_id]
+                if len(found) >= count:
+                    return found
+
+    return asyncio.run(asyncio.wait_for(read(), 60))

@@ -1,0 +1,140 @@
+"""The LangChain v1 middleware with LangChain's fake chat model, a real worker and broker."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.tools import tool
+
+from loopwarden.adapters.calls import CONTEXT_HEADER, STOP_HEADER
+from loopwarden.adapters.guard import LoopGuard
+from loopwarden.adapters.langchain import LoopwardenMiddleware
+
+from .adapter_harness import (
+    STOP_AT,
+    WARN_AT,
+    assert_no_warning_for,
+    laddered_settings,
+    published_events,
+)
+
+pytestmark = pytest.mark.integration
+
+
+class ScriptedChatModel(GenericFakeChatModel):
+    """LangChain's fake chat model that records each request and, before answering
+    request ``k``, waits for what ``waits[k]`` asks of the guard's inbox."""
+
+    requests: list = []
+    waits: dict = {}
+
+    def bind_tools(self, tools, **kwargs):
+        return self
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        self.requests.append(list(messages))
+        wait = self.waits.get(len(self.requests) - 1)
+        if wait is not None:
+            assert wait(), f"no verdict before request {len(self.requests) - 1}"
+        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+
+
+@tool
+def search(query: str) -> str:
+    """Search the catalogue."""
+    return f"no results for {query}"
+
+
+@tool
+def fetch(url: str) -> str:
+    """Fetch a page."""
+    return f"<html>{url}</html>"
+
+
+def same_call(n: int) -> AIMessage:
+    return AIMessage("", tool_calls=[{"name": "search", "args": {"query": "x"}, "id": f"c{n}"}])
+
+
+def injected(request) -> list[str]:
+    return [m.content for m in request if CONTEXT_HEADER in str(m.content)]
+
+
+@pytest.fixture(scope="module")
+def laddered(broker, tmp_path_factory):
+    from .conftest import WorkerProcess, create_topics
+
+    settings = laddered_settings(broker, "lc")
+    create_topics(settings)
+    worker = WorkerProcess(settings, tmp_path_factory.mktemp("lc") / "worker.log").start()
+    guard = LoopGuard(settings).start()
+    assert guard.wait_ready(60)
+    yield settings, guard
+    guard.close()
+    assert worker.stop() == 0, worker.log()[-3000:]
+
+
+def test_a_spinning_agent_is_warned_in_its_next_request_then_stopped(laddered):
+    settings, guard = laddered
+    loop_id = f"lc-spin-{uuid.uuid4().hex[:6]}"
+    model = ScriptedChatModel(
+        messages=iter(same_call(n) for n in range(40)),
+        requests=[],
+        waits={
+            WARN_AT: lambda: guard.inbox.wait(loop_id, count=1, timeout_s=60),
+            STOP_AT: lambda: guard.inbox.wait(loop_id, stop=True, timeout_s=60),
+        },
+    )
+    agent = create_agent(model, [search], middleware=[LoopwardenMiddleware(guard)])
+    config = {"configurable": {"thread_id": loop_id}, "recursion_limit": 200}
+
+    result = agent.invoke({"messages": [{"role": "user", "content": "find x"}]}, config)
+
+    before = [injected(request) for request in model.requests[: WARN_AT + 1]]
+    assert before == [[]] * (WARN_AT + 1), "warned before the spin"
+    warning_text = injected(model.requests[WARN_AT + 1])
+    assert len(warning_text) == 1 and "search" in warning_text[0]
+    # the stop arrived while request STOP_AT was answered: the run ended before another
+    assert len(model.requests) == STOP_AT + 1
+    final = result["messages"][-1]
+    assert isinstance(final, AIMessage) and final.content.startswith(STOP_HEADER)
+    tool_calls = [m for m in result["messages"] if getattr(m, "tool_call_id", None)]
+    assert len(tool_calls) == STOP_AT + 1
+
+
+def test_a_healthy_run_gets_nothing(laddered):
+    settings, guard = laddered
+    loop_id = f"lc-ok-{uuid.uuid4().hex[:6]}"
+    script = [
+        AIMessage("", tool_calls=[{"name": "search", "args": {"query": "shoes"}, "id": "a"}]),
+        AIMessage("", tool_calls=[{"name": "fetch", "args": {"url": "https://x/1"}, "id": "b"}]),
+        AIMessage("", tool_calls=[{"name": "search", "args": {"query": "boots"}, "id": "c"}]),
+        AIMessage("", tool_calls=[{"name": "fetch", "args": {"url": "https://x/2"}, "id": "d"}]),
+        AIMessage("Boots at https://x/2."),
+    ]
+    model = ScriptedChatModel(messages=iter(script), requests=[], waits={})
+    agent = create_agent(model, [search, fetch], middleware=[LoopwardenMiddleware(guard)])
+    config = {"configurable": {"thread_id": loop_id}}
+
+    result = agent.invoke({"messages": [{"role": "user", "content": "find boots"}]}, config)
+
+    assert result["messages"][-1].content == "Boots at https://x/2."
+    assert all(not injected(request) for request in model.requests)
+    assert_no_warning_for(guard, loop_id, settings)
+    events = published_events(settings, loop_id, 5)
+    payloads = [event["payload"] for event in events]
+    assert [p["action_type"] for p in payloads] == [
+        "search",
+        "fetch",
+        "search",
+        "fetch",
+        "loop_end",
+    ]
+    assert [p.get("tool_call_id") for p in payloads[:4]] == ["a", "b", "c", "d"]
+    assert payloads[0]["params"] == {"query": "shoes"}
+    assert payloads[0]["result"] == "no results for shoes" and payloads[0]["success"] is True
+    assert all(p.get("response_id") for p in payloads[:4])
+    assert payloads[4]["terminated"] is True and payloads[4]["turn"] == "message"

@@ -1,0 +1,122 @@
+"""The adapters' pure parts: tool call → action fields, warnings → context, the inbox."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from loopwarden.adapters.calls import (
+    CONTEXT_HEADER,
+    canonical_args,
+    context_text,
+    result_text,
+    stop_text,
+    tool_call_fields,
+)
+from loopwarden.schemas.warnings import LoopWarning
+from loopwarden.streams.event_builder import make_action_event
+from loopwarden.streams.inbox import WarningInbox, is_stop
+
+
+def warning(loop_id="l1", n=0, step="warn", next_actions=()) -> LoopWarning:
+    return LoopWarning(
+        warning_id=f"w{n}",
+        kind="repeated_call",
+        loop_id=loop_id,
+        level="standard",
+        reason="the same call returned the same result 4 times in a row",
+        event_ids=["e"],
+        trigger_event_id="e",
+        action_type="search",
+        iteration=n,
+        timeline_message=f"message {n}",
+        occurred_at=1.0,
+        step=step,
+        next_actions=list(next_actions),
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ({"b": 1, "a": [1, 2]}, {"b": 1, "a": [1, 2]}),
+        ('{"q": "x"}', {"q": "x"}),
+        ("ls -la", {"input": "ls -la"}),
+        ("[1, 2]", {"input": [1, 2]}),
+        ("", {}),
+        (None, {}),
+        (42, {"input": 42}),
+        ({"when": __import__("datetime").date(2026, 1, 2)}, {"when": "2026-01-02"}),
+    ],
+)
+def test_canonical_args(args, expected):
+    assert canonical_args(args) == expected
+
+
+def test_result_text_of_strings_messages_and_objects():
+    class Message:
+        content = "from a message"
+
+    assert result_text(None) is None
+    assert result_text("plain") == "plain"
+    assert result_text(b"bytes") == "bytes"
+    assert result_text(Message()) == "from a message"
+    assert result_text({"b": 2, "a": 1}) == '{"a":1,"b":2}'  # sorted: equal results, equal text
+
+
+def test_tool_call_fields_make_a_valid_event():
+    ok = tool_call_fields('{"q": "x"}', result="found", tool_call_id="c1", response_id="r1")
+    assert ok == {
+        "params": {"q": "x"},
+        "success": True,
+        "result": "found",
+        "tool_call_id": "c1",
+        "response_id": "r1",
+    }
+    failed = tool_call_fields({}, error=RuntimeError("disk full"), duration_ms=3.5)
+    assert failed["success"] is False and failed["error_message"] == "disk full"
+    assert tool_call_fields({}, error=ValueError())["error_message"] == "ValueError"
+    event = make_action_event("l1", "search", **failed)
+    assert event.payload.failed and event.payload.duration_ms == 3.5
+
+
+def test_context_and_stop_texts():
+    text = context_text([warning(n=1), warning(n=2)])
+    assert text.splitlines() == [CONTEXT_HEADER, "- (standard) message 1", "- (standard) message 2"]
+    assert "4 times in a row" in stop_text(warning(step="stop"))
+
+
+def test_inbox_hands_each_warning_out_once_and_keeps_the_stop():
+    inbox = WarningInbox()
+    assert inbox.take("l1") == [] and inbox.stop_for("l1") is None
+    inbox.add(warning(n=1))
+    inbox.add(warning(n=2, step="stop"))
+    assert [w.warning_id for w in inbox.take("l1")] == ["w1", "w2"]
+    assert inbox.take("l1") == []
+    assert inbox.stop_for("l1").warning_id == "w2"  # stays in force
+    assert inbox.seen("l1") == 2
+    inbox.forget("l1")
+    assert inbox.stop_for("l1") is None and inbox.seen("l1") == 0
+
+
+def test_guardrail_halts_count_as_stops():
+    assert is_stop(warning(step=None, next_actions=["stop"]))
+    assert not is_stop(warning(step="final"))
+
+
+def test_inbox_keeps_only_accepted_loops_and_is_bounded():
+    inbox = WarningInbox(max_loops=2, accept=lambda loop_id: loop_id != "other")
+    assert not inbox.add(warning(loop_id="other"))
+    for loop_id in ("a", "b", "c"):
+        inbox.add(warning(loop_id=loop_id))
+    assert inbox.seen("a") == 0 and inbox.seen("c") == 1  # the oldest loop was dropped
+
+
+def test_inbox_wait_wakes_on_arrival_and_times_out():
+    inbox = WarningInbox()
+    assert not inbox.wait("l1", count=1, timeout_s=0.01)
+    adder = threading.Timer(0.05, inbox.add, [warning(step="stop")])
+    adder.start()
+    assert inbox.wait("l1", stop=True, timeout_s=10)
+    adder.join()
