@@ -9,6 +9,7 @@ from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
+from pydantic import Field
 
 from loopwarden.adapters.calls import CONTEXT_HEADER, STOP_HEADER
 from loopwarden.adapters.guard import LoopGuard
@@ -29,8 +30,8 @@ class ScriptedChatModel(GenericFakeChatModel):
     """LangChain's fake chat model that records each request and, before answering
     request ``k``, waits for what ``waits[k]`` asks of the guard's inbox."""
 
-    requests: list = []
-    waits: dict = {}
+    requests: list = Field(default_factory=list)
+    waits: dict = Field(default_factory=dict)
 
     def bind_tools(self, tools, **kwargs):
         return self
@@ -78,7 +79,7 @@ def laddered(broker, tmp_path_factory):
 
 
 def test_a_spinning_agent_is_warned_in_its_next_request_then_stopped(laddered):
-    settings, guard = laddered
+    _, guard = laddered
     loop_id = f"lc-spin-{uuid.uuid4().hex[:6]}"
     model = ScriptedChatModel(
         messages=iter(same_call(n) for n in range(40)),

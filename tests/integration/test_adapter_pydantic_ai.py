@@ -65,7 +65,7 @@ def lookup(query: str) -> str:
 
 
 def test_a_spinning_agent_is_warned_in_its_next_request_then_cancelled(laddered):
-    settings, guard = laddered
+    _, guard = laddered
     loop_id = f"pai-spin-{uuid.uuid4().hex[:6]}"
     requests: list = []
     waits = {
