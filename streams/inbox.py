@@ -77,6 +77,12 @@ class WarningInbox:
             box = self._boxes.get(loop_id)
             return None if box is None else box.stop
 
+    def pending(self, loop_id: str) -> int:
+        """How many warnings wait for the loop's next injection point."""
+        with self._changed:
+            box = self._boxes.get(loop_id)
+            return 0 if box is None else len(box.pending)
+
     def seen(self, loop_id: str) -> int:
         """How many warnings arrived for the loop so far (taken or not)."""
         with self._changed:

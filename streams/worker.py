@@ -13,6 +13,7 @@ from loopwarden.agents.experience.agent import register_experience
 from loopwarden.agents.experience.store import ExperienceStore
 from loopwarden.agents.guardrails.agent import register_guardrails
 from loopwarden.agents.guardrails.api import register_guardrails_api
+from loopwarden.agents.hooks.endpoint import register_claude_code_hooks
 from loopwarden.agents.memory.agent import register_memory
 from loopwarden.agents.memory.judge import ConflictJudge
 from loopwarden.agents.memory.service import LanceMemoryContext, MemoryService
@@ -58,6 +59,8 @@ def build_worker_app(
         register_experience(app, shared)
     if "analyst" in settings.roles and settings.analyst.enabled:
         register_analyst(app, LanceMemoryContext(memory))
+    if "hooks" in settings.roles and settings.web_port:
+        register_claude_code_hooks(app)
     if not app.agents:
         raise ConfigurationError("this worker has no agents to run: check LOOPWARDEN_ROLES")
     register_broker_watchdog(app)

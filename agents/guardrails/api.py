@@ -28,7 +28,6 @@ retries after a timeout is answered with the first result and counted once.
 from __future__ import annotations
 
 import asyncio
-import hmac
 import logging
 import time
 from typing import Any
@@ -48,6 +47,7 @@ from loopwarden.schemas.events import field_errors
 from loopwarden.schemas.ids import derived_id, new_event_id
 from loopwarden.streams.app import LoopwardenApp
 from loopwarden.streams.table_store import TableStore
+from loopwarden.streams.web_api import ApiError, answer_json, check_bearer, read_json_body
 
 log = logging.getLogger(__name__)
 
@@ -55,18 +55,6 @@ ROUTED_HEADER = "X-Loopwarden-Routed"
 SERVED_BY_HEADER = "X-Loopwarden-Served-By"
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 _FORWARDED_HEADERS = ("Authorization", "Content-Type", IDEMPOTENCY_HEADER)
-
-
-class ApiError(Exception):
-    """An HTTP error with a status and a readable reason."""
-
-    def __init__(
-        self, status: int, reason: str, errors: list[dict[str, str]] | None = None
-    ) -> None:
-        super().__init__(reason)
-        self.status = status
-        self.reason = reason
-        self.errors = errors or []
 
 
 def check_api_settings(app: LoopwardenApp) -> None:
@@ -86,31 +74,10 @@ def register_guardrails_api(app: LoopwardenApp, store: TableStore) -> None:
     engine = GuardrailEngine(settings.guardrails)
 
     async def read_body(request: Request) -> tuple[bytes, dict[str, Any]]:
-        """The raw body and its JSON object; 413 when too large, 400 when not an object."""
-        limit = settings.api.max_body_bytes
-        declared = request.headers.get("Content-Length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
-            raise ApiError(413, f"request body over {limit} bytes (api.max_body_bytes)")
-        try:
-            raw = await request.read()
-        except Exception as exc:  # aiohttp's own limit, a broken upload
-            raise ApiError(413, f"request body not readable: {exc}") from exc
-        if len(raw) > limit:
-            raise ApiError(413, f"request body over {limit} bytes (api.max_body_bytes)")
-        try:
-            data = codec.loads(raw) if raw else None
-        except Exception as exc:
-            raise ApiError(400, f"request body is not valid JSON: {exc}") from exc
-        if not isinstance(data, dict):
-            raise ApiError(400, "request body must be a JSON object")
-        return raw, data
+        return await read_json_body(request, settings.api.max_body_bytes)
 
     def check_token(request: Request, what: str) -> None:
-        token = settings.api.token
-        supplied = request.headers.get("Authorization", "")
-        expected = f"Bearer {token.get_secret_value()}" if token else None
-        if expected is None or not hmac.compare_digest(supplied.encode(), expected.encode()):
-            raise ApiError(401, f"{what} need 'Authorization: Bearer <token>'")
+        check_bearer(request, settings.api.token, what)
 
     def authorize(request: Request) -> None:
         if not settings.api.overrides_enabled:
@@ -182,13 +149,7 @@ def register_guardrails_api(app: LoopwardenApp, store: TableStore) -> None:
 
     async def answer(view: View, handler: Any) -> Response:
         """Run ``handler``: a forwarded response as it is, a dict as JSON, errors as JSON."""
-        here = {SERVED_BY_HEADER: str(app.conf.canonical_url)}
-        try:
-            result = await handler()
-        except ApiError as exc:
-            error = {"status": "error", "message": exc.reason, "errors": exc.errors}
-            return view.json(error, status=exc.status, headers=here)
-        return view.json(result, headers=here) if isinstance(result, dict) else result
+        return await answer_json(view, handler, {SERVED_BY_HEADER: str(app.conf.canonical_url)})
 
     @app.page("/orchestrator/loop-complete")
     class LoopComplete(View):

@@ -16,12 +16,13 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from loopwarden.settings.detection import DetectionSettings as DetectionSettings
 from loopwarden.settings.detection import Language as Language
 from loopwarden.settings.experience import ExperienceSettings as ExperienceSettings
+from loopwarden.settings.ingest import IngestSettings as IngestSettings
 from loopwarden.settings.kafka_security import KafkaSecurity as KafkaSecurity
 from loopwarden.settings.memory import MemoryIndexSettings as MemoryIndexSettings
 from loopwarden.settings.memory import MemorySettings
 from loopwarden.settings.telemetry import TelemetrySettings
 
-Role = Literal["monitor", "guardrails", "analyst", "memory", "experience"]
+Role = Literal["monitor", "guardrails", "analyst", "memory", "experience", "hooks", "otlp"]
 
 
 class GuardrailSettings(BaseModel):
@@ -122,6 +123,11 @@ class TopicSettings(BaseModel):
     advice: str = Field(
         "loopwarden.advice",
         description="Experience advice answering task-start events, keyed by loop id.",
+    )
+    otlp_spans: str = Field(
+        "otlp_spans",
+        description="Spans written by the OpenTelemetry Collector's Kafka exporter (its "
+        "default topic), read by the otlp role.",
     )
     actions_reroute: str = Field(
         "loopwarden.actions-reroute",
@@ -275,7 +281,7 @@ class Settings(BaseSettings):
 
     app_id: str = Field("loopwarden", description="Faust app id (the consumer group).")
     roles: frozenset[Role] = Field(
-        frozenset({"monitor", "guardrails", "analyst", "memory", "experience"}),
+        frozenset({"monitor", "guardrails", "analyst", "memory", "experience", "hooks"}),
         description="Agents this worker runs. Give a role its own app id to scale it apart, "
         "e.g. LOOPWARDEN_ROLES='[\"analyst\"]' LOOPWARDEN_APP_ID=loopwarden-analyst.",
     )
@@ -302,6 +308,7 @@ class Settings(BaseSettings):
     analyst: AnalystSettings = AnalystSettings()
     memory: MemorySettings = MemorySettings()
     experience: ExperienceSettings = ExperienceSettings()
+    ingest: IngestSettings = IngestSettings()
     topics: TopicSettings = TopicSettings()
     kafka: KafkaSettings = KafkaSettings()
     limits: LimitSettings = LimitSettings()
@@ -325,6 +332,7 @@ class Settings(BaseSettings):
                 "decisions": f"{tag}.decisions",
                 "dead_letter": f"{tag}.dead-letter",
                 "advice": f"{tag}.advice",
+                "otlp_spans": f"{tag}.otlp-spans",
                 "actions_reroute": f"{tag}.actions-reroute",
                 "completions_reroute": f"{tag}.loop-completions-reroute",
                 "partitions": partitions or self.topics.partitions,

@@ -1,0 +1,1 @@
+"""HTTP hooks of coding agents (Claude Code), answered by the worker: no agent-side code."""

@@ -1,0 +1,163 @@
+"""Claude Code's HTTP hooks against a real worker: observe, warn in context, deny after stop.
+
+The requests are the hook inputs Claude Code POSTs (session id, tool name, input,
+response, tool_use_id). Between calls the test polls the session's status until the
+worker's verdict is there — the latency of a real model call, made deterministic.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import aiohttp
+import pytest
+from pydantic import SecretStr
+
+from loopwarden.adapters.calls import CONTEXT_HEADER, STOP_HEADER
+from loopwarden.agents.hooks.claude_code import settings_snippet
+from loopwarden.streams.broker import free_port
+
+from .adapter_harness import (
+    STOP_AT,
+    WARN_AT,
+    laddered_settings,
+    neighbour_loop,
+    published_events,
+)
+from .conftest import http_call
+
+pytestmark = pytest.mark.integration
+TOKEN = "hook-token"
+
+
+@pytest.fixture
+def hooks_worker(broker, worker_factory):
+    port = free_port()
+    settings = laddered_settings(broker, "hooks")
+    api = settings.api.model_copy(update={"token": SecretStr(TOKEN)})
+    settings = settings.model_copy(update={"web_port": port, "api": api})
+    worker_factory(settings)
+    return settings, f"http://127.0.0.1:{port}/hooks/claude-code"
+
+
+def bash(session: str, n: int, command: str = "pytest -x", stdout: str = "1 failed") -> dict:
+    return {
+        "session_id": session,
+        "transcript_path": "/tmp/t.jsonl",
+        "cwd": "/repo",
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+        "tool_response": {"stdout": stdout, "stderr": "", "interrupted": False},
+        "tool_use_id": f"toolu_{n}",
+    }
+
+
+async def in_thread(function, *args):
+    return await asyncio.get_running_loop().run_in_executor(None, function, *args)
+
+
+async def until(session, url: str, ready, timeout_s: float = 60.0) -> dict:
+    """Poll the session's status until ``ready(status)``."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while True:
+        status, body, _ = await http_call(session, "GET", url, token=TOKEN)
+        assert status == 200, body
+        if ready(body):
+            return body
+        assert asyncio.get_running_loop().time() < deadline, body
+        await asyncio.sleep(0.05)
+
+
+async def test_a_spinning_session_is_warned_then_its_tools_are_denied(hooks_worker):
+    settings, url = hooks_worker
+    sid = f"cc-{uuid.uuid4().hex[:8]}"
+    status_url = f"{url}/sessions/{sid}"
+    async with aiohttp.ClientSession() as http:
+        await until(http, status_url, lambda s: s["following"])
+        answers = []
+        for n in range(WARN_AT):
+            status, body, _ = await http_call(http, "POST", url, json=bash(sid, n), token=TOKEN)
+            assert status == 200, body
+            answers.append(body)
+        assert answers == [{}] * WARN_AT
+        await until(http, status_url, lambda s: s["pending"] >= 1)
+
+        status, body, _ = await http_call(http, "POST", url, json=bash(sid, WARN_AT), token=TOKEN)
+        context = body["hookSpecificOutput"]["additionalContext"]
+        assert body["hookSpecificOutput"]["hookEventName"] == "PostToolUse"
+        assert context.startswith(CONTEXT_HEADER) and "Bash" in context
+
+        pre = {**bash(sid, 99), "hook_event_name": "PreToolUse"}
+        del pre["tool_response"]
+        status, body, _ = await http_call(http, "POST", url, json=pre, token=TOKEN)
+        assert (status, body) == (200, {}), "denied before any stop"
+
+        for n in range(WARN_AT + 1, STOP_AT):  # the STOP_AT-th identical call is the stop
+            await http_call(http, "POST", url, json=bash(sid, n), token=TOKEN)
+        await until(http, status_url, lambda s: s["stop"] is not None)
+        status, body, _ = await http_call(http, "POST", url, json=pre, token=TOKEN)
+        decision = body["hookSpecificOutput"]
+        assert decision["permissionDecision"] == "deny"
+        assert decision["permissionDecisionReason"].startswith(STOP_HEADER)
+
+        end = {"session_id": sid, "hook_event_name": "Stop", "stop_hook_active": False}
+        status, body, _ = await http_call(http, "POST", url, json=end, token=TOKEN)
+        assert (status, body) == (200, {})
+    payloads = [e["payload"] for e in await in_thread(published_events, settings, sid, STOP_AT + 1)]
+    assert payloads[0]["action_type"] == "Bash" and payloads[0]["params"] == {
+        "command": "pytest -x"
+    }
+    assert payloads[0]["tool_call_id"] == "toolu_0" and '"1 failed"' in payloads[0]["result"]
+    assert payloads[-1]["action_type"] == "loop_end" and payloads[-1]["terminated"] is True
+
+
+async def test_a_healthy_session_gets_nothing_and_failures_count(hooks_worker):
+    settings, url = hooks_worker
+    sid = f"cc-ok-{uuid.uuid4().hex[:8]}"
+    async with aiohttp.ClientSession() as http:
+        await until(http, f"{url}/sessions/{sid}", lambda s: s["following"])
+        for n, command in enumerate(["ls", "cat a.py", "pytest", "git diff"]):
+            status, body, _ = await http_call(
+                http, "POST", url, json=bash(sid, n, command, f"out {n}"), token=TOKEN
+            )
+            assert (status, body) == (200, {})
+        failure = {
+            **bash(sid, 9, "make"),
+            "hook_event_name": "PostToolUseFailure",
+            "error": "exit 2",
+        }
+        status, body, _ = await http_call(http, "POST", url, json=failure, token=TOKEN)
+        assert (status, body) == (200, {})
+        # a spin on a neighbour session (same partitions): its warning comes after any of ours
+        other = neighbour_loop(sid, settings.topics.partitions)
+        for n in range(WARN_AT):
+            await http_call(http, "POST", url, json=bash(other, n), token=TOKEN)
+        await until(http, f"{url}/sessions/{other}", lambda s: s["warnings_seen"] >= 1)
+        mine = await until(http, f"{url}/sessions/{sid}", lambda s: True)
+        assert mine["warnings_seen"] == 0
+    failed = (await in_thread(published_events, settings, sid, 5))[-1]["payload"]
+    assert failed["success"] is False and failed["error_message"] == "exit 2"
+
+
+async def test_bad_requests_get_clear_errors(hooks_worker):
+    _, url = hooks_worker
+    async with aiohttp.ClientSession() as http:
+        status, body, _ = await http_call(http, "POST", url, json=bash("s", 1))
+        assert status == 401 and "Bearer" in body["message"]
+        status, body, _ = await http_call(http, "POST", url, json={"tool_name": "x"}, token=TOKEN)
+        assert status == 422 and body["errors"][0]["path"] == "session_id"
+        status, body, _ = await http_call(http, "POST", url, data=b"[1]", token=TOKEN)
+        assert status == 400
+
+
+def test_the_settings_snippet_points_every_hook_at_the_endpoint():
+    snippet = settings_snippet("http://127.0.0.1:6066/hooks/claude-code")
+    hooks = snippet["hooks"]
+    assert set(hooks) == {"PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop"}
+    for entries in hooks.values():
+        (entry,) = entries
+        assert entry["hooks"] == [
+            {"type": "http", "url": "http://127.0.0.1:6066/hooks/claude-code", "timeout": 5}
+        ]
