@@ -53,6 +53,7 @@ def topic_names(settings: Settings) -> list[str]:
         t.advice,
         t.actions_reroute,
         t.completions_reroute,
+        *([t.otlp_spans] if "otlp" in settings.roles else []),
     ]
 
 

@@ -18,6 +18,7 @@ from loopwarden.agents.memory.agent import register_memory
 from loopwarden.agents.memory.judge import ConflictJudge
 from loopwarden.agents.memory.service import LanceMemoryContext, MemoryService
 from loopwarden.agents.monitor.agent import register_action_monitor
+from loopwarden.agents.otlp.agent import register_otlp_ingest
 from loopwarden.errors import ConfigurationError
 from loopwarden.settings import Settings
 from loopwarden.streams.app import LoopwardenApp, create_app
@@ -59,6 +60,8 @@ def build_worker_app(
         register_experience(app, shared)
     if "analyst" in settings.roles and settings.analyst.enabled:
         register_analyst(app, LanceMemoryContext(memory))
+    if "otlp" in settings.roles:
+        register_otlp_ingest(app)
     if "hooks" in settings.roles and settings.web_port:
         register_claude_code_hooks(app)
     if not app.agents:

@@ -1,0 +1,1 @@
+"""OTLP ingest: tool spans of agents already traced with OpenTelemetry become action events."""
