@@ -1,0 +1,147 @@
+"""OpenAI Agents SDK: run hooks, a model-input filter and a tool guardrail.
+
+>>> from agents import Runner
+>>> from loopwarden.adapters.openai_agents import watch
+>>> result = await Runner.run(agent, "task", **watch(loop_id="conversation-7"))
+
+``watch`` returns ``hooks`` and ``run_config`` for ``Runner.run`` (pass your own
+``run_config`` to have the filter added to it):
+
+- every tool call is published (``RunHooks.on_tool_end``): the tool name as action
+  type, its arguments, the result, the call's ``tool_call_id``; a result that is the
+  SDK's default tool-error text counts as a failure;
+- before each model call (``RunConfig.call_model_input_filter``) the warnings received
+  so far are added to the model's input as a user message (the filter's input is not
+  kept in the history, so they are repeated in every later call of the run);
+- a ``stop`` recommendation ends the run: before the next model call with
+  :class:`LoopwardenStopped` (an ``AgentsException``), and at a tool call already on
+  its way with the SDK's own ``ToolInputGuardrailTripwireTriggered`` — loopwarden's
+  tool input guardrail is attached to the agents' function tools when they start;
+- the end of the run is published as a terminating turn (``on_agent_end``).
+
+Install with ``pip install 'loopwarden[openai-agents]'``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from typing import Any
+
+from agents import FunctionTool, RunConfig, RunHooks
+from agents.exceptions import AgentsException
+from agents.run_config import CallModelData, ModelInputData
+from agents.tool import default_tool_error_function
+from agents.tool_guardrails import ToolGuardrailFunctionOutput, ToolInputGuardrail
+
+from loopwarden.adapters.calls import context_text, stop_text
+from loopwarden.adapters.guard import LoopGuard, shared_guard
+from loopwarden.schemas.warnings import LoopWarning
+
+GUARDRAIL_NAME = "loopwarden_stop"
+_TOOL_ERROR_TEXT = default_tool_error_function(None, Exception())  # type: ignore[arg-type]
+
+
+class LoopwardenStopped(AgentsException):
+    """The run was ended because loopwarden recommended a stop."""
+
+    def __init__(self, warning: LoopWarning) -> None:
+        super().__init__(stop_text(warning))
+        self.warning = warning
+
+
+class LoopwardenRun(RunHooks[Any]):
+    """One run's connection to loopwarden: its hooks, input filter and tool guardrail."""
+
+    def __init__(self, loop_id: str, guard: LoopGuard) -> None:
+        super().__init__()
+        self.loop_id = loop_id
+        self.guard = guard
+        self.shown: list[LoopWarning] = []
+        self.stopped: LoopWarning | None = None
+        guard.watch(loop_id)
+
+    # -- hooks ---------------------------------------------------------------------------------
+
+    async def on_agent_start(self, context: Any, agent: Any) -> None:
+        for tool in getattr(agent, "tools", ()):
+            if isinstance(tool, FunctionTool):
+                guardrails = list(tool.tool_input_guardrails or [])
+                if all(g.get_name() != GUARDRAIL_NAME for g in guardrails):
+                    tool.tool_input_guardrails = [*guardrails, STOP_GUARDRAIL]
+
+    async def on_tool_end(self, context: Any, agent: Any, tool: Any, result: Any) -> None:
+        name = getattr(context, "tool_name", None) or getattr(tool, "name", "tool")
+        error = result if result == _TOOL_ERROR_TEXT else None
+        self.guard.tool_call(
+            self.loop_id,
+            name,
+            getattr(context, "tool_arguments", None),
+            result=None if error else result,
+            error=error,
+            tool_call_id=getattr(context, "tool_call_id", None),
+        )
+
+    async def on_agent_end(self, context: Any, agent: Any, output: Any) -> None:
+        if self.stopped is None:
+            self.guard.end(self.loop_id, reason="finalized")
+
+    # -- inject / stop -------------------------------------------------------------------------
+
+    def filter_model_input(self, data: CallModelData[Any]) -> ModelInputData:
+        """``RunConfig.call_model_input_filter``: warnings in, or the run stopped."""
+        self._raise_if_stopped()
+        self.shown += self.guard.take(self.loop_id)
+        if not self.shown:
+            return data.model_data
+        message = {"role": "user", "content": context_text(self.shown)}
+        return ModelInputData(
+            input=[*data.model_data.input, message], instructions=data.model_data.instructions
+        )
+
+    def check_tool_call(self) -> ToolGuardrailFunctionOutput:
+        """The tool guardrail's verdict for this run."""
+        stop = self.guard.stop_for(self.loop_id)
+        if stop is None:
+            return ToolGuardrailFunctionOutput.allow()
+        self._record_stop(stop)
+        return ToolGuardrailFunctionOutput.raise_exception(output_info=stop_text(stop))
+
+    def _raise_if_stopped(self) -> None:
+        stop = self.guard.stop_for(self.loop_id)
+        if stop is not None:
+            self._record_stop(stop)
+            raise LoopwardenStopped(stop)
+
+    def _record_stop(self, stop: LoopWarning) -> None:
+        if self.stopped is None:
+            self.stopped = stop
+            self.guard.end(self.loop_id, reason="spin", success=False)
+
+
+def _stop_tool_call(data: Any) -> ToolGuardrailFunctionOutput:
+    """One guardrail for every tool: it finds the run it guards through the run's config
+    (tools are shared between agents and runs; runs without loopwarden are allowed)."""
+    config = getattr(data.context, "run_config", None)
+    run = getattr(getattr(config, "call_model_input_filter", None), "__self__", None)
+    if not isinstance(run, LoopwardenRun):
+        return ToolGuardrailFunctionOutput.allow()
+    return run.check_tool_call()
+
+
+STOP_GUARDRAIL = ToolInputGuardrail(guardrail_function=_stop_tool_call, name=GUARDRAIL_NAME)
+
+
+def watch(
+    loop_id: str | None = None,
+    *,
+    guard: LoopGuard | None = None,
+    run_config: RunConfig | None = None,
+) -> dict[str, Any]:
+    """``hooks`` and ``run_config`` for ``Runner.run``/``run_sync``/``run_streamed``,
+    publishing under ``loop_id`` (default: a fresh id per run)."""
+    run = LoopwardenRun(loop_id or f"openai-agents-{uuid.uuid4().hex}", guard or shared_guard())
+    config = dataclasses.replace(
+        run_config or RunConfig(), call_model_input_filter=run.filter_model_input
+    )
+    return {"hooks": run, "run_config": config}

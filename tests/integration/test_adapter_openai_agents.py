@@ -1,0 +1,139 @@
+"""The OpenAI Agents SDK adapter with the SDK's own ScriptedModel, a real worker and broker."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+from agents import Agent, Runner, function_tool
+from agents.exceptions import ToolInputGuardrailTripwireTriggered
+from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
+
+from loopwarden.adapters.calls import CONTEXT_HEADER
+from loopwarden.adapters.guard import LoopGuard
+from loopwarden.adapters.openai_agents import GUARDRAIL_NAME, LoopwardenStopped, watch
+
+from .adapter_harness import (
+    STOP_AT,
+    WARN_AT,
+    assert_no_warning_for,
+    laddered_settings,
+    published_events,
+)
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def laddered(broker, tmp_path_factory):
+    from .conftest import WorkerProcess, create_topics
+
+    settings = laddered_settings(broker, "oai")
+    create_topics(settings)
+    worker = WorkerProcess(settings, tmp_path_factory.mktemp("oai") / "worker.log").start()
+    guard = LoopGuard(settings).start()
+    assert guard.wait_ready(60)
+    yield settings, guard
+    guard.close()
+    assert worker.stop() == 0, worker.log()[-3000:]
+
+
+@function_tool
+def lookup(query: str) -> str:
+    """Look something up."""
+    return f"nothing about {query}"
+
+
+@function_tool
+def broken() -> str:
+    """Always fails."""
+    raise RuntimeError("disk full")
+
+
+def injected(call) -> list[str]:
+    return [
+        item["content"]
+        for item in call.input
+        if isinstance(item, dict) and CONTEXT_HEADER in str(item.get("content"))
+    ]
+
+
+def scripted(steps, waits) -> ScriptedModel:
+    """Steps answered in order; before answering step k, ``waits[k]`` must hold (the guard's
+    inbox waited on in a thread: the latency of a real model call, made deterministic)."""
+
+    def responder(step, k):
+        async def respond(call):
+            wait = waits.get(k)
+            if wait is not None:
+                assert await asyncio.to_thread(wait), f"no verdict before request {k}"
+            return step
+
+        return ModelStep.respond(respond)
+
+    return ScriptedModel([responder(step, k) for k, step in enumerate(steps)])
+
+
+async def test_a_spinning_agent_is_warned_in_its_next_request_then_stopped(laddered):
+    _, guard = laddered
+    loop_id = f"oai-spin-{uuid.uuid4().hex[:6]}"
+    steps = [[function_call("lookup", {"query": "x"}, call_id=f"c{k}")] for k in range(40)]
+    waits = {
+        WARN_AT: lambda: guard.inbox.wait(loop_id, count=1, timeout_s=60),
+        STOP_AT: lambda: guard.inbox.wait(loop_id, stop=True, timeout_s=60),
+    }
+    model = scripted(steps, waits)
+    agent = Agent(name="spinner", model=model, tools=[lookup])
+
+    # the stop arrived while request STOP_AT was answered: the tool call it made is refused
+    # by loopwarden's tool guardrail (a stop found before a model call: LoopwardenStopped)
+    with pytest.raises(ToolInputGuardrailTripwireTriggered) as stopped:
+        await Runner.run(agent, "find x", max_turns=100, **watch(loop_id, guard=guard))
+    assert stopped.value.guardrail.get_name() == GUARDRAIL_NAME
+    assert "same result" in stopped.value.output.output_info
+
+    calls = model.calls
+    assert all(not injected(call) for call in calls[: WARN_AT + 1])
+    warning_text = injected(calls[WARN_AT + 1])
+    assert len(warning_text) == 1 and "lookup" in warning_text[0]
+    assert len(calls) == STOP_AT + 1, "the run went on past the stop"
+
+
+async def test_a_healthy_run_gets_nothing_and_failures_are_published(laddered):
+    settings, guard = laddered
+    loop_id = f"oai-ok-{uuid.uuid4().hex[:6]}"
+    steps = [
+        [function_call("lookup", {"query": "a"}, call_id="t0")],
+        [function_call("lookup", {"query": "b"}, call_id="t1")],
+        [function_call("broken", {}, call_id="t2")],
+        [assistant_message("done")],
+    ]
+    model = scripted(steps, {})
+    agent = Agent(name="worker", model=model, tools=[lookup, broken])
+
+    result = await Runner.run(agent, "look up a and b", **watch(loop_id, guard=guard))
+
+    assert result.final_output == "done"
+    assert all(not injected(call) for call in model.calls)
+    await asyncio.to_thread(assert_no_warning_for, guard, loop_id, settings)
+    events = await asyncio.to_thread(published_events, settings, loop_id, 4)
+    payloads = [event["payload"] for event in events]
+    assert [p["action_type"] for p in payloads] == ["lookup", "lookup", "broken", "loop_end"]
+    assert payloads[0]["params"] == {"query": "a"} and payloads[0]["tool_call_id"] == "t0"
+    assert payloads[0]["result"] == "nothing about a" and payloads[0]["success"] is True
+    assert payloads[2]["success"] is False
+
+
+async def test_a_stop_in_force_ends_the_run_before_its_next_model_call(laddered):
+    _, guard = laddered
+    loop_id = f"oai-stopped-{uuid.uuid4().hex[:6]}"
+    for k in range(STOP_AT):  # an earlier run of this loop spun into a stop
+        guard.tool_call(loop_id, "lookup", {"query": "x"}, result="same", tool_call_id=f"p{k}")
+    assert await asyncio.to_thread(guard.inbox.wait, loop_id, stop=True, timeout_s=60)
+    model = scripted([[assistant_message("never")]], {})
+    agent = Agent(name="again", model=model, tools=[lookup])
+
+    with pytest.raises(LoopwardenStopped, match="same result"):
+        await Runner.run(agent, "find x", **watch(loop_id, guard=guard))
+    assert model.calls == ()
