@@ -98,11 +98,15 @@ def pre_tool_use_answer(stop: LoopWarning | None) -> dict[str, Any]:
     }
 
 
-def settings_snippet(url: str) -> dict[str, Any]:
-    """The ``hooks`` block of Claude Code's settings.json that points at ``url``."""
+def settings_snippet(url: str, token_env: str | None = None) -> dict[str, Any]:
+    """The ``hooks`` block of Claude Code's settings.json that points at ``url``; with
+    ``token_env``, the bearer token is read from that environment variable."""
 
     def entry(matcher: str | None) -> dict[str, Any]:
-        hook = {"type": "http", "url": url, "timeout": 5}
+        hook: dict[str, Any] = {"type": "http", "url": url, "timeout": 5}
+        if token_env:
+            hook["headers"] = {"Authorization": f"Bearer ${token_env}"}
+            hook["allowedEnvVars"] = [token_env]
         return {"matcher": matcher, "hooks": [hook]} if matcher else {"hooks": [hook]}
 
     return {

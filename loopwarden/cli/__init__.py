@@ -34,6 +34,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "replay",
         "Audit: re-run the decisions over recorded topics and compare.",
     ),
+    "hooks": (
+        "loopwarden.cli.hooks",
+        "hooks",
+        "Claude Code: the settings.json hooks that send its tool calls to a worker.",
+    ),
     "memory": ("loopwarden.cli.memory", "memory", "Agent memory in LanceDB, directly."),
     "experience": (
         "loopwarden.cli.experience",

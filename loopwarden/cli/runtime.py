@@ -59,14 +59,27 @@ def topics(bootstrap_servers: str | None) -> None:
 
 @click.command()
 @click.option("--port", type=int, default=0, help="Broker port on 127.0.0.1 (default: free).")
-def dev(port: int) -> None:
+@click.option(
+    "--web-port",
+    type=int,
+    default=6066,
+    show_default=True,
+    help="The worker's HTTP API (guardrails, Claude Code hooks, /loops); 0: none.",
+)
+def dev(port: int, web_port: int) -> None:
     """Embedded broker plus one worker, for local development. Ctrl-C stops both."""
     from loopwarden.streams.broker import EmbeddedBroker
 
     with EmbeddedBroker(port or None) as running:
         click.echo(f"broker on {running.bootstrap_servers}; starting a worker…")
         click.echo(f"export LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS={running.bootstrap_servers}")
-        process = start_worker_process(settings_with(running.bootstrap_servers))
+        settings = settings_with(running.bootstrap_servers, web_port=web_port or None)
+        if settings.web_port and settings.api.token is None:  # overrides need a token
+            api = settings.api.model_copy(update={"overrides_enabled": False})
+            settings = settings.model_copy(update={"api": api})
+        if settings.web_port:
+            click.echo(f"worker API on http://127.0.0.1:{settings.web_port} (`loopwarden hooks`)")
+        process = start_worker_process(settings)
         try:
             _wait_for_signal(process, "worker")
         finally:
