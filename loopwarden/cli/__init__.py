@@ -37,7 +37,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "hooks": (
         "loopwarden.cli.hooks",
         "hooks",
-        "Claude Code: the settings.json hooks that send its tool calls to a worker.",
+        "Claude Code: its settings.json hooks block for a worker.",
     ),
     "memory": ("loopwarden.cli.memory", "memory", "Agent memory in LanceDB, directly."),
     "experience": (
