@@ -61,6 +61,9 @@ class LoopGuard:
         self._queued: deque[_Event] = deque(maxlen=max_queued)
         self.dropped = 0
         self._ready = threading.Event()
+        self._attempted = threading.Condition()
+        self.attempts = 0
+        """Connection attempts so far (the first, then one every ``retry_s``)."""
         self._closing = False
         self._said_unavailable = False
         self._publisher: AsyncPublisher | None = None
@@ -82,6 +85,11 @@ class LoopGuard:
     def wait_ready(self, timeout_s: float = 30.0) -> bool:
         """Block until the guard publishes and follows warnings; False on timeout."""
         return self._ready.wait(timeout_s)
+
+    def wait_attempts(self, count: int, timeout_s: float) -> bool:
+        """Block until the guard tried to connect ``count`` times; False on timeout."""
+        with self._attempted:
+            return self._attempted.wait_for(lambda: self.attempts >= count, timeout_s)
 
     @property
     def ready(self) -> bool:
@@ -177,8 +185,10 @@ class LoopGuard:
             except (LoopwardenError, OSError) as exc:
                 await subscriber.stop()
                 self._unavailable(exc)
+                self._count_attempt()
                 await asyncio.sleep(self.retry_s)
                 continue
+            self._count_attempt()
             self._publisher = publisher
             while self._queued:
                 self._send(self._queued.popleft())
@@ -204,6 +214,11 @@ class LoopGuard:
         while True:
             await asyncio.sleep(5.0)
             await publisher.flush()  # a PublishError ends this connection; we reconnect
+
+    def _count_attempt(self) -> None:
+        with self._attempted:
+            self.attempts += 1
+            self._attempted.notify_all()
 
     def _unavailable(self, exc: BaseException) -> None:
         if not self._said_unavailable:

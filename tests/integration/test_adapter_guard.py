@@ -1,0 +1,46 @@
+"""The guard with the broker down: the agent is never blocked, told once, and nothing
+queued is lost once a broker answers on that address."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+
+import pytest
+
+from loopwarden.adapters.guard import LoopGuard
+from loopwarden.settings import Settings
+from loopwarden.streams.broker import EmbeddedBroker, free_port
+
+from .adapter_harness import published_events
+from .conftest import create_topics
+
+pytestmark = pytest.mark.integration
+
+
+def test_a_down_broker_never_blocks_the_agent_and_queued_calls_arrive_later(tmp_path, caplog):
+    caplog.set_level(logging.WARNING, logger="loopwarden.adapters")
+    port = free_port()
+    settings = Settings().namespaced(
+        f"down-{uuid.uuid4().hex[:6]}", bootstrap_servers=f"127.0.0.1:{port}", partitions=2
+    )
+    guard = LoopGuard(settings, retry_s=0.2).start()
+    loop_id = "agent-without-broker"
+    try:
+        for n in range(5):  # returns at once: the agent's thread only hands over a tuple
+            guard.tool_call(loop_id, "search", {"q": n}, result="r", tool_call_id=f"c{n}")
+        assert guard.take(loop_id) == [] and guard.stop_for(loop_id) is None
+        assert guard.wait_attempts(3, timeout_s=60), "the guard stopped retrying"
+        assert not guard.ready
+        said = [r for r in caplog.records if "keeps running unwatched" in r.getMessage()]
+        assert len(said) == 1, [r.getMessage() for r in caplog.records]
+
+        with EmbeddedBroker(port, log_path=tmp_path / "broker.log"):
+            create_topics(settings)
+            assert guard.wait_ready(60), "the guard did not reconnect"
+            events = published_events(settings, loop_id, 5)
+        assert [e["payload"]["tool_call_id"] for e in events] == [f"c{n}" for n in range(5)]
+    finally:
+        guard.close(timeout_s=5)
+    assert not any(t.name == "loopwarden-guard" and t.is_alive() for t in threading.enumerate())
