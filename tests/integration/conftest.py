@@ -137,3 +137,21 @@ class LayerOneWarnings(WarningSubscriber):
         async for warning in super()._iterate():
             if warning.kind is WarningKind.ACTION_TYPE_SPIN:
                 yield warning
+
+
+@pytest.fixture(scope="module")
+def laddered(broker, tmp_path_factory):
+    """A worker with the laddered detection profile, and a connected guard (the adapters'
+    tests, one pair per module)."""
+    from loopwarden.adapters.guard import LoopGuard
+
+    from .adapter_harness import laddered_settings
+
+    settings = laddered_settings(broker, "adapters")
+    create_topics(settings)
+    worker = WorkerProcess(settings, tmp_path_factory.mktemp("adapters") / "worker.log").start()
+    guard = LoopGuard(settings).start()
+    assert guard.wait_ready(60)
+    yield settings, guard
+    guard.close()
+    assert worker.stop() == 0, worker.log()[-3000:]

@@ -12,14 +12,12 @@ from langchain_core.tools import tool
 from pydantic import Field
 
 from loopwarden.adapters.calls import CONTEXT_HEADER, STOP_HEADER
-from loopwarden.adapters.guard import LoopGuard
 from loopwarden.adapters.langchain import LoopwardenMiddleware
 
 from .adapter_harness import (
     STOP_AT,
     WARN_AT,
     assert_no_warning_for,
-    laddered_settings,
     published_events,
 )
 
@@ -62,20 +60,6 @@ def same_call(n: int) -> AIMessage:
 
 def injected(request) -> list[str]:
     return [m.content for m in request if CONTEXT_HEADER in str(m.content)]
-
-
-@pytest.fixture(scope="module")
-def laddered(broker, tmp_path_factory):
-    from .conftest import WorkerProcess, create_topics
-
-    settings = laddered_settings(broker, "lc")
-    create_topics(settings)
-    worker = WorkerProcess(settings, tmp_path_factory.mktemp("lc") / "worker.log").start()
-    guard = LoopGuard(settings).start()
-    assert guard.wait_ready(60)
-    yield settings, guard
-    guard.close()
-    assert worker.stop() == 0, worker.log()[-3000:]
 
 
 def test_a_spinning_agent_is_warned_in_its_next_request_then_stopped(laddered):

@@ -11,32 +11,16 @@ from agents.exceptions import ToolInputGuardrailTripwireTriggered
 from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
 
 from loopwarden.adapters.calls import CONTEXT_HEADER
-from loopwarden.adapters.guard import LoopGuard
 from loopwarden.adapters.openai_agents import GUARDRAIL_NAME, LoopwardenStopped, watch
 
 from .adapter_harness import (
     STOP_AT,
     WARN_AT,
     assert_no_warning_for,
-    laddered_settings,
     published_events,
 )
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def laddered(broker, tmp_path_factory):
-    from .conftest import WorkerProcess, create_topics
-
-    settings = laddered_settings(broker, "oai")
-    create_topics(settings)
-    worker = WorkerProcess(settings, tmp_path_factory.mktemp("oai") / "worker.log").start()
-    guard = LoopGuard(settings).start()
-    assert guard.wait_ready(60)
-    yield settings, guard
-    guard.close()
-    assert worker.stop() == 0, worker.log()[-3000:]
 
 
 @function_tool

@@ -11,32 +11,16 @@ from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from loopwarden.adapters.calls import CONTEXT_HEADER
-from loopwarden.adapters.guard import LoopGuard
 from loopwarden.adapters.pydantic_ai import Loopwarden
 
 from .adapter_harness import (
     STOP_AT,
     WARN_AT,
     assert_no_warning_for,
-    laddered_settings,
     published_events,
 )
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def laddered(broker, tmp_path_factory):
-    from .conftest import WorkerProcess, create_topics
-
-    settings = laddered_settings(broker, "pai")
-    create_topics(settings)
-    worker = WorkerProcess(settings, tmp_path_factory.mktemp("pai") / "worker.log").start()
-    guard = LoopGuard(settings).start()
-    assert guard.wait_ready(60)
-    yield settings, guard
-    guard.close()
-    assert worker.stop() == 0, worker.log()[-3000:]
 
 
 def injected(messages) -> list[str]:
