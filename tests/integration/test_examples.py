@@ -1,4 +1,4 @@
-"""The adapters' examples run as written against a real worker (laddered profile).
+"""The adapters' examples run as written against ``loopwarden dev`` (laddered profile).
 
 Each example's scripted model keeps making one tool call; run against the worker it
 must be warned and then stopped, and say so.
@@ -9,31 +9,63 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
 
-from loopwarden.settings import settings_env
+from loopwarden.cli.runtime import stop_process
 from loopwarden.streams.broker import free_port
-
-from .adapter_harness import laddered_settings
 
 pytestmark = pytest.mark.integration
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 @pytest.fixture(scope="module")
-def example_env(broker, tmp_path_factory):
-    from .conftest import WorkerProcess, create_topics
+def example_env(tmp_path_factory):
+    """``loopwarden dev`` as a user starts it (its own embedded broker and worker), with
+    the laddered profile; the examples get the line it prints."""
+    home = tmp_path_factory.mktemp("dev")
+    web_port = free_port()
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("LOOPWARDEN_")},
+        "LOOPWARDEN_DETECTION__PROFILE": "patterns",
+        "LOOPWARDEN_DATA_DIR": str(home / "data"),
+        "LOOPWARDEN_MEMORY__URI": str(home / "memory"),
+    }
+    dev = subprocess.Popen(
+        [sys.executable, "-m", "loopwarden", "dev", "--web-port", str(web_port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=open(home / "dev.log", "wb"),  # noqa: SIM115
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        exported = next(line for line in dev.stdout if line.startswith("export "))
+        name, value = exported.split()[1].split("=", 1)
+        env[name] = value.strip()
+        wait_until_ready(f"http://127.0.0.1:{web_port}/ready", dev)
+        yield web_port, env
+    finally:
+        code = stop_process(dev)
+    assert code == 0, (home / "dev.log").read_text()[-3000:]
 
-    settings = laddered_settings(broker, "examples")
-    api = settings.api.model_copy(update={"overrides_enabled": False})
-    settings = settings.model_copy(update={"web_port": free_port(), "api": api})
-    create_topics(settings)
-    log = tmp_path_factory.mktemp("examples") / "worker.log"
-    worker = WorkerProcess(settings, log).start()
-    yield settings, {**os.environ, **settings_env(settings)}
-    assert worker.stop() == 0, worker.log()[-3000:]
+
+def wait_until_ready(url: str, dev: subprocess.Popen, timeout_s: float = 90.0) -> None:
+    """Poll the worker's /ready (joined its group, tables recovered, topics made)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        assert dev.poll() is None, "loopwarden dev exited"
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        assert time.monotonic() < deadline, "the dev worker never became ready"
+        time.sleep(0.2)
 
 
 def run(script: str, env: dict, *args: str) -> str:
@@ -61,8 +93,8 @@ def test_a_framework_example_is_warned_then_stopped(example_env, script):
 
 
 def test_the_claude_code_example_is_warned_then_denied(example_env):
-    settings, env = example_env
-    url = f"http://127.0.0.1:{settings.web_port}/hooks/claude-code"
+    web_port, env = example_env
+    url = f"http://127.0.0.1:{web_port}/hooks/claude-code"
     out = run("claude_code_session.py", env, url)
     assert "context added:\n[loopwarden]" in out, out
     assert "denied — [loopwarden] This run was stopped" in out, out
