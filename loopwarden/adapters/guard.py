@@ -21,6 +21,8 @@ import threading
 from collections import deque
 from typing import Any
 
+from opentelemetry import context as otel_context
+
 from loopwarden.adapters.calls import tool_call_fields
 from loopwarden.errors import LoopwardenError
 from loopwarden.schemas.warnings import LoopWarning
@@ -32,8 +34,8 @@ from loopwarden.streams.subscriber import WarningSubscriber
 
 log = logging.getLogger("loopwarden.adapters")
 
-_Event = tuple[str, str, dict[str, Any]]
-"""(loop id, action type, payload fields)"""
+_Event = tuple[str, str, dict[str, Any], otel_context.Context]
+"""(loop id, action type, payload fields, the caller's OpenTelemetry context)"""
 
 
 class LoopGuard:
@@ -125,10 +127,12 @@ class LoopGuard:
         self.publish(loop_id, tool, **tool_call_fields(args, **fields))
 
     def publish(self, loop_id: str, action_type: str, **payload: Any) -> None:
-        """Publish one action event in the background; never blocks, never raises."""
+        """Publish one action event in the background; never blocks, never raises. The
+        event carries the caller's trace context (the framework's tool span, if any)."""
         self.watch(loop_id)
         self.start()
-        self._loop.call_soon_threadsafe(self._enqueue, (loop_id, action_type, payload))
+        event = (loop_id, action_type, payload, otel_context.get_current())
+        self._loop.call_soon_threadsafe(self._enqueue, event)
 
     def end(self, loop_id: str, *, reason: str = "finalized", success: bool | None = None) -> None:
         """Mark the loop's end: a terminating message turn (``reason``: finalized, spin, …)."""
@@ -169,11 +173,14 @@ class LoopGuard:
 
     def _send(self, event: _Event) -> None:
         assert self._publisher is not None
-        loop_id, action_type, payload = event
+        loop_id, action_type, payload, caller_context = event
+        token = otel_context.attach(caller_context)  # stamped as if sent from the caller
         try:
             self._publisher.publish_event(make_action_event(loop_id, action_type, **payload))
         except LoopwardenError as exc:  # an invalid event: the agent is not told, we log it
             log.warning("loopwarden: event for loop %s not published: %s", loop_id, exc)
+        finally:
+            otel_context.detach(token)
 
     async def _run(self) -> None:
         while not self._closing:

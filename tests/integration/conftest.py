@@ -152,6 +152,9 @@ def laddered(broker, tmp_path_factory):
     worker = WorkerProcess(settings, tmp_path_factory.mktemp("adapters") / "worker.log").start()
     guard = LoopGuard(settings).start()
     assert guard.wait_ready(60)
+    for n in range(4):  # a spin answered: the worker is up (and handles SIGTERM at teardown)
+        guard.tool_call("warm-up", "probe", {}, result="same", tool_call_id=f"w{n}")
+    assert guard.inbox.wait("warm-up", count=1, timeout_s=90), worker.log()[-3000:]
     yield settings, guard
     guard.close()
     assert worker.stop() == 0, worker.log()[-3000:]

@@ -44,3 +44,18 @@ def test_a_down_broker_never_blocks_the_agent_and_queued_calls_arrive_later(tmp_
     finally:
         guard.close(timeout_s=5)
     assert not any(t.name == "loopwarden-guard" and t.is_alive() for t in threading.enumerate())
+
+
+def test_published_calls_carry_the_callers_trace_context(laddered):
+    from opentelemetry.sdk.trace import TracerProvider
+
+    settings, guard = laddered
+    loop_id = f"traced-{uuid.uuid4().hex[:6]}"
+    tracer = TracerProvider().get_tracer("agent")
+    with tracer.start_as_current_span("execute_tool search") as span:
+        guard.tool_call(loop_id, "search", {"q": 1}, result="r")
+    guard.tool_call(loop_id, "search", {"q": 2}, result="r")  # outside any span
+    traced, untraced = published_events(settings, loop_id, 2)
+    trace_id = format(span.get_span_context().trace_id, "032x")
+    assert traced["trace_context"]["traceparent"].split("-")[1] == trace_id
+    assert "trace_context" not in untraced
