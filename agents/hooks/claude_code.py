@@ -73,13 +73,14 @@ def action_fields(hook: HookInput) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
-def post_tool_use_answer(warnings: list[LoopWarning]) -> dict[str, Any]:
-    """The answer to a PostToolUse hook: pending warnings as additional context."""
+def post_tool_use_answer(warnings: list[LoopWarning], event: str = "PostToolUse") -> dict[str, Any]:
+    """The answer to a PostToolUse (or PostToolUseFailure) hook: pending warnings as
+    additional context, under the event's own name."""
     if not warnings:
         return {}
     return {
         "hookSpecificOutput": {
-            "hookEventName": "PostToolUse",
+            "hookEventName": event,
             "additionalContext": context_text(warnings),
         }
     }

@@ -99,7 +99,7 @@ def register_claude_code_hooks(app: LoopwardenApp) -> WarningInbox:
             return pre_tool_use_answer(inbox.stop_for(hook.session_id))
         publish(hook, raw)
         if hook.hook_event_name in ("PostToolUse", "PostToolUseFailure"):
-            return post_tool_use_answer(inbox.take(hook.session_id))
+            return post_tool_use_answer(inbox.take(hook.session_id), hook.hook_event_name)
         return {}
 
     @app.page(PATH)

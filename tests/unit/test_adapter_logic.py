@@ -120,3 +120,35 @@ def test_inbox_wait_wakes_on_arrival_and_times_out():
     adder.start()
     assert inbox.wait("l1", stop=True, timeout_s=10)
     adder.join()
+
+
+def test_claude_code_hook_inputs_and_answers():
+    from loopwarden.agents.hooks.claude_code import (
+        HookInput,
+        action_fields,
+        post_tool_use_answer,
+        pre_tool_use_answer,
+    )
+
+    base = {"session_id": "s1", "tool_name": "Bash", "tool_input": {"command": "make"}}
+    ok = HookInput(**base, hook_event_name="PostToolUse", tool_response={"stdout": "done"})
+    assert action_fields(ok) == (
+        "Bash",
+        {"params": {"command": "make"}, "success": True, "result": '{"stdout":"done"}'},
+    )
+    failed = HookInput(**base, hook_event_name="PostToolUseFailure", error="exit 2")
+    assert action_fields(failed)[1]["error_message"] == "exit 2"
+    interrupted = HookInput(
+        **base, hook_event_name="PostToolUse", tool_response={"interrupted": True}
+    )
+    assert action_fields(interrupted)[1]["success"] is False
+    assert action_fields(HookInput(**base, hook_event_name="PreToolUse")) is None
+    end = action_fields(HookInput(session_id="s1", hook_event_name="SessionEnd"))
+    assert end == ("loop_end", {"turn": "message", "terminated": True, "result": "session_end"})
+
+    assert post_tool_use_answer([]) == {} and pre_tool_use_answer(None) == {}
+    answer = post_tool_use_answer([warning()], "PostToolUseFailure")["hookSpecificOutput"]
+    assert answer["hookEventName"] == "PostToolUseFailure"
+    assert answer["additionalContext"].startswith(CONTEXT_HEADER)
+    deny = pre_tool_use_answer(warning(step="stop"))["hookSpecificOutput"]
+    assert deny["permissionDecision"] == "deny" and "4 times" in deny["permissionDecisionReason"]
