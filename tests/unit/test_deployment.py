@@ -253,3 +253,24 @@ def test_dashboard_queries_only_metrics_the_worker_exports():
     }
     assert grouped - {"le"} <= labels, grouped - labels
     assert {p["datasource"]["uid"] for p in dashboard["panels"]} == {"prometheus"}
+
+
+def test_agents_tool_spans_reach_the_otlp_role_through_kafka(monkeypatch):
+    config = load_infra("otel-collector.yaml")
+    pipeline = config["service"]["pipelines"]["traces/tool_spans"]
+    (exporter,) = pipeline["exporters"]
+    kafka = config["exporters"][exporter]
+    settings = worker_settings(monkeypatch)
+    assert "otlp" in settings.roles
+    assert kafka["topic"] == settings.topics.otlp_spans
+    assert kafka["encoding"] in ("otlp_proto", "otlp_json")
+    host, port = kafka["brokers"][0].split(":")
+    assert f"{host}:{port}" == settings.kafka.bootstrap_servers
+    (condition,) = config["processors"]["filter/tool_spans"]["traces"]["span"]
+    assert '"gen_ai.operation.name"' in condition and '"execute_tool"' in condition
+    # the topic is created by the topics service before the collector starts
+    from loopwarden.streams.topics import topic_names
+
+    assert settings.topics.otlp_spans in topic_names(settings)
+    depends = compose()["services"]["otel-collector"]["depends_on"]
+    assert depends["topics"]["condition"] == "service_completed_successfully"
