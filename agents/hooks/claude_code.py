@@ -7,6 +7,8 @@ Claude Code POSTs each hook's input as JSON to an ``http`` hook. Handled:
   response or error, ``tool_use_id`` → ``tool_call_id``); the answer carries the
   session's pending warnings as ``additionalContext``, which Claude Code adds to the
   model's context;
+- ``UserPromptSubmit``: the pending warnings, as for PostToolUse (a new prompt after
+  a stop still sees why);
 - ``PreToolUse``: refused (``permissionDecision: deny``) once a stop was recommended
   for the session; otherwise no opinion;
 - ``Stop`` / ``SessionEnd``: the loop's end is published.
@@ -25,6 +27,8 @@ from loopwarden.schemas.events import LoopId
 from loopwarden.schemas.warnings import LoopWarning
 
 OBSERVED = frozenset({"PostToolUse", "PostToolUseFailure"})
+INJECTING = OBSERVED | {"UserPromptSubmit"}
+"""Events whose answer can carry ``additionalContext``."""
 ENDINGS = frozenset({"Stop", "SessionEnd"})
 
 
@@ -115,6 +119,7 @@ def settings_snippet(url: str, token_env: str | None = None) -> dict[str, Any]:
             "PreToolUse": [entry("*")],
             "PostToolUse": [entry("*")],
             "PostToolUseFailure": [entry("*")],
+            "UserPromptSubmit": [entry(None)],
             "Stop": [entry(None)],
         }
     }

@@ -23,6 +23,7 @@ from faust.web import Request, Response, View
 from pydantic import ValidationError
 
 from loopwarden.agents.hooks.claude_code import (
+    INJECTING,
     HookInput,
     action_fields,
     post_tool_use_answer,
@@ -98,7 +99,7 @@ def register_claude_code_hooks(app: LoopwardenApp) -> WarningInbox:
         if hook.hook_event_name == "PreToolUse":
             return pre_tool_use_answer(inbox.stop_for(hook.session_id))
         publish(hook, raw)
-        if hook.hook_event_name in ("PostToolUse", "PostToolUseFailure"):
+        if hook.hook_event_name in INJECTING:
             return post_tool_use_answer(inbox.take(hook.session_id), hook.hook_event_name)
         return {}
 

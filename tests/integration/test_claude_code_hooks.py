@@ -130,6 +130,9 @@ async def test_a_healthy_session_gets_nothing_and_failures_count(hooks_worker):
         }
         status, body, _ = await http_call(http, "POST", url, json=failure, token=TOKEN)
         assert (status, body) == (200, {})
+        prompt = {"session_id": sid, "hook_event_name": "UserPromptSubmit", "prompt": "go on"}
+        status, body, _ = await http_call(http, "POST", url, json=prompt, token=TOKEN)
+        assert (status, body) == (200, {})  # nothing pending, and not an action
         # a spin on a neighbour session (same partitions): its warning comes after any of ours
         other = neighbour_loop(sid, settings.topics.partitions)
         for n in range(WARN_AT):
@@ -155,7 +158,13 @@ async def test_bad_requests_get_clear_errors(hooks_worker):
 def test_the_settings_snippet_points_every_hook_at_the_endpoint():
     snippet = settings_snippet("http://127.0.0.1:6066/hooks/claude-code")
     hooks = snippet["hooks"]
-    assert set(hooks) == {"PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop"}
+    assert set(hooks) == {
+        "PreToolUse",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "UserPromptSubmit",
+        "Stop",
+    }
     for entries in hooks.values():
         (entry,) = entries
         assert entry["hooks"] == [

@@ -150,5 +150,8 @@ def test_claude_code_hook_inputs_and_answers():
     answer = post_tool_use_answer([warning()], "PostToolUseFailure")["hookSpecificOutput"]
     assert answer["hookEventName"] == "PostToolUseFailure"
     assert answer["additionalContext"].startswith(CONTEXT_HEADER)
+    prompt = post_tool_use_answer([warning()], "UserPromptSubmit")["hookSpecificOutput"]
+    assert prompt["hookEventName"] == "UserPromptSubmit"
+    assert action_fields(HookInput(session_id="s1", hook_event_name="UserPromptSubmit")) is None
     deny = pre_tool_use_answer(warning(step="stop"))["hookSpecificOutput"]
     assert deny["permissionDecision"] == "deny" and "4 times" in deny["permissionDecisionReason"]
