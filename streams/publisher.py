@@ -266,7 +266,7 @@ class AsyncPublisher:
         if self._producer is None:
             raise PublishError("publisher is not started")
         topic = self.settings.topics.memory_writes
-        partitions = await self._topic_partitions(topic)
+        partitions = await self.topic_partitions(topic)
         writes = [make_memory_write(**item) for item in memories]  # all valid, or none sent
         records = memory_records(writes, partitions, self._memory_key, per_record, max_record_bytes)
         deliveries: list[tuple[list[str], asyncio.Future[Any]]] = []
@@ -290,7 +290,7 @@ class AsyncPublisher:
             raise PublishError(f"{len(failed)} memory write(s) not delivered: {first}", failed)
         return [write.event_id for write in writes]
 
-    async def _topic_partitions(self, topic: str) -> list[int]:
+    async def topic_partitions(self, topic: str) -> list[int]:
         """The partitions of ``topic`` (which must exist), sorted."""
         assert self._producer is not None
         if topic not in self._partitions_of:

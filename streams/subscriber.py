@@ -60,8 +60,12 @@ class TopicSubscriber(Generic[T]):
         group_id: str | None = None,
         bootstrap_servers: str | None = None,
         identity: Callable[[T], str] | None = None,
+        partition: int | None = None,
     ) -> None:
+        """``partition``: read only that partition, every key (default: every partition,
+        or the partition of ``loop_id``)."""
         self.settings = settings or Settings()
+        self.partition = partition
         self.topic = topic
         self.loop_id = loop_id
         self.from_beginning = from_beginning
@@ -95,6 +99,10 @@ class TopicSubscriber(Generic[T]):
                 raise LoopwardenError(f"topic {self.topic!r} does not exist")
             if self._key is not None:
                 partitions = {default_partition(self._key, len(partitions))}
+            elif self.partition is not None:
+                if self.partition not in partitions:
+                    raise LoopwardenError(f"topic {self.topic!r} has no partition {self.partition}")
+                partitions = {self.partition}
             assigned = [TopicPartition(self.topic, p) for p in sorted(partitions)]
             consumer.assign(assigned)
             if self.from_beginning:
@@ -219,6 +227,7 @@ class WarningSubscriber(TopicSubscriber[LoopWarning]):
         group_id: str | None = None,
         bootstrap_servers: str | None = None,
         dedupe: bool = True,
+        partition: int | None = None,
     ) -> None:
         settings = settings or Settings()
         super().__init__(
@@ -230,6 +239,7 @@ class WarningSubscriber(TopicSubscriber[LoopWarning]):
             group_id=group_id,
             bootstrap_servers=bootstrap_servers,
             identity=(lambda w: w.warning_id) if dedupe else None,
+            partition=partition,
         )
 
 

@@ -2,10 +2,11 @@
 
 A :class:`LoopGuard` runs on its own thread with its own event loop, so a framework
 hook only hands it a tuple and returns: publishing never blocks the agent, and a
-broker that is down never raises into it. The guard follows the warnings topic
-(every partition, from its end, one consumer per process) and keeps the warnings of
-the loops it publishes for in a :class:`~loopwarden.streams.inbox.WarningInbox`,
-until the adapter's next injection point takes them.
+broker that is down never raises into it. The guard follows the warnings topic —
+only the partitions its loops live on, each from its end, before the loop's first
+event goes out (:mod:`~loopwarden.adapters.connection`) — and keeps the warnings of
+its loops in a :class:`~loopwarden.streams.inbox.WarningInbox`, until the adapter's
+next injection point takes them.
 
 If the broker cannot be reached the guard says so once, keeps the last
 ``max_queued`` events and retries every ``retry_s``; the agent keeps running.
@@ -21,21 +22,17 @@ import threading
 from collections import deque
 from typing import Any
 
+from cachetools import TTLCache
 from opentelemetry import context as otel_context
 
 from loopwarden.adapters.calls import tool_call_fields
+from loopwarden.adapters.connection import Connection, Event
 from loopwarden.errors import LoopwardenError
 from loopwarden.schemas.warnings import LoopWarning
 from loopwarden.settings import Settings
-from loopwarden.streams.event_builder import make_action_event
-from loopwarden.streams.inbox import WarningInbox, is_stop
-from loopwarden.streams.publisher import AsyncPublisher
-from loopwarden.streams.subscriber import WarningSubscriber
+from loopwarden.streams.inbox import WarningInbox
 
 log = logging.getLogger("loopwarden.adapters")
-
-_Event = tuple[str, str, dict[str, Any], otel_context.Context]
-"""(loop id, action type, payload fields, the caller's OpenTelemetry context)"""
 
 
 class LoopGuard:
@@ -54,13 +51,16 @@ class LoopGuard:
         bootstrap_servers: str | None = None,
         max_queued: int = 10_000,
         retry_s: float = 30.0,
+        max_loops: int = 10_000,
+        loop_ttl_s: float = 3600.0,
     ) -> None:
         self.settings = settings or Settings()
         self.bootstrap_servers = bootstrap_servers or self.settings.kafka.bootstrap_servers
         self.retry_s = retry_s
-        self._watched: set[str] = set()
-        self.inbox = WarningInbox(accept=self._watched.__contains__)
-        self._queued: deque[_Event] = deque(maxlen=max_queued)
+        self._watched: TTLCache[str, bool] = TTLCache(max_loops, loop_ttl_s)
+        self._watched_lock = threading.Lock()
+        self.inbox = WarningInbox(max_loops=max_loops, ttl_s=loop_ttl_s, accept=self._watching)
+        self._queued: deque[Event] = deque(maxlen=max_queued)
         self.dropped = 0
         self._ready = threading.Event()
         self._attempted = threading.Condition()
@@ -68,7 +68,8 @@ class LoopGuard:
         """Connection attempts so far (the first, then one every ``retry_s``)."""
         self._closing = False
         self._said_unavailable = False
-        self._publisher: AsyncPublisher | None = None
+        self._connection: Connection | None = None
+        self._outbox: asyncio.Queue[Event] | None = None
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
             target=self._loop.run_forever, name="loopwarden-guard", daemon=True
@@ -92,6 +93,12 @@ class LoopGuard:
         """Block until the guard tried to connect ``count`` times; False on timeout."""
         with self._attempted:
             return self._attempted.wait_for(lambda: self.attempts >= count, timeout_s)
+
+    @property
+    def followed_partitions(self) -> frozenset[int]:
+        """The warnings topic's partitions this process reads (those of its loops)."""
+        connection = self._connection
+        return frozenset(connection.followed) if connection is not None else frozenset()
 
     @property
     def ready(self) -> bool:
@@ -118,8 +125,10 @@ class LoopGuard:
     # -- what adapters call --------------------------------------------------------------------
 
     def watch(self, loop_id: str) -> None:
-        """Keep the loop's warnings from now on (publishing for it does this too)."""
-        self._watched.add(loop_id)
+        """Keep the loop's warnings from now on (publishing for it does this too); a loop
+        is watched until ``loop_ttl_s`` after its last event, or :meth:`forget`."""
+        with self._watched_lock:
+            self._watched[loop_id] = True
 
     def tool_call(self, loop_id: str, tool: str, args: Any = None, **fields: Any) -> None:
         """Publish one tool call (``result``, ``error``, ``tool_call_id``, ``response_id``,
@@ -155,7 +164,8 @@ class LoopGuard:
 
     def forget(self, loop_id: str) -> None:
         """The run is over: stop keeping its warnings."""
-        self._watched.discard(loop_id)
+        with self._watched_lock:
+            self._watched.pop(loop_id, None)
         self.inbox.forget(loop_id)
 
     # -- the guard's thread ---------------------------------------------------------------------
@@ -163,64 +173,59 @@ class LoopGuard:
     def _start_task(self) -> None:
         self._task = self._loop.create_task(self._run())
 
-    def _enqueue(self, event: _Event) -> None:
-        if self._publisher is None:
+    def _watching(self, loop_id: str) -> bool:
+        with self._watched_lock:
+            return loop_id in self._watched
+
+    def _enqueue(self, event: Event) -> None:
+        if self._outbox is None:
             if len(self._queued) == self._queued.maxlen:
                 self.dropped += 1
             self._queued.append(event)
             return
-        self._send(event)
-
-    def _send(self, event: _Event) -> None:
-        assert self._publisher is not None
-        loop_id, action_type, payload, caller_context = event
-        token = otel_context.attach(caller_context)  # stamped as if sent from the caller
-        try:
-            self._publisher.publish_event(make_action_event(loop_id, action_type, **payload))
-        except LoopwardenError as exc:  # an invalid event: the agent is not told, we log it
-            log.warning("loopwarden: event for loop %s not published: %s", loop_id, exc)
-        finally:
-            otel_context.detach(token)
+        self._outbox.put_nowait(event)
 
     async def _run(self) -> None:
         while not self._closing:
-            subscriber = WarningSubscriber(self.settings, bootstrap_servers=self.bootstrap_servers)
-            publisher = AsyncPublisher(self.settings, bootstrap_servers=self.bootstrap_servers)
+            connection = Connection(self.settings, self.bootstrap_servers, self.inbox)
             try:
-                await subscriber.start()  # positioned before the first event goes out
-                await publisher.start()
+                await connection.open()
             except (LoopwardenError, OSError) as exc:
-                await subscriber.stop()
                 self._unavailable(exc)
                 self._count_attempt()
                 await asyncio.sleep(self.retry_s)
                 continue
             self._count_attempt()
-            self._publisher = publisher
-            while self._queued:
-                self._send(self._queued.popleft())
+            self._connection = connection
+            outbox: asyncio.Queue[Event] = asyncio.Queue()
+            while self._queued:  # in order, ahead of anything published from now on
+                outbox.put_nowait(self._queued.popleft())
+            self._outbox = outbox
             self._ready.set()
             log.info("loopwarden: watching this agent's loops through %s", self.bootstrap_servers)
             try:
-                await asyncio.gather(self._follow(subscriber), self._check_delivery(publisher))
-            except (LoopwardenError, OSError) as exc:
-                self._unavailable(exc)
+                async with asyncio.TaskGroup() as group:  # one fails: both end
+                    group.create_task(self._send_all(connection, outbox))
+                    group.create_task(connection.run())
+            except* (LoopwardenError, OSError) as failed:
+                self._unavailable(failed.exceptions[0])
             finally:
                 self._ready.clear()
-                self._publisher = None
-                await subscriber.stop()
-                with contextlib.suppress(Exception):
-                    await publisher.stop()
+                self._outbox = self._connection = None
+                while not outbox.empty():  # kept for the next connection
+                    self._queued.append(outbox.get_nowait())
+                await connection.close()
 
-    async def _follow(self, subscriber: WarningSubscriber) -> None:
-        async for warning in subscriber:
-            if self.inbox.add(warning) and is_stop(warning):
-                log.warning("loopwarden: stop recommended for loop %s", warning.loop_id)
-
-    async def _check_delivery(self, publisher: AsyncPublisher) -> None:
+    async def _send_all(self, connection: Connection, outbox: asyncio.Queue[Event]) -> None:
         while True:
-            await asyncio.sleep(5.0)
-            await publisher.flush()  # a PublishError ends this connection; we reconnect
+            event = await outbox.get()
+            try:
+                await connection.send(event)
+            except BaseException:
+                self._queued.append(event)  # first in line for the next connection
+                raise
+            finally:
+                outbox.task_done()
 
     def _count_attempt(self) -> None:
         with self._attempted:
@@ -237,10 +242,11 @@ class LoopGuard:
             )
 
     async def _shutdown(self) -> None:
-        publisher = self._publisher
-        if publisher is not None:
+        connection, outbox = self._connection, self._outbox
+        if connection is not None and outbox is not None:
             with contextlib.suppress(Exception):
-                await publisher.flush()
+                await outbox.join()
+                await connection.flush()
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)

@@ -59,3 +59,27 @@ def test_published_calls_carry_the_callers_trace_context(laddered):
     trace_id = format(span.get_span_context().trace_id, "032x")
     assert traced["trace_context"]["traceparent"].split("-")[1] == trace_id
     assert "trace_context" not in untraced
+
+
+def test_a_guard_reads_only_the_warning_partitions_of_its_loops(laddered):
+    from loopwarden.streams.publisher import default_partition
+
+    settings, other_guard = laddered
+    partitions = settings.topics.partitions
+    mine = f"mine-{uuid.uuid4().hex[:6]}"
+    home = default_partition(mine.encode(), partitions)
+    elsewhere = next(
+        loop
+        for loop in (f"elsewhere-{n}" for n in range(100))
+        if default_partition(loop.encode(), partitions) != home
+    )
+    with LoopGuard(settings) as guard:
+        assert guard.wait_ready(60)
+        assert guard.followed_partitions == frozenset()
+        for n in range(4):
+            guard.tool_call(mine, "probe", {}, result="same", tool_call_id=f"m{n}")
+            other_guard.tool_call(elsewhere, "probe", {}, result="same", tool_call_id=f"e{n}")
+        assert guard.inbox.wait(mine, count=1, timeout_s=60)
+        assert other_guard.inbox.wait(elsewhere, count=1, timeout_s=60)
+        assert guard.followed_partitions == {home}
+        assert guard.inbox.seen(elsewhere) == 0

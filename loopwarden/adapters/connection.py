@@ -1,0 +1,120 @@
+"""One connection of a :class:`~loopwarden.adapters.guard.LoopGuard` to the broker.
+
+It publishes the guard's events, and follows the warnings of only the partitions its
+loops live on: a process running a few agents reads a few partitions of the warnings
+topic, not all of it. A partition is followed (positioned at its end) *before* the
+first event of a loop on it goes out, so no verdict on that event is missed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from opentelemetry import context as otel_context
+
+from loopwarden.errors import LoopwardenError
+from loopwarden.settings import Settings
+from loopwarden.streams.event_builder import make_action_event
+from loopwarden.streams.inbox import WarningInbox, is_stop
+from loopwarden.streams.publisher import AsyncPublisher, default_partition
+from loopwarden.streams.subscriber import WarningSubscriber
+
+log = logging.getLogger("loopwarden.adapters")
+
+Event = tuple[str, str, dict[str, Any], otel_context.Context]
+"""(loop id, action type, payload fields, the caller's OpenTelemetry context)"""
+
+
+class Connection:
+    """The publisher, and one warning follower per partition the loops use."""
+
+    def __init__(self, settings: Settings, bootstrap_servers: str, inbox: WarningInbox) -> None:
+        self.settings = settings
+        self.bootstrap_servers = bootstrap_servers
+        self.inbox = inbox
+        self.publisher = AsyncPublisher(settings, bootstrap_servers=bootstrap_servers)
+        self.followed: dict[int, tuple[WarningSubscriber, asyncio.Task[None]]] = {}
+        self._warning_partitions = 0
+        self._failed: asyncio.Future[None] | None = None
+
+    async def open(self) -> None:
+        """Connect the publisher and read the warnings topic's partition count."""
+        self._failed = asyncio.get_running_loop().create_future()
+        await self.publisher.start()
+        try:
+            topic = self.settings.topics.warnings
+            self._warning_partitions = len(await self.publisher.topic_partitions(topic))
+        except BaseException:
+            await self.publisher.stop()
+            raise
+
+    async def send(self, event: Event) -> None:
+        """Follow the loop's warning partition if needed, then publish the event."""
+        loop_id, action_type, payload, caller_context = event
+        await self.follow(default_partition(loop_id.encode(), self._warning_partitions))
+        token = otel_context.attach(caller_context)  # stamped as if sent from the caller
+        try:
+            self.publisher.publish_event(make_action_event(loop_id, action_type, **payload))
+        except LoopwardenError as exc:  # an invalid event: the agent is not told, we log it
+            log.warning("loopwarden: event for loop %s not published: %s", loop_id, exc)
+        finally:
+            otel_context.detach(token)
+
+    async def follow(self, partition: int) -> None:
+        """Read the warnings of ``partition`` from its end on (once per connection)."""
+        if partition in self.followed:
+            return
+        subscriber = WarningSubscriber(
+            self.settings, bootstrap_servers=self.bootstrap_servers, partition=partition
+        )
+        await subscriber.start()
+        task = asyncio.create_task(self._read(subscriber))
+        task.add_done_callback(self._ended)
+        self.followed[partition] = (subscriber, task)
+
+    async def run(self) -> None:
+        """Until a follower or a delivery fails (a :class:`LoopwardenError` or ``OSError``)."""
+        assert self._failed is not None
+        delivery = asyncio.create_task(self._check_delivery())
+        try:
+            done, _ = await asyncio.wait(
+                {self._failed, delivery}, return_when=asyncio.FIRST_COMPLETED
+            )
+            for finished in done:
+                finished.result()  # raises what ended it
+        finally:
+            delivery.cancel()
+
+    async def flush(self) -> None:
+        """Wait until the published events are acknowledged."""
+        await self.publisher.flush()
+
+    async def close(self) -> None:
+        """Stop the followers and the publisher."""
+        for subscriber, task in self.followed.values():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+            await subscriber.stop()
+        self.followed.clear()
+        with contextlib.suppress(Exception):
+            await self.publisher.stop()
+
+    async def _read(self, subscriber: WarningSubscriber) -> None:
+        async for warning in subscriber:
+            if self.inbox.add(warning) and is_stop(warning):
+                log.warning("loopwarden: stop recommended for loop %s", warning.loop_id)
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        if task.cancelled() or self._failed is None or self._failed.done():
+            return
+        error = task.exception()
+        self._failed.set_exception(error or LoopwardenError("a warning follower ended"))
+
+    async def _check_delivery(self) -> None:
+        while True:
+            await asyncio.sleep(5.0)
+            await self.publisher.flush()  # a PublishError ends this connection
