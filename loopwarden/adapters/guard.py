@@ -8,7 +8,7 @@ event goes out (:mod:`~loopwarden.adapters.connection`) — and keeps the warnin
 its loops in a :class:`~loopwarden.streams.inbox.WarningInbox`, until the adapter's
 next injection point takes them.
 
-If the broker cannot be reached the guard says so once, keeps the last
+If the broker cannot be reached the guard says so once per outage, keeps the last
 ``max_queued`` events and retries every ``retry_s``; the agent keeps running.
 """
 
@@ -196,6 +196,7 @@ class LoopGuard:
                 await asyncio.sleep(self.retry_s)
                 continue
             self._count_attempt()
+            self._said_unavailable = False  # a later outage is reported again, once
             self._connection = connection
             outbox: asyncio.Queue[Event] = asyncio.Queue()
             while self._queued:  # in order, ahead of anything published from now on
