@@ -25,6 +25,7 @@ _EXPORTS = {
     "DeadLetterSubscriber": "loopwarden.streams.subscriber",
     "DecisionSubscriber": "loopwarden.streams.subscriber",
     "EventValidationError": "loopwarden.errors",
+    "LoopGuard": "loopwarden.adapters.guard",
     "LoopWarning": "loopwarden.schemas",
     "LoopwardenError": "loopwarden.errors",
     "MemoryOutcomeSubscriber": "loopwarden.streams.subscriber",
@@ -50,6 +51,7 @@ __all__ = [
     "DeadLetterSubscriber",
     "DecisionSubscriber",
     "EventValidationError",
+    "LoopGuard",
     "LoopWarning",
     "LoopwardenError",
     "MemoryOutcomeSubscriber",
@@ -81,6 +83,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the names as if imported eagerly
+    from loopwarden.adapters.guard import LoopGuard
     from loopwarden.errors import (
         BrokerUnavailableError,
         EventValidationError,
