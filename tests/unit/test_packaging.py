@@ -19,3 +19,10 @@ def test_every_source_folder_is_a_listed_package():
             expected.add(".".join((package, *relative.parts)) if relative.parts else package)
     missing = expected - listed
     assert not missing, f"folders with modules but not packaged: {sorted(missing)}"
+
+
+def test_every_exported_name_resolves():
+    import loopwarden
+
+    for name in loopwarden.__all__:
+        assert getattr(loopwarden, name) is not None, name
