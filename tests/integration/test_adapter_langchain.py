@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 import pytest
@@ -62,9 +63,10 @@ def injected(request) -> list[str]:
     return [m.content for m in request if CONTEXT_HEADER in str(m.content)]
 
 
-def test_a_spinning_agent_is_warned_in_its_next_request_then_stopped(laddered):
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke"])  # the sync and the async hooks
+def test_a_spinning_agent_is_warned_in_its_next_request_then_stopped(laddered, mode):
     _, guard = laddered
-    loop_id = f"lc-spin-{uuid.uuid4().hex[:6]}"
+    loop_id = f"lc-spin-{mode}-{uuid.uuid4().hex[:6]}"
     model = ScriptedChatModel(
         messages=iter(same_call(n) for n in range(40)),
         requests=[],
@@ -76,7 +78,11 @@ def test_a_spinning_agent_is_warned_in_its_next_request_then_stopped(laddered):
     agent = create_agent(model, [search], middleware=[LoopwardenMiddleware(guard)])
     config = {"configurable": {"thread_id": loop_id}, "recursion_limit": 200}
 
-    result = agent.invoke({"messages": [{"role": "user", "content": "find x"}]}, config)
+    task = {"messages": [{"role": "user", "content": "find x"}]}
+    if mode == "invoke":
+        result = agent.invoke(task, config)
+    else:
+        result = asyncio.run(agent.ainvoke(task, config))
 
     before = [injected(request) for request in model.requests[: WARN_AT + 1]]
     assert before == [[]] * (WARN_AT + 1), "warned before the spin"
