@@ -5,7 +5,7 @@
 >>> result = await Runner.run(agent, "task", **watch(loop_id="conversation-7"))
 
 ``watch`` returns ``hooks`` and ``run_config`` for ``Runner.run`` (pass your own
-``run_config`` to have the filter added to it):
+``run_config`` to have the filter added to it; its own input filter runs first):
 
 - every tool call is published (``RunHooks.on_tool_end``): the tool name as action
   type, its arguments, the result, the call's ``tool_call_id``; a result that is the
@@ -25,12 +25,13 @@ Install with ``pip install 'loopwarden[openai-agents]'``.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import uuid
 from typing import Any
 
 from agents import FunctionTool, RunConfig, RunHooks
 from agents.exceptions import AgentsException
-from agents.run_config import CallModelData, ModelInputData
+from agents.run_config import CallModelData, CallModelInputFilter, ModelInputData
 from agents.tool import default_tool_error_function
 from agents.tool_guardrails import ToolGuardrailFunctionOutput, ToolInputGuardrail
 
@@ -58,6 +59,8 @@ class LoopwardenRun(RunHooks[Any]):
         self.loop_id = loop_id
         self.guard = guard
         self.shown: list[LoopWarning] = []
+        self.user_filter: CallModelInputFilter | None = None
+        """The run config's own input filter, applied first."""
         self.stopped: LoopWarning | None = None
         guard.watch(loop_id)
 
@@ -88,15 +91,21 @@ class LoopwardenRun(RunHooks[Any]):
 
     # -- inject / stop -------------------------------------------------------------------------
 
-    def filter_model_input(self, data: CallModelData[Any]) -> ModelInputData:
-        """``RunConfig.call_model_input_filter``: warnings in, or the run stopped."""
+    async def filter_model_input(self, data: CallModelData[Any]) -> ModelInputData:
+        """``RunConfig.call_model_input_filter``: warnings in, or the run stopped (after
+        the filter the caller's run config already had, if any)."""
         self._raise_if_stopped()
+        model_data = data.model_data
+        if self.user_filter is not None:
+            model_data = self.user_filter(data)
+            if inspect.isawaitable(model_data):
+                model_data = await model_data
         self.shown += self.guard.take(self.loop_id)
         if not self.shown:
-            return data.model_data
+            return model_data
         message = {"role": "user", "content": context_text(self.shown)}
         return ModelInputData(
-            input=[*data.model_data.input, message], instructions=data.model_data.instructions
+            input=[*model_data.input, message], instructions=model_data.instructions
         )
 
     def check_tool_call(self) -> ToolGuardrailFunctionOutput:
@@ -141,7 +150,7 @@ def watch(
     """``hooks`` and ``run_config`` for ``Runner.run``/``run_sync``/``run_streamed``,
     publishing under ``loop_id`` (default: a fresh id per run)."""
     run = LoopwardenRun(loop_id or f"openai-agents-{uuid.uuid4().hex}", guard or shared_guard())
-    config = dataclasses.replace(
-        run_config or RunConfig(), call_model_input_filter=run.filter_model_input
-    )
+    run_config = run_config or RunConfig()
+    run.user_filter = run_config.call_model_input_filter
+    config = dataclasses.replace(run_config, call_model_input_filter=run.filter_model_input)
     return {"hooks": run, "run_config": config}

@@ -6,7 +6,7 @@ import asyncio
 import uuid
 
 import pytest
-from agents import Agent, Runner, function_tool
+from agents import Agent, RunConfig, Runner, function_tool
 from agents.exceptions import ToolInputGuardrailTripwireTriggered
 from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
 
@@ -95,8 +95,17 @@ async def test_a_healthy_run_gets_nothing_and_failures_are_published(laddered):
     ]
     model = scripted(steps, {})
     agent = Agent(name="worker", model=model, tools=[lookup, broken])
+    filtered = []
 
-    result = await Runner.run(agent, "look up a and b", **watch(loop_id, guard=guard))
+    def own_filter(data):  # the caller's own input filter still runs
+        filtered.append(len(data.model_data.input))
+        return data.model_data
+
+    own = RunConfig(call_model_input_filter=own_filter)
+    run = watch(loop_id, guard=guard, run_config=own)
+    result = await Runner.run(agent, "look up a and b", **run)
+
+    assert len(filtered) == len(steps)
 
     assert result.final_output == "done"
     assert all(not injected(call) for call in model.calls)
