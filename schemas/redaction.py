@@ -267,27 +267,37 @@ def redact(value: Any) -> Any:
 M = TypeVar("M", bound=BaseModel)
 
 
-def _plain_strings(values: Iterable[Any]) -> list[str] | None:
-    """The strings of values that are strings or lists of strings; None otherwise."""
+def _screened_strings(values: Iterable[Any]) -> list[str] | None:
+    """Every string held by ``values`` (nested in lists and dicts too), for one screen;
+    None when a dict holds a secret scalar under a secret key (redact the slow way)."""
     texts: list[str] = []
-    for value in values:
+    pending = list(values)
+    while pending:
+        value = pending.pop()
         if isinstance(value, str):
             texts.append(value)
-        elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
-            texts.extend(value)
-        else:
-            return None
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(key, str) and is_secret_key(key) and _is_secret_scalar(item):
+                    return None
+                if isinstance(item, str):
+                    texts.append(item)
+                elif isinstance(item, dict | list | tuple):
+                    pending.append(item)
+        elif isinstance(value, list | tuple):
+            pending.extend(value)
     return texts
 
 
 def redact_fields(model: M, names: Iterable[str]) -> M:
     """``model`` with the named fields redacted; the same object when none held a secret.
 
-    Fields of plain text are screened together first (one pass of the three cheap
-    checks over all of them: a newline joins them, so no match spans two)."""
+    Every string of the fields, nested ones too, is screened together first (one pass
+    of the three cheap checks over all of them: a newline joins them, so no match
+    spans two); only a field set that may hold a secret is walked value by value."""
     redactor = default_redactor()
     names = tuple(names)
-    texts = _plain_strings(getattr(model, name) for name in names)
+    texts = _screened_strings(getattr(model, name) for name in names)
     if texts is not None and not any(redactor.triggers("\n".join(texts))):
         return model
     update = {}

@@ -2,9 +2,10 @@
 
 The agent reads raw bytes (a typed topic would stop the agent on the first
 undecodable value) from the actions topic and its re-route topic, hands each
-record to :class:`RecordProcessor`, stores the touched loop states in the
-``loop-state`` table once per consumed message (a bundle of records, see
-:mod:`loopwarden.streams.bundles`), and queues the changelog records,
+record to :class:`RecordProcessor` (a consumed message is a bundle of records,
+see :mod:`loopwarden.streams.bundles`), keeps the loop states it changed and
+writes them to the ``loop-state`` table once per offset commit
+(:mod:`~loopwarden.agents.monitor.pending_states`), and queues the changelog records,
 warnings, reflection requests, re-routed events and dead letters on the app's
 :class:`~loopwarden.streams.sink.RecordSink`, which sends them in batches and is
 flushed before every offset commit. Errors follow the app's one policy
@@ -19,6 +20,7 @@ import time
 from typing import Any
 
 from loopwarden.agents.monitor.expiry import IdleLoopSweeper, trusted_event_time
+from loopwarden.agents.monitor.pending_states import PendingStates
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.schemas import codec
@@ -32,9 +34,6 @@ from loopwarden.streams.topics import LOOP_STATE_TABLE as STATE_TABLE
 
 log = logging.getLogger(__name__)
 RECLAIM_CHUNK = 10_000
-MAX_CHANGED_STATES = 1_000
-"""Changed states kept for the end of a message; more are stored at once (a bundle of
-batched records holds thousands of loops, which outlived the state cache meanwhile)."""
 
 
 def register_action_monitor(app: LoopwardenApp) -> Any:
@@ -66,30 +65,24 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
 
     sink = app.sink
     store = TableStore(states, sink)
+    pending = PendingStates(store)
+    sink.before_commit(pending.write)  # no commit passes a state that is not durable
     max_skew = limits.max_clock_skew_s
 
-    # States changed by the records of the current message (a bundle of records, or
-    # one), written to the table once each when the message is done.
-    dirty: dict[str, tuple[bytes, LoopState, int]] = {}
-
     def load_state(loop_id: str) -> LoopState | None:
-        changed = dirty.get(loop_id)
-        if changed is not None:
-            return changed[1]
-        data = store.get(loop_id.encode())
-        return LoopState.restore(loop_id, data) if data else None
-
-    def store_changed_states() -> None:
-        for key, state, partition in dirty.values():
-            store.put(key, state.snapshot(), partition)
-        dirty.clear()
+        return pending.load(loop_id.encode())
 
     def drop_failed_states() -> None:
         # the failed record may have half-updated the states it touched: those loops
-        # go back to their stored state (before this message); the others keep theirs
-        for loop_id in processor.touched:
-            dirty.pop(loop_id, None)
+        # go back to their last written state; the others keep theirs
+        reverted = sum(pending.drop(loop_id.encode()) for loop_id in processor.touched)
         processor.forget()
+        if reverted:
+            log.warning(
+                "%d loop(s) touched by the failed record went back to their state at the "
+                "last commit",
+                reverted,
+            )
 
     def peek(key: bytes) -> tuple[int, float] | None:
         data = store.get(key)
@@ -99,6 +92,7 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
         processor.forget()  # the table may be recovered or handed over: re-read it
 
     async def forget_revoked(sender: Any, revoked: Any = (), **kwargs: Any) -> None:
+        pending.write()  # before another worker reads the changelog of these partitions
         sweeper.forget_partitions({tp.partition for tp in revoked if tp.topic == names.actions})
 
     async def rescan_assigned(sender: Any, assigned: Any = (), **kwargs: Any) -> None:
@@ -107,6 +101,7 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
     @app.timer(settings.limits.expiry_sweep_interval_s, name="expire_quiet_partitions")
     async def expire_quiet_partitions() -> None:
         for partition in sweeper.quiet_partitions(time.monotonic()):
+            pending.write()  # the sweep reads the stored states
             expired = sweeper.expired(partition, store.keys, peek, now=time.time())
             if expired:
                 log.info(
@@ -134,11 +129,9 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
         )
         for loop_id, state in outcome.states.items():
             key = loop_id.encode()  # one bytes object for the table and the sweeper
-            dirty[loop_id] = (key, state, source.partition)
+            pending.keep(key, state, source.partition)
             seen = trusted_event_time(state.last_seen, source.timestamp_ms, max_skew)
             sweeper.touch(key, state.partition, seen)
-        if len(dirty) >= MAX_CHANGED_STATES:
-            store_changed_states()
         for letter in outcome.dead_letters:
             app.dead_letters.send(letter)
         app.reroute(names.actions_reroute, outcome.reroutes)
@@ -157,7 +150,7 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
             sink.add(names.reflection_requests, request["loop_id"].encode(), codec.dumps(request))
         sweeper.record_seen(source.partition, time.monotonic())
         if sweeper.due(source.partition, time.monotonic()):
-            store_changed_states()  # the sweep reads the stored states
+            pending.write()  # the sweep reads the stored states
             expired = sweeper.expired(source.partition, store.keys, peek)
             if expired:
                 log.info(
@@ -174,6 +167,6 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
 
     @app.agent(actions, name="monitor_actions")
     async def monitor_actions(stream: Any) -> None:
-        await runner.run(stream, handle, after_message=store_changed_states)
+        await runner.run(stream, handle)
 
     return monitor_actions

@@ -1,6 +1,9 @@
 """Secrets are redacted before anything is stored or embedded."""
 
-from loopwarden.schemas.redaction import REDACTED, redact, redact_text
+import pytest
+
+from loopwarden.schemas.events import ActionPayload
+from loopwarden.schemas.redaction import REDACTED, redact, redact_fields, redact_text
 
 
 def test_passwords_and_tokens():
@@ -64,3 +67,25 @@ def test_redacting_twice_changes_nothing_more():
         once = redact_text(text)
         assert once != text
         assert redact_text(once) == once, once
+
+
+SCREENED_VALUES = [
+    {},
+    {"cmd": "ls -la", "n": 3, "nested": {"path": "/tmp", "items": ["a", "b"]}},
+    {"deep": {"deeper": {"note": "password=hunter2"}}},
+    {"deep": [{"x": 1}, {"y": ["ghp_abcdefghijklmnopqrstuvwxyz0123"]}]},
+    {"apiKey": 12345},
+    {"config": {"client_secret": "s3cr3t", "retries": 2}},
+    {"token": {"kind": "opaque"}},
+    {"card": [["4111 1111 1111 1111"]]},
+    {"secret_note": None, "flag": True},
+]
+
+
+@pytest.mark.parametrize("params", SCREENED_VALUES)
+def test_the_one_pass_screen_redacts_exactly_what_the_walk_does(params):
+    """redact_fields screens every nested string at once: never less than the walk."""
+    payload = ActionPayload(action_type="shell", params=params, error_message="exit 1")
+    redacted = redact_fields(payload, ("params", "error_message"))
+    assert redacted.params == redact(params)
+    assert (redacted is payload) == (redact(params) is params)
