@@ -227,7 +227,7 @@ class AgentRunner:
                 if inspect.isawaitable(result):
                     result = await result
             except Exception as exc:
-                if self.on_error is not None:
+                if self.on_error is not None and count:  # a record's handler, not a flush
                     self.on_error()
                 if is_transient(exc):
                     attempt += 1

@@ -10,6 +10,7 @@ twice, whatever partition a producer put it on).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from loopwarden.agents.spin.detector import REGISTRY, Detector
@@ -18,6 +19,7 @@ from loopwarden.schemas import codec
 from loopwarden.schemas.positions import AppliedPositions, Origin
 
 SNAPSHOT_VERSION = 3
+_EVENT_ID = itemgetter("event_id")
 _V2_DETECTORS = {"st": "action_type", "ed": "code_edit"}
 
 
@@ -57,7 +59,7 @@ class LoopState:
 
     def has_event(self, event_id: str) -> bool:
         """True when ``event_id`` is among the actions in the window (a re-publish)."""
-        return any(record["event_id"] == event_id for record in self.window)
+        return event_id in map(_EVENT_ID, self.window)
 
     def snapshot(self) -> bytes:
         """Encode the state for the table (compressed JSON, an exact-size copy: it stays

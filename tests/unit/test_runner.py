@@ -205,3 +205,32 @@ async def test_metrics_count_the_events_records_held_once_per_message():
     await run.run_batches(Batches([b"a", b"b"]), store, max_records=10, within_s=0.01)
     await run.run_batches(Batches([b"c", b"boom"]), store, max_records=10, within_s=0.01)
     assert metrics.totals.events["test"] == 56  # the failed batch counts nothing
+
+
+async def test_only_a_failing_record_sends_the_handler_back_not_a_failing_flush():
+    """``on_error`` (the monitor drops the states a failed record touched) runs for a
+    record's failure only: an output flush retried during an outage touches no state."""
+    sink = Buffer()
+    reverted, flushes = [], []
+
+    async def flush_when_full():
+        flushes.append(1)
+        if len(flushes) == 1:
+            raise PublishError("broker down")
+
+    run = AgentRunner(
+        "test",
+        DeadLetters(sink, "dlq"),
+        retry=RetryPolicy(0.001, 0.002),
+        on_error=lambda: reverted.append(1),
+        flush_when_full=flush_when_full,
+    )
+
+    def handle(record):
+        if record.value == b"bad":
+            raise ValueError("bug")
+
+    await run.run(Stream([b"ok", b"bad", b"ok"]), handle)
+    assert len(flushes) == 4  # one retried after the outage, then one per message
+    assert reverted == [1]  # the bad record alone
+    assert run.processed == 2 and run.failed == 1
