@@ -34,12 +34,8 @@ def dumps_state(value: Any) -> bytes:
     is half a gigabyte of resident memory, and of changelog, saved. :func:`loads_state`
     reads it back, and plain JSON written by earlier versions too.
     """
-    return pack_state(orjson.dumps(value, option=_DUMP_OPTIONS))
-
-
-def pack_state(plain: bytes) -> bytes:
-    """The table form of state already encoded as JSON (see :func:`dumps_state`)."""
-    return memoryview(zlib.compress(plain, 1)).tobytes()
+    packed = zlib.compress(orjson.dumps(value, option=_DUMP_OPTIONS), 1)
+    return memoryview(packed).tobytes()
 
 
 def loads_state(data: bytes) -> Any:

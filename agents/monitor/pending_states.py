@@ -39,8 +39,6 @@ class PendingStates:
         self.store = store
         self.limit = limit
         self._kept: dict[bytes, tuple[LoopState, int]] = {}
-        self.writes = 0
-        """Snapshots written to the table so far."""
 
     def __len__(self) -> int:
         return len(self._kept)
@@ -71,4 +69,3 @@ class PendingStates:
         put = self.store.put
         for key, (state, partition) in kept.items():
             put(key, state.snapshot(), partition)
-        self.writes += len(kept)

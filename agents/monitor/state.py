@@ -64,30 +64,23 @@ class LoopState:
     def snapshot(self) -> bytes:
         """Encode the state for the table (compressed JSON, an exact-size copy: it stays
         in memory); :meth:`restore` reads it."""
-        return codec.dumps_state(self._snapshot_fields())
-
-    def plain_snapshot(self) -> bytes:
-        """The snapshot as plain JSON (an exact-size copy), cheap to take after every
-        message; :func:`~loopwarden.schemas.codec.pack_state` makes it the table form,
-        and :meth:`restore` reads both."""
-        return codec.dumps_kept(self._snapshot_fields())
-
-    def _snapshot_fields(self) -> dict[str, Any]:
-        return {
-            "v": SNAPSHOT_VERSION,
-            "p": self.partition,
-            "seq": self.seq,
-            "it": self.iteration,
-            "w": self.window,
-            "det": {name: d.snapshot() for name, d in self.detectors.items()},
-            "lad": self.ladder.snapshot(),
-            "rid": self.response_id,
-            "thr": self.spin_threshold,
-            "ren": self.reflection_enabled,
-            "rf": self.reflections,
-            "off": self.applied.snapshot(),
-            "ts": [self.first_seen, self.last_seen],
-        }
+        return codec.dumps_state(
+            {
+                "v": SNAPSHOT_VERSION,
+                "p": self.partition,
+                "seq": self.seq,
+                "it": self.iteration,
+                "w": self.window,
+                "det": {name: d.snapshot() for name, d in self.detectors.items()},
+                "lad": self.ladder.snapshot(),
+                "rid": self.response_id,
+                "thr": self.spin_threshold,
+                "ren": self.reflection_enabled,
+                "rf": self.reflections,
+                "off": self.applied.snapshot(),
+                "ts": [self.first_seen, self.last_seen],
+            }
+        )
 
     @classmethod
     def restore(cls, loop_id: str, data: bytes) -> LoopState:
