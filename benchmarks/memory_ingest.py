@@ -8,14 +8,18 @@ LanceDB directories and fresh topics of the embedded broker:
    as Arrow batches of ``--batch`` rows;
 2. ``storage layer``: ``MemoryImporter.import_writes`` of validated writes in
    batches of ``--batch`` (redaction, scoring, id look-up, Arrow conversion,
-   append — what a worker with ``memory.write_checks=deferred`` does per batch),
-   index upkeep left to the background as in a worker, then timed on its own
-   (``index_upkeep_s``: building the scalar, full-text and vector indexes);
+   append — what a worker with ``memory.write_checks=deferred`` does per batch of
+   JSON writes), index upkeep left to the background as in a worker, then timed on
+   its own (``index_upkeep_s``: building the scalar, full-text and vector indexes);
+   ``storage layer, columns``: the same memories as Arrow columns (what a worker
+   gets from ``remember_many``), each batch checked, redacted
+   (``check_columns``) and stored (``MemoryImporter.import_columns``);
 3. ``stream``: a real ``loopwarden worker`` (memory role only, checks deferred),
    warmed up on one write; the memories go through ``AsyncPublisher.remember_many``
-   (validated, vectors as base64 float32, arrays of ``--per-record`` writes per
-   record); memories/s = N / (first publish → the worker's group committed the end
-   of the memory-writes topic). Publisher, broker and worker share this machine;
+   (checked and redacted as columns, sent as Arrow IPC records); memories/s = N /
+   (first publish → the worker's group committed the end of the memory-writes
+   topic: includes up to one commit interval, 2.8 s). Publisher, broker and worker
+   share this machine's two cores;
 4. ``worker alone``: the same memories published first, then a worker started on
    them: outcomes/s between its first and last memory outcome.
 
@@ -48,11 +52,12 @@ from replay import committed_end
 
 from loopwarden.agents.memory.embedding import HashingEmbedder
 from loopwarden.agents.memory.importer import MemoryImporter
+from loopwarden.schemas.memory_columns import check_columns
 from loopwarden.settings import Settings, settings_env
 from loopwarden.storage.memory_schema import memory_schema
 from loopwarden.storage.memory_table import MemoryTable
 from loopwarden.streams.broker import EmbeddedBroker
-from loopwarden.streams.memory_writes import make_memory_write
+from loopwarden.streams.memory_writes import make_memory_write, writes_table
 from loopwarden.streams.publisher import AsyncPublisher
 from loopwarden.streams.replay_reader import PartitionSpan, TopicRangeReader
 from loopwarden.streams.topics import ensure_topics
@@ -113,14 +118,34 @@ def storage_layer(
     return {"storage_layer_per_s": rate, "index_upkeep_s": time.perf_counter() - started}
 
 
+def storage_columns(
+    items: list[dict[str, Any]], dims: int, batch: int, scratch: Path
+) -> dict[str, float]:
+    """The worker's bulk work on Arrow records: check, redact, store."""
+    settings = Settings().memory.model_copy(update={"write_checks": "deferred"})
+    wire = writes_table([make_memory_write(**item) for item in items])
+    table = MemoryTable(str(scratch / "columns"), dims, indexes=settings.index, upkeep="background")
+    importer = MemoryImporter(table, _NoEmbedder(dims), settings)
+    started = time.perf_counter()
+    for start in range(0, wire.num_rows, batch):
+        checked = check_columns(wire.slice(start, batch))
+        importer.import_columns([checked.columns], time.time())
+    rate = wire.num_rows / (time.perf_counter() - started)
+    assert table.count() == wire.num_rows
+    return {"storage_columns_per_s": rate}
+
+
 async def committed(settings: Settings) -> float:
     return await committed_end(settings, [settings.topics.memory_writes], timeout_s=900)
+
+
+ENCODING = "arrow"  # --encoding: how remember_many sends the writes
 
 
 async def publish(settings: Settings, items: list[dict[str, Any]], per_record: int) -> float:
     started = time.monotonic()
     async with AsyncPublisher(settings, topic=settings.topics.memory_writes) as publisher:
-        await publisher.remember_many(items, per_record=per_record)
+        await publisher.remember_many(items, per_record=per_record, encoding=ENCODING)
     return time.monotonic() - started
 
 
@@ -161,14 +186,17 @@ def stored(settings: Settings, dims: int) -> int:
 
 
 async def outcome_times(settings: Settings) -> list[float]:
-    """When the worker produced each memory outcome (record timestamps, seconds)."""
+    """When the worker produced each memory outcome (record timestamps, seconds; an
+    Arrow record's outcomes arrive as one JSON array)."""
     topic = settings.topics.memory_outcomes
     times: list[float] = []
     async with TopicRangeReader(settings.kafka.bootstrap_servers) as reader:
         bounds = await reader.bounds(topic, await reader.partitions(topic))
         spans = [PartitionSpan(topic, p, start, end) for p, (start, end) in bounds.items()]
         async for records in reader.read(spans):
-            times.extend(r.timestamp / 1000 for r in records)
+            for r in records:
+                count = len(json.loads(r.value)) if r.value[:1] == b"[" else 1
+                times.extend([r.timestamp / 1000] * count)
     return sorted(times)
 
 
@@ -218,8 +246,11 @@ def main() -> None:
     parser.add_argument("--memories", type=int, default=100_000)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--batch", type=int, default=10_000, help="rows per storage batch")
-    parser.add_argument("--per-record", type=int, default=200, help="writes per record")
+    parser.add_argument("--per-record", type=int, default=2000, help="most writes per record")
+    parser.add_argument("--encoding", choices=("arrow", "json"), default="arrow")
     args = parser.parse_args()
+    global ENCODING
+    ENCODING = args.encoding
     sentences, base = embedded_sentences(20_000)
     dims = base.shape[1]
     runs = []
@@ -235,6 +266,7 @@ def main() -> None:
                         sentences, base, args.memories, args.batch, rep_dir
                     ),
                     **storage_layer(items, dims, args.batch, rep_dir),
+                    **storage_columns(items, dims, args.batch, rep_dir),
                     **stream(broker, items, dims, args.per_record, rep_dir),
                     "worker_backlog_per_s": backlog(broker, items, dims, args.per_record, rep_dir),
                 }
@@ -245,6 +277,9 @@ def main() -> None:
                 )
     summary = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
     summary["storage_vs_lancedb"] = summary["storage_layer_per_s"] / summary["lancedb_add_per_s"]
+    summary["columns_vs_lancedb"] = (
+        summary["storage_columns_per_s"] / summary["lancedb_add_per_s"]
+    )
     summary["stream_vs_lancedb"] = summary["stream_per_s"] / summary["lancedb_add_per_s"]
     print(f"\n{args.memories:,} memories, {dims}-d vectors, medians of {args.reps} reps")
     baseline = summary["lancedb_add_per_s"]
@@ -253,6 +288,11 @@ def main() -> None:
     for label, key, ratio in (
         ("LanceDB Table.add (baseline)", "lancedb_add_per_s", 1.0),
         ("storage layer (import_writes)", "storage_layer_per_s", summary["storage_vs_lancedb"]),
+        (
+            "storage layer, columns",
+            "storage_columns_per_s",
+            summary["columns_vs_lancedb"],
+        ),
         ("stream (publish → committed)", "stream_per_s", summary["stream_vs_lancedb"]),
         ("  publisher alone", "publish_per_s", summary["publish_per_s"] / baseline),
         (

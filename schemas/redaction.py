@@ -168,6 +168,22 @@ class Redactor:
     def __init__(self) -> None:
         self._plugins = _plugin_patterns()
 
+    def patterns(self) -> list[re.Pattern[str]]:
+        """Every pattern :meth:`text` may replace a match of: a text none of them
+        matches comes back unchanged."""
+        return [
+            *self._plugins,
+            _PRIVATE_KEY_BLOCK,
+            _AUTH_HEADER,
+            _ASSIGNMENT,
+            _SCHEME_CREDENTIAL,
+            _CLI_PASSWORD,
+            _KEY_SHAPES,
+            _CN_ID,
+            _SSN,
+            _CARD,
+        ]
+
     @staticmethod
     def triggers(text: str) -> tuple[bool, bool, bool]:
         """Whether ``text`` holds a secret keyword, a long token run, a long digit run:

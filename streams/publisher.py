@@ -42,10 +42,16 @@ from loopwarden.schemas.events import (
 from loopwarden.schemas.ids import new_event_id
 from loopwarden.schemas.known_fields import refuse_unknown_fields
 from loopwarden.schemas.memory import memory_record_key
+from loopwarden.schemas.memory_columns import MEDIA_TYPE
 from loopwarden.schemas.positions import default_partition
 from loopwarden.settings import Settings
 from loopwarden.streams.event_builder import encode_event, make_action_event
-from loopwarden.streams.memory_writes import encode_memory_write, make_memory_write, memory_records
+from loopwarden.streams.memory_writes import (
+    MemoryEncoding,
+    encode_memory_write,
+    make_memory_write,
+    memory_write_records,
+)
 from loopwarden.streams.producer import start_producer
 from loopwarden.streams.telemetry.propagation import headers_of
 from loopwarden.streams.telemetry.publishing import PublishSpans
@@ -247,33 +253,45 @@ class AsyncPublisher:
         self,
         memories: Iterable[Mapping[str, Any]],
         *,
-        per_record: int = 200,
+        encoding: MemoryEncoding = "arrow",
+        per_record: int | None = None,
         max_record_bytes: int = 512 * 1024,
     ) -> list[str]:
         """Publish many memory writes and wait for the broker's acks; return their ids.
 
         Each item holds ``content`` and :class:`~loopwarden.schemas.memory.MemoryPayload`
         fields (``embedding`` as numbers, a numpy array or base64 float32), optionally
-        ``event_id``; every item is validated (and redacted) before anything is sent, so
-        a bad item sends nothing. Event ids come back in the order given. Each write goes
-        to the partition its key maps to (``publisher.memory_key``: memory id or scope,
-        murmur2 as Kafka's default partitioner), and the writes of a partition and scope
-        travel together as JSON arrays of up to ``per_record`` writes or
-        ``max_record_bytes`` (record key: the scope); vectors travel as base64 float32.
-        For bulk loads: a worker with ``memory.write_checks=deferred`` stores them at
-        append speed. Raises :class:`PublishError` naming how many were not delivered.
+        ``event_id`` and ``occurred_at``; every item is validated (and redacted) before
+        anything is sent, so a bad item sends nothing. Event ids come back in the order
+        given. Each write goes to the partition its key maps to (``publisher.memory_key``:
+        memory id or scope, murmur2 as Kafka's default partitioner), and the writes of a
+        partition and scope travel together (record key: the scope), at most
+        ``per_record`` writes (default 2,000 as Arrow, 200 as JSON) or about
+        ``max_record_bytes`` per record.
+
+        ``encoding="arrow"`` (the default) sends Arrow IPC records, checked column by
+        column, vectors as float32 columns; ``"json"`` sends JSON arrays, vectors as
+        base64 float32. A worker reads both; with ``memory.write_checks=deferred`` it
+        stores them at append speed. Raises :class:`PublishError` naming how many were
+        not delivered.
         """
         if self._producer is None:
             raise PublishError("publisher is not started")
         topic = self.settings.topics.memory_writes
         partitions = await self.topic_partitions(topic)
-        writes = [make_memory_write(**item) for item in memories]  # all valid, or none sent
-        records = memory_records(writes, partitions, self._memory_key, per_record, max_record_bytes)
+        records, event_ids = memory_write_records(
+            list(memories), encoding, partitions, self._memory_key, per_record, max_record_bytes
+        )
+        headers = [("content-type", MEDIA_TYPE.encode())] if encoding == "arrow" else None
         deliveries: list[tuple[list[str], asyncio.Future[Any]]] = []
         try:
             for record in records:
                 delivery = await self._producer.send(
-                    topic, value=record.value, key=record.key, partition=record.partition
+                    topic,
+                    value=record.value,
+                    key=record.key,
+                    partition=record.partition,
+                    headers=headers,
                 )
                 deliveries.append((record.event_ids, delivery))
         except (KafkaError, OSError) as exc:
@@ -288,7 +306,7 @@ class AsyncPublisher:
         if failed:
             first = next(r for r in results if isinstance(r, BaseException))
             raise PublishError(f"{len(failed)} memory write(s) not delivered: {first}", failed)
-        return [write.event_id for write in writes]
+        return event_ids
 
     async def topic_partitions(self, topic: str) -> list[int]:
         """The partitions of ``topic`` (which must exist), sorted."""

@@ -159,9 +159,9 @@ class TopicSubscriber(Generic[T]):
                 for record in records:
                     if self._key is not None and record.key != self._key:
                         continue
-                    item = self._parse_or_skip(record)
-                    if item is not None and not self._duplicate(item):
-                        yield item
+                    for item in self._items_of(record):
+                        if not self._duplicate(item):
+                            yield item
 
     async def collect(self, count: int, timeout_s: float) -> list[T]:
         """Gather ``count`` items or whatever arrived within ``timeout_s``."""
@@ -176,6 +176,11 @@ class TopicSubscriber(Generic[T]):
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(gather(), timeout_s)
         return items
+
+    def _items_of(self, record: ConsumerRecord[Any, Any]) -> list[T]:
+        """The items a record holds (one; none when it is unreadable)."""
+        item = self._parse_or_skip(record)
+        return [] if item is None else [item]
 
     def _parse_or_skip(self, record: ConsumerRecord[Any, Any]) -> T | None:
         try:
@@ -299,7 +304,9 @@ def _parse_json(record: ConsumerRecord[Any, Any]) -> dict[str, Any]:
 class JsonSubscriber(TopicSubscriber[dict[str, Any]]):
     """Records of one of loopwarden's JSON topics as dicts, de-duplicated by an id field.
 
-    Subclasses name the topic (a field of ``settings.topics``) and the id field.
+    A record holding a JSON array (the memory outcomes of an Arrow record) yields each
+    of its objects. Subclasses name the topic (a field of ``settings.topics``) and the
+    id field.
     """
 
     topic_setting: ClassVar[str]
@@ -323,6 +330,26 @@ class JsonSubscriber(TopicSubscriber[dict[str, Any]]):
             from_beginning=from_beginning,
             identity=(lambda d: str(d.get(field))) if field else None,
         )
+
+    def _items_of(self, record: ConsumerRecord[Any, Any]) -> list[dict[str, Any]]:
+        if not record.value or record.value[:1] != b"[":
+            return super()._items_of(record)
+        try:
+            items = codec.loads(record.value)
+        except EventDecodeError as exc:
+            items, reason = [], str(exc)
+        else:
+            reason = "expected an array of JSON objects"
+        if items and all(isinstance(item, dict) for item in items):
+            return items
+        log.warning(
+            "skipping unreadable record %s[%d]@%d: %s",
+            record.topic,
+            record.partition,
+            record.offset,
+            reason,
+        )
+        return []
 
     async def answer_to(self, event_id: str, timeout_s: float = 30.0) -> dict[str, Any]:
         """The record answering the event ``event_id`` (a decision for a completion, an

@@ -10,11 +10,14 @@ LanceDB at once, in a thread so the stream keeps flowing: through the checked
 write path, or appended with the checks left to maintenance when
 ``memory.write_checks`` is ``deferred``. Outcomes (stored, duplicate,
 stored_with_conflicts, already_stored, rejected) go to the memory-outcomes
-topic, one record per write; undecodable writes to the dead-letter topic.
+topic, one record per JSON write; undecodable writes to the dead-letter topic.
 
 Index upkeep (building, folding new rows in, compaction) is the group leader's,
 on a timer beside the writes (``memory.index.upkeep_interval_s``): one owner for
 the table, and the stream keeps flowing while a vector index is retrained.
+
+An Arrow record's outcomes go out together, one JSON array per scope, so a bulk
+load costs one output record per input record rather than one per write.
 
 A batch that fails is applied write by write: a write that fails by itself
 (a deterministic error) is ``rejected`` with the reason; a transient failure
@@ -34,11 +37,11 @@ from typing import Any
 from opentelemetry.trace import SpanKind
 
 from loopwarden.agents.memory.maintenance import Maintenance
-from loopwarden.agents.memory.records import writes_of
+from loopwarden.agents.memory.records import MemoryInputs, inputs_of
 from loopwarden.agents.memory.service import MemoryService
 from loopwarden.schemas import codec
 from loopwarden.schemas.ids import derived_id
-from loopwarden.schemas.memory import MemoryWrite
+from loopwarden.schemas.memory_columns import MemoryColumns
 from loopwarden.streams.app import LoopwardenApp
 from loopwarden.streams.runner import Record, is_transient
 from loopwarden.streams.telemetry.spans import child_span
@@ -49,15 +52,34 @@ ROWS_WRITTEN = frozenset({"stored", "stored_with_conflicts"})
 """Outcome statuses that added a row (duplicates and replays did not)."""
 
 
-def rejected(write: MemoryWrite, exc: BaseException) -> dict[str, Any]:
+Outcomes = tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]
+"""The outcomes of a batch: of its JSON writes, and of each Arrow record's rows."""
+
+
+def rejected(event_id: str, scope: str, exc: BaseException) -> dict[str, Any]:
     """The outcome of a write that could not be applied (the reason is readable)."""
     return {
-        "outcome_id": derived_id("memory_outcome", write.event_id),
-        "event_id": write.event_id,
-        "scope": write.payload.scope,
+        "outcome_id": derived_id("memory_outcome", event_id),
+        "event_id": event_id,
+        "scope": scope,
         "status": "rejected",
         "reason": f"{type(exc).__name__}: {exc}",
     }
+
+
+def _rows(batch: MemoryColumns) -> list[MemoryColumns]:
+    return [
+        MemoryColumns(batch.table.slice(i, 1), batch.had_secrets[i : i + 1])
+        for i in range(len(batch))
+    ]
+
+
+def _by_scope(outcomes: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for outcome in outcomes:
+        outcome.setdefault("type", "memory_outcome")
+        groups.setdefault(outcome["scope"], []).append(outcome)
+    return groups
 
 
 def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
@@ -69,11 +91,25 @@ def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
     sink = app.sink
     cfg = settings.memory
 
-    def apply(writes: list[MemoryWrite]) -> list[dict[str, Any]]:
+    def apply(inputs: MemoryInputs) -> Outcomes:
         with service.lock:
+            now = time.time()
             if cfg.write_checks == "deferred":
-                return service.importer.import_writes(writes, time.time())
-            return service.writer.write(writes, time.time())
+                importer = service.importer
+                return importer.import_writes(inputs.writes, now), importer.import_columns(
+                    inputs.columns, now
+                )
+            # checked one by one: every write of the batch in event-time order
+            tagged = [(w, -1) for w in inputs.writes] + [
+                (w, b) for b, batch in enumerate(inputs.columns) for w in batch.to_writes()
+            ]
+            tagged.sort(key=lambda item: item[0].occurred_at)
+            outcomes = service.writer.write([w for w, _ in tagged], now)
+            single: list[dict[str, Any]] = []
+            per_batch: list[list[dict[str, Any]]] = [[] for _ in inputs.columns]
+            for (_, b), outcome in zip(tagged, outcomes, strict=True):
+                (single if b < 0 else per_batch[b]).append(outcome)
+            return single, per_batch
 
     def maintain() -> dict[str, Any]:
         with service.lock:
@@ -111,7 +147,8 @@ def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
             log.info("memory maintenance: %s", report)
             sink.add(names.memory_outcomes, b"*", codec.dumps(report))
 
-    def traced_apply(writes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def traced_apply(inputs: MemoryInputs) -> Outcomes:
+        size = len(inputs.writes) + sum(len(batch) for batch in inputs.columns)
         with child_span(
             app.otel_tracer,
             f"add {MEMORY_TABLE_NAME}",
@@ -120,44 +157,68 @@ def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
                 "db.system.name": "lancedb",
                 "db.operation.name": "add",
                 "db.collection.name": MEMORY_TABLE_NAME,
-                "db.operation.batch.size": len(writes),
+                "db.operation.batch.size": size,
             },
         ):
-            return apply(writes)
+            return apply(inputs)
+
+    async def one_by_one(inputs: MemoryInputs) -> Outcomes:
+        """Apply each write alone: a write that fails by itself is rejected."""
+        single: list[dict[str, Any]] = []
+        for write in inputs.writes:
+            try:
+                single.extend((await asyncio.to_thread(traced_apply, MemoryInputs([write])))[0])
+            except Exception as one:
+                if is_transient(one):
+                    raise
+                single.append(rejected(write.event_id, write.payload.scope, one))
+        per_batch = []
+        for batch in inputs.columns:
+            outcomes = []
+            for row in _rows(batch):
+                try:
+                    applied = await asyncio.to_thread(traced_apply, MemoryInputs(columns=[row]))
+                    outcomes.extend(applied[1][0])
+                except Exception as one:
+                    if is_transient(one):
+                        raise
+                    event_id, scope = (
+                        row.table.column(n)[0].as_py() for n in ("event_id", "scope")
+                    )
+                    outcomes.append(rejected(event_id, scope, one))
+            per_batch.append(outcomes)
+        return single, per_batch
 
     async def handle(records: list[Record]) -> None:
-        writes, letters = writes_of(records)
-        for letter in letters:
+        inputs = await asyncio.to_thread(inputs_of, records)  # off the loop: fetches go on
+        for letter in inputs.dead_letters:
             app.dead_letters.send(letter)
-        if not writes:
+        if not inputs.writes and not inputs.columns:
             return
         try:
-            outcomes = await asyncio.to_thread(traced_apply, writes)
+            single, per_batch = await asyncio.to_thread(traced_apply, inputs)
         except Exception as exc:
             if is_transient(exc):
                 raise  # the runner pauses and retries the whole batch
             log.warning("memory batch failed (%s); applying its writes one by one", exc)
-            outcomes = []
-            for write in writes:
-                try:
-                    outcomes.extend(await asyncio.to_thread(traced_apply, [write]))
-                except Exception as one:
-                    if is_transient(one):
-                        raise
-                    outcomes.append(rejected(write, one))
-        for outcome in outcomes:
+            single, per_batch = await one_by_one(inputs)
+        for outcome in single:
             outcome.setdefault("type", "memory_outcome")
             sink.add(names.memory_outcomes, outcome["scope"].encode(), codec.dumps(outcome))
-        app.metrics.memory_rows(sum(o["status"] in ROWS_WRITTEN for o in outcomes))
+        for outcomes in per_batch:  # an Arrow record's outcomes: one array per scope
+            for scope, group in _by_scope(outcomes).items():
+                sink.add(names.memory_outcomes, scope.encode(), codec.dumps(group))
+        every = single + [o for outcomes in per_batch for o in outcomes]
+        app.metrics.memory_rows(sum(o["status"] in ROWS_WRITTEN for o in every))
         first, last = records[0].source, records[-1].source
         log.debug(
             "%d memory write(s) of %s[%d]@%d..%d applied: %s",
-            len(writes),
+            len(every),
             first.topic,
             first.partition,
             first.offset,
             last.offset,
-            dict(Counter(o["status"] for o in outcomes)),
+            dict(Counter(o["status"] for o in every)),
         )
 
     runner = app.runner("store_memories")

@@ -17,12 +17,17 @@ from typing import Any
 
 from loopwarden.agents.memory.embedding import Embedder
 from loopwarden.agents.memory.rows import (
+    column_question_vectors,
+    column_rows_table,
+    column_vectors,
     content_vectors,
     new_rows_table,
     outcome_of,
     questions_vectors,
 )
+from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.memory import MemoryWrite
+from loopwarden.schemas.memory_columns import MemoryColumns, concat
 from loopwarden.settings import MemorySettings
 from loopwarden.storage.memory_table import MemoryTable
 
@@ -78,3 +83,80 @@ class MemoryImporter:
                 outcome["status"] = "already_stored"
             outcomes.append(outcome)
         return outcomes
+
+    def import_columns(
+        self, batches: Sequence[MemoryColumns], now: float
+    ) -> list[list[dict[str, Any]]]:
+        """:meth:`import_writes` for checked column batches (Arrow records), in one
+        append; the outcomes of each batch, row for row. A row whose vector has another
+        size than the table's is ``rejected`` with the reason, the rest are stored."""
+        whole = concat(batches)
+        if not whole.redacted:
+            raise ValueError("memory columns must be redacted before they are stored")
+        if not len(whole):
+            return [[] for _ in batches]
+        ids = whole.memory_ids()
+        stored = self.table.existing_ids(list(dict.fromkeys(ids)))
+        vectors, wrong = column_vectors(whole, self.embedder)
+        fresh: dict[str, int] = {}
+        for i, memory_id in enumerate(ids):
+            if memory_id not in stored and not wrong[i]:
+                fresh.setdefault(memory_id, i)
+        trust: list[float] = []
+        if fresh:
+            rows = list(fresh.values())
+            if len(rows) == len(whole):  # the bulk case: every row is new, nothing to take
+                new, kept = whole, vectors
+            else:
+                new = MemoryColumns(whole.table.take(rows), whole.had_secrets[rows])
+                kept = vectors[rows]
+            asked = column_question_vectors(new, kept, self.embedder)
+            data = column_rows_table(
+                new, list(fresh), kept, asked, self.cfg, now, self.table.table.schema
+            )
+            self.table.append(data)  # ids checked above
+            trust = data.column("trust").to_pylist()
+        outcomes = _column_outcomes(whole, ids, dict(zip(fresh.values(), trust, strict=True)))
+        for i in map(int, wrong.nonzero()[0]):
+            outcomes[i].update(status="rejected", reason=self._wrong_size(whole, i))
+        split, start = [], 0
+        for batch in batches:
+            split.append(outcomes[start : start + len(batch)])
+            start += len(batch)
+        return split
+
+    def _wrong_size(self, columns: MemoryColumns, row: int) -> str:
+        size = len(columns.table.column("embedding")[row])
+        event_id = columns.table.column("event_id")[row].as_py()
+        return (
+            f"ValueError: event {event_id}: embedding has {size} dimensions, "
+            f"the memory table {self.embedder.dims}"
+        )
+
+
+def _column_outcomes(
+    columns: MemoryColumns, ids: list[str], trust_of: dict[int, float]
+) -> list[dict[str, Any]]:
+    """One memory outcome per row: ``stored`` (rows in ``trust_of``) or
+    ``already_stored``, as :func:`outcome_of` builds them for a write."""
+    event_ids = columns.table.column("event_id").to_pylist()
+    scopes = columns.table.column("scope").to_pylist()
+    secrets = columns.had_secrets.tolist()
+    outcomes = []
+    for i, event_id in enumerate(event_ids):
+        outcome: dict[str, Any] = {
+            "outcome_id": derived_id("memory_outcome", event_id),
+            "event_id": event_id,
+            "memory_id": ids[i],
+            "scope": scopes[i],
+            "status": "stored",
+            "duplicate_of": None,
+            "conflicts": [],
+            "redacted": secrets[i],
+        }
+        if i in trust_of:
+            outcome.update(trust=trust_of[i], checks="deferred")
+        else:  # stored before, or an earlier row of the batch
+            outcome["status"] = "already_stored"
+        outcomes.append(outcome)
+    return outcomes

@@ -1,11 +1,26 @@
-"""Memory-writes records → the writes to apply, in event-time order, and dead letters."""
+"""Memory-writes records → the writes to apply, in event-time order, and dead letters.
+
+A record holds one JSON write, a JSON array of writes, or an Arrow IPC stream of
+writes (:mod:`loopwarden.schemas.memory_columns`); a bad write of any form becomes
+one dead letter (with its index in the record) and the rest are applied.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
+from loopwarden.errors import EventDecodeError
+from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import DeadLetter
 from loopwarden.schemas.memory import MemoryWrite, validate_memory_write
+from loopwarden.schemas.memory_columns import (
+    MemoryColumns,
+    check_columns,
+    is_arrow,
+    read_ipc,
+    redact,
+)
 from loopwarden.schemas.records import decode_record
 from loopwarden.streams.runner import Record
 
@@ -14,18 +29,55 @@ MAX_RECORD_BYTES = 4 * 1024 * 1024
 plus a vector of up to 8,192 values; a JSON array of writes may hold more)."""
 
 
-def writes_of(records: Iterable[Record]) -> tuple[list[MemoryWrite], list[DeadLetter]]:
-    """The valid writes of ``records`` (a record holds one write or a JSON array of
-    them), sorted by event time — a scope's writes spread over partitions
-    (``publisher.memory_key = memory``) are checked in the order they happened, not
-    in the order the partitions were fetched — and one dead letter per bad write."""
-    writes: list[MemoryWrite] = []
-    letters: list[DeadLetter] = []
+@dataclass(slots=True)
+class MemoryInputs:
+    """What a batch of memory-writes records asks to store."""
+
+    writes: list[MemoryWrite] = field(default_factory=list)  # JSON writes, in event-time order
+    columns: list[MemoryColumns] = field(default_factory=list)  # one per Arrow record
+    dead_letters: list[DeadLetter] = field(default_factory=list)
+
+
+def inputs_of(records: Iterable[Record]) -> MemoryInputs:
+    """The valid writes of ``records`` and one dead letter per bad write. JSON writes
+    are sorted by event time — a scope's writes spread over partitions
+    (``publisher.memory_key = memory``) are checked in the order they happened, not in
+    the order the partitions were fetched; an Arrow record's rows stay together."""
+    out = MemoryInputs()
     for record in records:
+        if is_arrow(record.value):
+            _arrow_into(out, record)
+            continue
         decoded = decode_record(
             record.value, record.key, record.source, MAX_RECORD_BYTES, validate_memory_write
         )
-        letters.extend(decoded.dead_letters)
-        writes.extend(write for _, write in decoded.events)
-    writes.sort(key=lambda write: write.occurred_at)  # stable: ties keep arrival order
-    return writes, letters
+        out.dead_letters.extend(decoded.dead_letters)
+        out.writes.extend(write for _, write in decoded.events)
+    out.writes.sort(key=lambda write: write.occurred_at)  # stable: ties keep arrival order
+    out.columns = redact(out.columns)  # every Arrow record's texts screened at once
+    return out
+
+
+def _arrow_into(out: MemoryInputs, record: Record) -> None:
+    assert record.value is not None
+    try:
+        table = read_ipc(record.value)
+    except EventDecodeError as exc:
+        out.dead_letters.append(DeadLetter.from_error(exc, record.value, record.source, record.key))
+        return
+    checked = check_columns(table, redacted=False)
+    for index, obj, error in checked.errors:
+        raw = codec.dumps(obj)  # the row as a JSON write: readable in the dead letter
+        out.dead_letters.append(DeadLetter.from_error(error, raw, record.source, record.key, index))
+    out.writes.extend(write for _, write in checked.writes)  # the model kept them
+    if len(checked.columns):
+        out.columns.append(checked.columns)
+
+
+def writes_of(records: Iterable[Record]) -> tuple[list[MemoryWrite], list[DeadLetter]]:
+    """Every valid write of ``records`` as a model (Arrow rows too), in event-time
+    order, and the dead letters (the checked write path and the tests read this)."""
+    inputs = inputs_of(records)
+    writes = inputs.writes + [w for batch in inputs.columns for w in batch.to_writes()]
+    writes.sort(key=lambda write: write.occurred_at)
+    return writes, inputs.dead_letters

@@ -3,7 +3,8 @@
 The write path builds rows one by one (each write may change the next one's
 checks); bulk paths (``memory import``, stream writes with
 ``memory.write_checks=deferred``) build a whole batch as Arrow columns with
-numpy — the same values (tested), without a Python dict per row. Writes reach
+numpy — the same values (tested), without a Python dict per row — from validated
+writes or straight from an Arrow record's checked columns. Writes reach
 here redacted (:meth:`MemoryWrite.redacted`, a no-op for a write the validator
 already redacted); the texts stored are the write's.
 """
@@ -16,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from loopwarden.agents.memory.embedding import Embedder
 from loopwarden.agents.memory.scoring import (
@@ -27,6 +29,7 @@ from loopwarden.agents.memory.scoring import (
 )
 from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.memory import MemoryWrite
+from loopwarden.schemas.memory_columns import MemoryColumns
 from loopwarden.settings import MemorySettings
 
 DAY = 86_400.0
@@ -136,19 +139,8 @@ def new_rows_table(
     n = len(writes)
     payloads = [w.payload for w in writes]
     score_of = attrgetter(*DIMENSIONS)
-    scores = np.array([score_of(p.scores) for p in payloads], dtype=np.float64).reshape(
-        n, len(DIMENSIONS)
-    )
-    given = np.array(
-        [np.nan if p.importance is None else p.importance for p in payloads], dtype=np.float64
-    )
-    importance = np.where(np.isnan(given), relevance_batch(scores, cfg=cfg), given)
-    reliability = np.array([p.source_reliability for p in payloads], dtype=np.float64)
-    created = np.array([w.occurred_at for w in writes], dtype=np.float64)
-    zeros = np.zeros(n, dtype=np.int32)
     strings = pa.list_(pa.string())
-    dims = vectors.shape[1]
-    columns: dict[str, Any] = {
+    fields: dict[str, Any] = {
         "id": pa.array(ids, pa.string()),
         "scope": pa.array([p.scope for p in payloads], pa.string()),
         "content": pa.array([p.content for p in payloads], pa.string()),
@@ -157,26 +149,159 @@ def new_rows_table(
         "entity_refs": pa.array([[e.lower() for e in p.entity_refs] for p in payloads], strings),
         "memory_type": pa.array([p.memory_type for p in payloads], pa.string()),
         "layer": pa.array([p.layer for p in payloads], pa.string()),
+        "source_loop_id": pa.array([p.source_loop_id for p in payloads], pa.string()),
+        "source_event_id": pa.array([p.source_event_id for p in payloads], pa.string()),
+    }
+    scores = np.array([score_of(p.scores) for p in payloads], dtype=np.float64)
+    importance = [np.nan if p.importance is None else p.importance for p in payloads]
+    return _stored_rows(
+        fields,
+        scores.reshape(n, len(DIMENSIONS)),
+        np.array(importance, dtype=np.float64),
+        np.array([p.source_reliability for p in payloads], dtype=np.float64),
+        np.array([w.occurred_at for w in writes], dtype=np.float64),
+        (vectors, question_vectors),
+        cfg,
+        now,
+        schema,
+    )
+
+
+def column_vectors(columns: MemoryColumns, embedder: Embedder) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`content_vectors` of a column batch, and the rows whose vector has another
+    size than the table's (not stored: rejected)."""
+    dims = embedder.dims
+    given = columns.table.column("embedding").combine_chunks()
+    has = np.asarray(given.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    sizes = pc.fill_null(pc.list_value_length(given), 0).to_numpy(zero_copy_only=False)
+    wrong = has & (sizes != dims)
+    right = has & ~wrong
+    if right.all():  # the bulk case: every row brought its vector, one pass, no copies
+        return _unit_rows(given.flatten().to_numpy(zero_copy_only=False).reshape(-1, dims)), wrong
+    vectors = np.zeros((len(columns), dims), dtype=np.float32)
+    if right.any():
+        kept = given.filter(pa.array(right))
+        vectors[right] = _unit_rows(kept.flatten().to_numpy(zero_copy_only=False).reshape(-1, dims))
+    missing = np.flatnonzero(~has)
+    if len(missing):
+        contents = columns.table.column("content").take(pa.array(missing)).to_pylist()
+        vectors[missing] = embedder.embed(contents)
+    return vectors, wrong
+
+
+def _unit_rows(matrix: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (zero rows stay zero), as float32."""
+    norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix, dtype=np.float64))
+    return np.divide(matrix, np.where(norms > 0, norms, 1.0)[:, None], dtype=np.float32)
+
+
+def column_question_vectors(
+    columns: MemoryColumns, vectors: np.ndarray, embedder: Embedder
+) -> np.ndarray:
+    """:func:`questions_vectors` of a column batch (``vectors`` itself when no row
+    asks questions: never changed in place)."""
+    questions = columns.table.column("potential_questions").combine_chunks()
+    lengths = pc.list_value_length(questions).to_numpy(zero_copy_only=False)
+    asked = np.flatnonzero(lengths > 0)
+    if not len(asked):
+        return vectors
+    result = vectors.copy()
+    texts = [" ".join(q) for q in questions.take(pa.array(asked)).to_pylist()]
+    result[asked] = embedder.embed(texts)
+    return result
+
+
+def _lowered(lists: pa.ChunkedArray) -> pa.Array:
+    array = lists.combine_chunks()
+    values = [text.lower() for text in array.values.to_pylist()]  # Python's lower(), as above
+    return pa.ListArray.from_arrays(array.offsets, pa.array(values, pa.string()))
+
+
+def column_rows_table(
+    columns: MemoryColumns,
+    ids: Sequence[str],
+    vectors: np.ndarray,
+    question_vectors: np.ndarray,
+    cfg: MemorySettings,
+    now: float,
+    schema: pa.Schema,
+) -> pa.Table:
+    """:func:`new_rows_table` of a checked column batch (tested equal, row for row)."""
+    t = columns.table
+    scores = t.column("scores").combine_chunks()
+    importance = pc.fill_null(t.column("importance"), np.nan)
+    fields: dict[str, Any] = {
+        "id": pa.array(ids, pa.string()),
+        **{
+            name: t.column(name)
+            for name in (
+                "scope",
+                "content",
+                "tags",
+                "potential_questions",
+                "memory_type",
+                "layer",
+                "source_loop_id",
+                "source_event_id",
+            )
+        },
+        "entity_refs": _lowered(t.column("entity_refs")),
+    }
+    matrix = np.column_stack(
+        [scores.field(d).to_numpy(zero_copy_only=False) for d in DIMENSIONS]
+    ).astype(np.float64)
+    return _stored_rows(
+        fields,
+        matrix,
+        importance.to_numpy(),
+        t.column("source_reliability").to_numpy(),
+        t.column("occurred_at").to_numpy(),
+        (vectors, question_vectors),
+        cfg,
+        now,
+        schema,
+    )
+
+
+def _stored_rows(
+    fields: dict[str, Any],
+    scores: np.ndarray,
+    given_importance: np.ndarray,
+    reliability: np.ndarray,
+    created: np.ndarray,
+    vectors: tuple[np.ndarray, np.ndarray],
+    cfg: MemorySettings,
+    now: float,
+    schema: pa.Schema,
+) -> pa.Table:
+    """The stored columns of new memories: ``fields`` as given, scores, trust and the
+    counters computed (NaN importance: the weighted scores)."""
+    n = len(created)
+    importance = np.where(
+        np.isnan(given_importance), relevance_batch(scores, cfg=cfg), given_importance
+    )
+    zeros = np.zeros(n, dtype=np.int32)
+    dims = vectors[0].shape[1]
+    columns: dict[str, Any] = {
+        **fields,
         **{d: pa.array(scores[:, i]) for i, d in enumerate(DIMENSIONS)},
         "importance": pa.array(importance),
         "source_reliability": pa.array(reliability),
         "trust": pa.array(trust_scores(reliability, (now - created) / DAY, cfg)),
         "corroboration_count": pa.array(zeros),
         "contradiction_count": pa.array(zeros),
-        "corroborated_by": pa.array([[]] * n, strings),
+        "corroborated_by": pa.array([[]] * n, pa.list_(pa.string())),
         "access_count": pa.array(zeros),
         "last_access_at": pa.nulls(n, pa.float64()),
         "created_at": pa.array(created),
         "updated_at": pa.array(np.full(n, now)),
         "decay_rate": pa.array(np.full(n, cfg.default_decay_rate)),
         "deleted": pa.array(np.zeros(n, dtype=bool)),
-        "source_loop_id": pa.array([p.source_loop_id for p in payloads], pa.string()),
-        "source_event_id": pa.array([p.source_event_id for p in payloads], pa.string()),
         "vector": pa.FixedSizeListArray.from_arrays(
-            pa.array(vectors.astype(np.float32, copy=False).ravel()), dims
+            pa.array(vectors[0].astype(np.float32, copy=False).ravel()), dims
         ),
         "question_vector": pa.FixedSizeListArray.from_arrays(
-            pa.array(question_vectors.astype(np.float32, copy=False).ravel()), dims
+            pa.array(vectors[1].astype(np.float32, copy=False).ravel()), dims
         ),
     }
     return pa.table({name: columns[name] for name in schema.names}, schema=schema)
