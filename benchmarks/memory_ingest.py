@@ -140,12 +140,17 @@ async def committed(settings: Settings) -> float:
 
 
 ENCODING = "arrow"  # --encoding: how remember_many sends the writes
+PER_CALL = 10_000  # --per-call: memories per remember_many call
 
 
 async def publish(settings: Settings, items: list[dict[str, Any]], per_record: int) -> float:
+    """Publish ``items`` in ``remember_many`` calls of ``PER_CALL`` (each call checks all
+    its items before it sends any, so one call of everything sends nothing for seconds)."""
     started = time.monotonic()
     async with AsyncPublisher(settings, topic=settings.topics.memory_writes) as publisher:
-        await publisher.remember_many(items, per_record=per_record, encoding=ENCODING)
+        for start in range(0, len(items), PER_CALL):
+            chunk = items[start : start + PER_CALL]
+            await publisher.remember_many(chunk, per_record=per_record, encoding=ENCODING)
     return time.monotonic() - started
 
 
@@ -248,9 +253,10 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=10_000, help="rows per storage batch")
     parser.add_argument("--per-record", type=int, default=2000, help="most writes per record")
     parser.add_argument("--encoding", choices=("arrow", "json"), default="arrow")
+    parser.add_argument("--per-call", type=int, default=10_000, help="memories per call")
     args = parser.parse_args()
-    global ENCODING
-    ENCODING = args.encoding
+    global ENCODING, PER_CALL
+    ENCODING, PER_CALL = args.encoding, args.per_call
     sentences, base = embedded_sentences(20_000)
     dims = base.shape[1]
     runs = []

@@ -46,7 +46,7 @@ import pyarrow.compute as pc
 
 from loopwarden.errors import EventDecodeError, EventError, FieldError
 from loopwarden.schemas.events import MAX_TIMESTAMP, SCHEMA_VERSION
-from loopwarden.schemas.ids import derived_id
+from loopwarden.schemas.ids import derived_ids
 from loopwarden.schemas.memory import (
     MAX_EMBEDDING_DIMS,
     CorePactScores,
@@ -139,11 +139,11 @@ class MemoryColumns:
     def memory_ids(self) -> list[str]:
         """Each row's memory id (its own, else derived from scope and event id, as
         :func:`~loopwarden.schemas.memory.memory_id_for`)."""
-        columns = (self.table.column(n).to_pylist() for n in ("memory_id", "scope", "event_id"))
-        return [
-            given or derived_id("memory", scope, event_id)
-            for given, scope, event_id in zip(*columns, strict=True)
-        ]
+        given, scopes, event_ids = (
+            self.table.column(n).to_pylist() for n in ("memory_id", "scope", "event_id")
+        )
+        derived = derived_ids("memory", scopes, event_ids)
+        return [own or made for own, made in zip(given, derived, strict=True)]
 
     def to_writes(self) -> list[MemoryWrite]:
         """The rows as :class:`MemoryWrite` models (for the checked write path)."""

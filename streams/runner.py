@@ -33,6 +33,7 @@ from aiokafka.errors import KafkaError
 
 from loopwarden.errors import LoopwardenError, PublishError
 from loopwarden.schemas.dead_letter import SourcePosition
+from loopwarden.streams.batching import take_events_bounded
 from loopwarden.streams.bundles import RecordBundle
 from loopwarden.streams.dead_letters import DeadLetters
 from loopwarden.streams.telemetry.metrics import WorkerMetrics
@@ -197,10 +198,20 @@ class AgentRunner:
                     metrics.events(self.name, events)
 
     async def run_batches(
-        self, stream: Any, handle: BatchHandler, max_records: int, within_s: float
+        self,
+        stream: Any,
+        handle: BatchHandler,
+        max_records: int,
+        within_s: float,
+        max_bytes: int | None = None,
     ) -> None:
-        """Process ``stream`` in batches of at most ``max_records`` or ``within_s``."""
-        batches: AsyncIterator[Any] = stream.take_events(max_records, within=within_s)
+        """Process ``stream`` in batches of at most ``max_records`` (or ``max_bytes`` of
+        record values, when given), else what arrived within ``within_s``."""
+        batches: AsyncIterator[Any] = (
+            stream.take_events(max_records, within=within_s)
+            if max_bytes is None
+            else take_events_bounded(stream, max_records, max_bytes, within_s)
+        )
         async for events in batches:
             self.messages += len(events)
             records = [record for event in events for record in Record.all_of(event.message)]

@@ -225,4 +225,6 @@ def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
 
     @app.agent(writes_topic, name="store_memories")
     async def store_memories(stream: Any) -> None:
-        await runner.run_batches(stream, handle, cfg.batch_max_writes, cfg.batch_within_s)
+        await runner.run_batches(
+            stream, handle, cfg.batch_max_writes, cfg.batch_within_s, cfg.batch_max_bytes
+        )

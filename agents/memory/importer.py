@@ -25,7 +25,7 @@ from loopwarden.agents.memory.rows import (
     outcome_of,
     questions_vectors,
 )
-from loopwarden.schemas.ids import derived_id
+from loopwarden.schemas.ids import derived_ids
 from loopwarden.schemas.memory import MemoryWrite
 from loopwarden.schemas.memory_columns import MemoryColumns, concat
 from loopwarden.settings import MemorySettings
@@ -142,10 +142,11 @@ def _column_outcomes(
     event_ids = columns.table.column("event_id").to_pylist()
     scopes = columns.table.column("scope").to_pylist()
     secrets = columns.had_secrets.tolist()
+    outcome_ids = derived_ids("memory_outcome", event_ids)
     outcomes = []
     for i, event_id in enumerate(event_ids):
         outcome: dict[str, Any] = {
-            "outcome_id": derived_id("memory_outcome", event_id),
+            "outcome_id": outcome_ids[i],
             "event_id": event_id,
             "memory_id": ids[i],
             "scope": scopes[i],

@@ -158,7 +158,15 @@ class MemorySettings(BaseModel):
         "(bulk loads, tens of thousands of writes per second).",
     )
     default_decay_rate: float = Field(0.05, ge=0)
-    batch_max_writes: int = Field(200, ge=1, description="Writes applied to LanceDB at once.")
+    batch_max_writes: int = Field(
+        200, ge=1, description="Records (one write, or an array of them) applied at once."
+    )
+    batch_max_bytes: int = Field(
+        32 * 1024 * 1024,
+        ge=1,
+        description="A batch is applied as soon as its records hold this many bytes "
+        "(Arrow records of hundreds of writes fill it long before batch_max_writes).",
+    )
     maintenance_interval_s: float = Field(
         3600.0, ge=0, description="Maintenance cycle period on the group's leader (0: off)."
     )

@@ -243,8 +243,12 @@ async def test_a_storage_outage_pauses_memory_writes_instead_of_rejecting_them(
     assert table.indexes.has_vector_index, worker.log()[-3000:]
 
 
-async def test_bulk_writes_with_deferred_checks_store_every_vector_once(broker, worker_factory):
-    """remember_many: arrays of writes per record, base64 vectors, checks deferred."""
+@pytest.mark.parametrize("encoding", ["arrow", "json"])
+async def test_bulk_writes_with_deferred_checks_store_every_vector_once(
+    broker, worker_factory, encoding
+):
+    """remember_many: Arrow records (columns) or JSON arrays (base64 vectors), checks
+    deferred; the outcomes of an Arrow record come as arrays, read one by one."""
     import numpy as np
 
     from loopwarden.schemas import codec
@@ -283,11 +287,11 @@ async def test_bulk_writes_with_deferred_checks_store_every_vector_once(broker, 
         DeadLetterSubscriber(settings, loop_id=scope) as letters,
         AsyncPublisher(settings, topic=settings.topics.memory_writes) as publisher,
     ):
-        ids = await publisher.remember_many(items, per_record=64)
+        ids = await publisher.remember_many(items, per_record=64, encoding=encoding)
         position = await publisher.send_raw(bad_record, scope.encode())
         first = {o["event_id"]: o for o in await outcomes.collect(301, 120)}
         (letter,) = await letters.collect(1, 60)
-        again = await publisher.remember_many(items[:10], per_record=64)
+        again = await publisher.remember_many(items[:10], per_record=64, encoding=encoding)
         replayed = await outcomes.collect(10, 60)
     assert ids == [item["event_id"] for item in items]
     assert again == ids[:10]
@@ -309,3 +313,71 @@ async def test_bulk_writes_with_deferred_checks_store_every_vector_once(broker, 
         assert asyncio.get_running_loop().time() < deadline, f"indexes after 60 s: {indexed}"
         await asyncio.sleep(0.2)
     assert {"id", "scope", "content"} <= indexed
+
+
+async def test_an_arrow_record_from_another_client_is_checked_redacted_and_answered(
+    broker, worker_factory
+):
+    """A librdkafka producer sends an Arrow IPC record written with pyarrow (as a Java or
+    Go service would with its Arrow library): no publisher-side checks or redaction."""
+    import numpy as np
+    import pyarrow as pa
+    from confluent_kafka import Producer
+
+    from loopwarden.schemas.memory_columns import to_ipc
+    from loopwarden.streams.subscriber import DeadLetterSubscriber
+
+    settings = isolated_settings(broker, "arrow")
+    memory = settings.memory.model_copy(update={"write_checks": "deferred"})
+    settings = settings.model_copy(update={"memory": memory})
+    worker_factory(settings)
+    scope = f"arrow-{uuid.uuid4().hex[:6]}"
+    vectors = np.random.default_rng(4).standard_normal((4, 512)).astype(np.float32)
+    vectors[3, :] = 0.0
+    table = pa.table(
+        {
+            "event_id": [f"{scope}-{i}" for i in range(4)],
+            "occurred_at": pa.array([1.7e9, 1.7e9 + 1, 1.7e9 + 2, 1.7e9 + 3]),
+            "content": [
+                "the staging database lives on db2",
+                "deploy with password=Hunter2Staging then restart",
+                "a row with a score out of range",
+                "a row without a vector is embedded by the worker",
+            ],
+            "scope": [scope] * 4,
+            "scores": pa.array(
+                [{"c": 0.9}, None, {"c": 7.0}, None], pa.struct([("c", pa.float64())])
+            ),
+            "embedding": pa.array(
+                [vectors[0], vectors[1], vectors[2], None], pa.list_(pa.float32())
+            ),
+        }
+    )
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "linger.ms": 0})
+    async with (
+        MemoryOutcomeSubscriber(settings, scope=scope) as outcomes,
+        DeadLetterSubscriber(settings, loop_id=scope) as letters,
+    ):
+        producer.produce(settings.topics.memory_writes, value=to_ipc(table), key=scope.encode())
+        assert producer.flush(30) == 0
+        answered = {o["event_id"]: o for o in await outcomes.collect(3, 120)}
+        (letter,) = await letters.collect(1, 60)
+    assert {answered[f"{scope}-{i}"]["status"] for i in (0, 1, 3)} == {"stored"}
+    assert answered[f"{scope}-1"]["redacted"] is True
+    assert answered[f"{scope}-0"]["redacted"] is False
+    assert letter.batch_index == 2 and letter.reason == "validation"
+    assert "payload.scores.c: Input should be less than or equal to 1" in letter.message
+    stored = MemoryTable(settings.memory.uri, 512, settings.memory.table).columns(
+        ["id", "content", "c", "scope", "vector"]
+    )
+    mine = {r["content"]: r for r in stored.to_pylist() if r["scope"] == scope}
+    assert set(mine) == {
+        "the staging database lives on db2",
+        "deploy with password=[REDACTED] then restart",
+        "a row without a vector is embedded by the worker",
+    }
+    assert mine["the staging database lives on db2"]["c"] == 0.9
+    vector = np.asarray(mine["the staging database lives on db2"]["vector"])
+    np.testing.assert_allclose(vector, vectors[0] / np.linalg.norm(vectors[0]), rtol=1e-5)
+    embedded = np.asarray(mine["a row without a vector is embedded by the worker"]["vector"])
+    assert abs(np.linalg.norm(embedded) - 1.0) < 1e-3  # the worker's embedder filled it in
