@@ -158,6 +158,8 @@ class CheckedColumns:
     columns: MemoryColumns
     writes: list[tuple[int, MemoryWrite]] = field(default_factory=list)
     errors: list[tuple[int, dict[str, Any], EventError]] = field(default_factory=list)
+    rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    """Where each row of ``columns`` was in the table checked."""
 
 
 def _envelope(row: dict[str, Any]) -> dict[str, Any]:
@@ -348,7 +350,8 @@ def check_columns(table: pa.Table, *, redacted: bool = True) -> CheckedColumns:
                 errors.append((int(index), obj, exc))
         checked = checked.filter(pa.array(ok))
     columns = MemoryColumns(checked, np.zeros(checked.num_rows, dtype=bool), redacted=False)
-    return CheckedColumns(redact([columns])[0] if redacted else columns, writes, errors)
+    kept = np.flatnonzero(ok)
+    return CheckedColumns(redact([columns])[0] if redacted else columns, writes, errors, kept)
 
 
 def redact(batches: Sequence[MemoryColumns]) -> list[MemoryColumns]:

@@ -34,3 +34,45 @@ def test_a_bad_write_in_an_array_is_one_dead_letter_and_the_rest_apply():
         (2, 2, 7),
     ]
     assert "base64" in letters[0].message
+
+
+def test_arrow_records_are_checked_together_and_answered_record_by_record():
+    import pyarrow as pa
+
+    from loopwarden.agents.memory.records import inputs_of
+    from loopwarden.schemas.memory_columns import to_ipc
+
+    def arrow(rows, **extra):
+        columns = {
+            "event_id": [r[0] for r in rows],
+            "occurred_at": [r[1] for r in rows],
+            "content": [r[2] for r in rows],
+            **extra,
+        }
+        return to_ipc(pa.table(columns))
+
+    records = [
+        record(arrow([("a1", 1.0, "ok"), ("a2", 2.0, "")]), partition=0, offset=4),
+        record(codec.dumps(write("json", 0.5)), partition=1),
+        record(arrow([("b1", 3.0, "token=abcdefgh12345678"), ("b2", -1.0, "x")]), partition=2),
+        record(arrow([("c1", 4.0, "z")], tags=[["t"]]), partition=3, offset=9),  # other schema
+        record(b"\xff\xff\xff\xffnot arrow", partition=3, offset=10),
+    ]
+    inputs = inputs_of(records)
+    assert [w.event_id for w in inputs.writes] == ["json"]
+    assert [b.table.column("event_id").to_pylist() for b in inputs.columns] == [
+        ["a1"],
+        ["b1"],
+        ["c1"],
+    ]
+    assert all(b.redacted for b in inputs.columns)
+    assert inputs.columns[1].table.column("content").to_pylist() == ["token=[REDACTED]"]
+    assert inputs.columns[1].had_secrets.tolist() == [True]
+    letters = [
+        (d.source.partition, d.source.offset, d.batch_index, d.reason) for d in inputs.dead_letters
+    ]
+    assert letters == [
+        (3, 10, None, "decode"),
+        (0, 4, 1, "validation"),
+        (2, 0, 1, "validation"),
+    ]
