@@ -381,3 +381,37 @@ async def test_an_arrow_record_from_another_client_is_checked_redacted_and_answe
     np.testing.assert_allclose(vector, vectors[0] / np.linalg.norm(vectors[0]), rtol=1e-5)
     embedded = np.asarray(mine["a row without a vector is embedded by the worker"]["vector"])
     assert abs(np.linalg.norm(embedded) - 1.0) < 1e-3  # the worker's embedder filled it in
+
+
+async def test_a_batch_is_applied_once_its_records_hold_batch_max_bytes(broker, worker_factory):
+    """Arrow records fill a batch by bytes long before batch_max_writes records: the
+    writes are applied without waiting out batch_within_s (here 120 s)."""
+    import numpy as np
+
+    settings = isolated_settings(broker, "bytes")
+    memory = settings.memory.model_copy(
+        update={
+            "write_checks": "deferred",
+            "batch_max_writes": 10_000,
+            "batch_within_s": 120.0,
+            "batch_max_bytes": 1,  # every record is a batch of its own at once
+        }
+    )
+    settings = settings.model_copy(update={"memory": memory})
+    worker_factory(settings)
+    scope = f"bytes-{uuid.uuid4().hex[:6]}"
+    vectors = np.random.default_rng(5).standard_normal((120, 512)).astype(np.float32)
+    items = [
+        {"content": f"fact {i}", "event_id": f"{scope}-{i}", "scope": scope, "embedding": v}
+        for i, v in enumerate(vectors)
+    ]
+    async with (
+        MemoryOutcomeSubscriber(settings, scope=scope) as outcomes,
+        AsyncPublisher(settings, topic=settings.topics.memory_writes) as publisher,
+    ):
+        started = asyncio.get_running_loop().time()
+        await publisher.remember_many(items, per_record=20)  # records of ~45 KB
+        answered = await outcomes.collect(len(items), 90)
+        took = asyncio.get_running_loop().time() - started
+    assert {o["event_id"] for o in answered} == {item["event_id"] for item in items}
+    assert took < 90  # never waited for the 120 s window
