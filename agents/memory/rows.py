@@ -54,9 +54,7 @@ def content_vectors(writes: Sequence[MemoryWrite], embedder: Embedder) -> np.nda
     if to_embed:
         vectors[to_embed] = embedder.embed([writes[i].payload.content for i in to_embed])
     if supplied:
-        given = np.stack([writes[i].payload.embedding for i in supplied])
-        norms = np.linalg.norm(given, axis=1, keepdims=True)
-        vectors[supplied] = given / np.where(norms > 0, norms, 1.0)
+        vectors[supplied] = unit_rows(np.stack([writes[i].payload.embedding for i in supplied]))
     return vectors
 
 
@@ -177,11 +175,11 @@ def column_vectors(columns: MemoryColumns, embedder: Embedder) -> tuple[np.ndarr
     wrong = has & (sizes != dims)
     right = has & ~wrong
     if right.all():  # the bulk case: every row brought its vector, one pass, no copies
-        return _unit_rows(given.flatten().to_numpy(zero_copy_only=False).reshape(-1, dims)), wrong
+        return unit_rows(given.flatten().to_numpy(zero_copy_only=False).reshape(-1, dims)), wrong
     vectors = np.zeros((len(columns), dims), dtype=np.float32)
     if right.any():
         kept = given.filter(pa.array(right))
-        vectors[right] = _unit_rows(kept.flatten().to_numpy(zero_copy_only=False).reshape(-1, dims))
+        vectors[right] = unit_rows(kept.flatten().to_numpy(zero_copy_only=False).reshape(-1, dims))
     missing = np.flatnonzero(~has)
     if len(missing):
         contents = columns.table.column("content").take(pa.array(missing)).to_pylist()
@@ -189,10 +187,19 @@ def column_vectors(columns: MemoryColumns, embedder: Embedder) -> tuple[np.ndarr
     return vectors, wrong
 
 
-def _unit_rows(matrix: np.ndarray) -> np.ndarray:
+UNIT_TOLERANCE = 1e-6
+"""A supplied vector whose length is 1 within this is stored as sent (most embedding
+APIs return unit vectors: no copy of a batch's vectors, and no last-bit changes)."""
+
+
+def unit_rows(matrix: np.ndarray) -> np.ndarray:
     """Rows scaled to unit length (zero rows stay zero), as float32."""
     norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix, dtype=np.float64))
-    return np.divide(matrix, np.where(norms > 0, norms, 1.0)[:, None], dtype=np.float32)
+    unit = np.abs(norms - 1.0) <= UNIT_TOLERANCE
+    if unit.all():
+        return matrix.astype(np.float32, copy=False)
+    norms = np.where(unit | (norms == 0), 1.0, norms)
+    return np.divide(matrix, norms[:, None], dtype=np.float32)
 
 
 def column_question_vectors(
