@@ -19,16 +19,16 @@ _EXPORTS = {
     "ActionEvent": "loopwarden.schemas",
     "Advice": "loopwarden.schemas.tasks",
     "AdviceSubscriber": "loopwarden.streams.tasks",
-    "AnalysisSubscriber": "loopwarden.streams.subscriber",
+    "AnalysisSubscriber": "loopwarden.streams.json_subscribers",
     "AsyncPublisher": "loopwarden.streams.publisher",
     "BrokerUnavailableError": "loopwarden.errors",
     "DeadLetterSubscriber": "loopwarden.streams.subscriber",
-    "DecisionSubscriber": "loopwarden.streams.subscriber",
+    "DecisionSubscriber": "loopwarden.streams.json_subscribers",
     "EventValidationError": "loopwarden.errors",
     "LoopGuard": "loopwarden.adapters.guard",
     "LoopWarning": "loopwarden.schemas",
     "LoopwardenError": "loopwarden.errors",
-    "MemoryOutcomeSubscriber": "loopwarden.streams.subscriber",
+    "MemoryOutcomeSubscriber": "loopwarden.streams.json_subscribers",
     "PublishError": "loopwarden.errors",
     "Publisher": "loopwarden.streams.sync_publisher",
     "ReflectionLevel": "loopwarden.schemas",
@@ -93,12 +93,14 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names as if imported eagerl
     from loopwarden.schemas import ActionEvent, LoopWarning, ReflectionLevel, ReflectionRequest
     from loopwarden.schemas.tasks import Advice
     from loopwarden.settings import Settings
-    from loopwarden.streams.publisher import AsyncPublisher, make_action_event
-    from loopwarden.streams.subscriber import (
+    from loopwarden.streams.json_subscribers import (
         AnalysisSubscriber,
-        DeadLetterSubscriber,
         DecisionSubscriber,
         MemoryOutcomeSubscriber,
+    )
+    from loopwarden.streams.publisher import AsyncPublisher, make_action_event
+    from loopwarden.streams.subscriber import (
+        DeadLetterSubscriber,
         ReflectionRequestSubscriber,
         WarningSubscriber,
     )

@@ -17,8 +17,9 @@ from aiohttp import web
 from pydantic import SecretStr
 
 from loopwarden.streams.broker import free_port
+from loopwarden.streams.json_subscribers import AnalysisSubscriber
 from loopwarden.streams.publisher import AsyncPublisher
-from loopwarden.streams.subscriber import AnalysisSubscriber, WarningSubscriber
+from loopwarden.streams.subscriber import WarningSubscriber
 
 from .conftest import http_call, isolated_settings
 

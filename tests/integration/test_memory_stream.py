@@ -9,8 +9,8 @@ import pytest
 
 from loopwarden.settings import Settings
 from loopwarden.storage.memory_table import MemoryTable
+from loopwarden.streams.json_subscribers import AnalysisSubscriber, MemoryOutcomeSubscriber
 from loopwarden.streams.publisher import AsyncPublisher
-from loopwarden.streams.subscriber import AnalysisSubscriber, MemoryOutcomeSubscriber
 
 from .conftest import isolated_settings
 

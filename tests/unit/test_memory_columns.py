@@ -261,3 +261,21 @@ def test_partitions_of_many_keys_are_kafkas_murmur2():
         assert default_partitions(keys, count).tolist() == [
             default_partition(key, count) for key in keys
         ]
+
+
+def test_an_outcome_array_is_read_outcome_by_outcome():
+    from aiokafka import ConsumerRecord
+
+    from loopwarden.schemas import codec
+    from loopwarden.settings import Settings
+    from loopwarden.streams.json_subscribers import MemoryOutcomeSubscriber
+
+    def consumed(value: bytes) -> ConsumerRecord:
+        return ConsumerRecord("outcomes", 0, 7, 0, 0, b"s", value, None, 1, len(value), ())
+
+    subscriber = MemoryOutcomeSubscriber(Settings())
+    outcomes = [{"event_id": "a", "status": "stored"}, {"event_id": "b", "status": "stored"}]
+    assert subscriber._items_of(consumed(codec.dumps(outcomes))) == outcomes
+    assert subscriber._items_of(consumed(codec.dumps(outcomes[0]))) == outcomes[:1]
+    assert subscriber._items_of(consumed(b"[1, 2]")) == []  # unreadable: skipped, logged
+    assert subscriber._items_of(consumed(b"[not json")) == []
