@@ -86,14 +86,18 @@ def write(
 @click.argument("source", type=click.File("rb"), default="-")
 @click.option("--batch", default=10_000, show_default=True, help="Memories per append.")
 def import_(source: IO[bytes], batch: int) -> None:
-    """Bulk-load memory writes from JSON lines (a FILE or - for stdin).
+    """Bulk-load memory writes from JSON lines, Parquet or Arrow (a FILE or - for stdin).
 
-    Each line is a memory write as published to the stream ({"event_id",
-    "occurred_at", "payload": {"content", …}}). Memories are redacted, scored and
-    appended; ids come from event ids, so a second import of a file stores nothing
-    again. Duplicates and contradictions are not checked one by one (that is the
-    write path's cost): the next maintenance cycle consolidates and relates them.
-    Bad lines are reported on stderr and skipped; the exit code is then 4.
+    Each JSON line is a memory write as published to the stream ({"event_id",
+    "occurred_at", "payload": {"content", …}}); a Parquet or Arrow file (IPC file or
+    stream, told by its first bytes) has one row per write, with the columns of an
+    Arrow record of the memory-writes topic (event_id, occurred_at, content, and
+    optionally scope, tags, embedding, …; see the README). Memories are redacted,
+    scored and appended; ids come from event ids, so a second import of a file
+    stores nothing again. Duplicates and contradictions are not checked one by one
+    (that is the write path's cost): the next maintenance cycle consolidates and
+    relates them. Bad lines or rows are reported on stderr and skipped; the exit
+    code is then 4.
     """
     from loopwarden.agents.memory.importer import ImportCounts, MemoryImporter
     from loopwarden.cli.exits import Exit
@@ -102,6 +106,21 @@ def import_(source: IO[bytes], batch: int) -> None:
 
     service = _service()
     importer = MemoryImporter(service.table, service.embedder, service.settings)
+    data = source.read()
+    if data[:4] in (b"PAR1", b"ARRO", b"\xff\xff\xff\xff"):
+        counts, bad = _import_table(importer, data, batch)
+        click.echo(
+            codec.dumps(
+                {
+                    "imported": counts.imported,
+                    "already_stored": counts.already_stored,
+                    "rejected": bad,
+                }
+            ).decode()
+        )
+        if bad:
+            raise click.exceptions.Exit(Exit.BAD_INPUT)
+        return
     total, bad, pending = ImportCounts(), 0, []
 
     def flush() -> None:
@@ -110,7 +129,7 @@ def import_(source: IO[bytes], batch: int) -> None:
         total.already_stored += counts.already_stored
         pending.clear()
 
-    lines = source.read().splitlines()
+    lines = data.splitlines()
     with click.progressbar(lines, label="importing", file=click.get_text_stream("stderr")) as bar:
         for number, line in enumerate(bar, 1):
             if not line.strip():
@@ -131,6 +150,46 @@ def import_(source: IO[bytes], batch: int) -> None:
     )
     if bad:
         raise click.exceptions.Exit(Exit.BAD_INPUT)
+
+
+def _import_table(importer: Any, data: bytes, batch: int) -> tuple[Any, int]:
+    """Import a Parquet or Arrow file's rows, ``batch`` at a time; (counts, bad rows)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from loopwarden.agents.memory.importer import ImportCounts
+    from loopwarden.schemas.memory_columns import check_columns
+
+    try:
+        if data[:4] == b"PAR1":
+            table = pq.read_table(pa.BufferReader(data))
+        elif data[:4] == b"ARRO":
+            table = pa.ipc.open_file(pa.BufferReader(data)).read_all()
+        else:
+            table = pa.ipc.open_stream(data).read_all()
+    except (pa.ArrowException, OSError) as exc:
+        raise click.ClickException(f"not a readable Parquet or Arrow file: {exc}") from exc
+    total, bad = ImportCounts(), 0
+    starts = range(0, table.num_rows, batch)
+    with click.progressbar(starts, label="importing", file=click.get_text_stream("stderr")) as bar:
+        for start in bar:
+            checked = check_columns(table.slice(start, batch))
+            for index, _, error in checked.errors:
+                bad += 1
+                click.echo(f"row {start + index}: {error}", err=True)
+            now = time.time()
+            for outcome in importer.import_columns([checked.columns], now)[0]:
+                if outcome["status"] == "stored":
+                    total.imported += 1
+                elif outcome["status"] == "already_stored":
+                    total.already_stored += 1
+                else:
+                    bad += 1
+                    click.echo(f"event {outcome['event_id']}: {outcome['reason']}", err=True)
+            counts = importer.import_batch([w for _, w in checked.writes], now)
+            total.imported += counts.imported
+            total.already_stored += counts.already_stored
+    return total, bad
 
 
 @memory.command()

@@ -106,3 +106,44 @@ def test_the_columnar_rows_of_a_batch_equal_the_write_paths_rows():
         "deploy.sh",
     ]
     assert len({round(r["trust"], 9) for r in columnar}) == 3  # source and age both count
+
+
+def test_import_reads_parquet_and_arrow_files_and_names_bad_rows(tmp_path, monkeypatch):
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    monkeypatch.setenv("LOOPWARDEN_MEMORY__URI", str(tmp_path / "store"))
+    monkeypatch.setenv("LOOPWARDEN_MEMORY__EMBEDDER", "hashing")
+    dims = MemorySettings(embedder="hashing").hashing_dims
+    vectors = np.random.default_rng(1).standard_normal((3, dims)).astype(np.float32)
+    table = pa.table(
+        {
+            "event_id": ["p1", "p2", "p3"],
+            "occurred_at": [T0, T0, T0],
+            "content": ["ci caches pip downloads", f"login password={SECRET}", ""],
+            "tags": [["ci"], [], None],
+            "embedding": pa.array(list(vectors), pa.list_(pa.float32())),
+        }
+    )
+    parquet, arrow = tmp_path / "memories.parquet", tmp_path / "memories.arrow"
+    pq.write_table(table, parquet)
+    with pa.ipc.new_file(arrow, table.schema) as writer:
+        writer.write_table(table)
+    runner = CliRunner()
+    first = runner.invoke(main, ["memory", "import", str(parquet)])
+    assert first.exit_code == 4, first.output
+    assert "row 2: payload.content: String should have at least 1 character" in first.output
+    assert orjson.loads(first.stdout.splitlines()[-1]) == {
+        "imported": 2,
+        "already_stored": 0,
+        "rejected": 1,
+    }
+    again = runner.invoke(main, ["memory", "import", str(arrow)])  # the same rows, as Arrow
+    assert orjson.loads(again.stdout.splitlines()[-1])["already_stored"] == 2
+    stored = MemoryTable(str(tmp_path / "store"), dims).table.to_arrow().to_pylist()
+    assert sorted(r["content"] for r in stored) == [
+        "ci caches pip downloads",
+        "login password=[REDACTED]",
+    ]
+    assert SECRET not in str(stored)
