@@ -145,5 +145,6 @@ def memory_batches(
             "source_event_id": pa.array([None] * n, pa.string()),
             "vector": pa.FixedSizeListArray.from_arrays(flat, base.shape[1]),
             "question_vector": pa.FixedSizeListArray.from_arrays(flat, base.shape[1]),
+            "card": pa.nulls(n, pa.binary()),  # the store writes cards, LanceDB's add none
         }
         yield pa.table(columns, schema=schema)

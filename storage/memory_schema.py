@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
+import orjson
 import pyarrow as pa
 
 SCORE_COLUMNS = ("r", "c", "t", "a", "p", "o", "e")
@@ -41,8 +42,47 @@ def memory_schema(dims: int) -> pa.Schema:
             pa.field("source_event_id", pa.string()),
             pa.field("vector", pa.list_(pa.float32(), dims)),
             pa.field("question_vector", pa.list_(pa.float32(), dims)),
+            pa.field("card", pa.binary()),
         ]
     )
+
+
+CARD_FIELDS = ("content", "tags", "potential_questions", "entity_refs", "memory_type")
+CARD_SCORES = ("c", "o", "r", "e", "p", "a", "t")
+"""A memory's card: what a search reads of it that never changes once it is stored
+(content, lists, type, the seven scores, created_at), as one JSON array in one
+column. LanceDB pays about a millisecond per column of a random read: the answer's
+17 columns took 15 ms for 30 rows at a million memories, the card and the four
+columns that change (``id``, ``trust``, ``layer``, ``deleted``) 5 ms."""
+
+
+def with_cards(data: pa.Table) -> pa.Table:
+    """``data`` (rows of the memory schema) with each row's card made from its columns
+    (always: a row built from another, as a consolidated memory is, must not keep the
+    other's card)."""
+    if "card" not in data.column_names:
+        return data
+    texts = [data.column(name).to_pylist() for name in CARD_FIELDS]
+    scores = np.column_stack(
+        [data.column(d).to_numpy(zero_copy_only=False) for d in CARD_SCORES]
+    ).tolist()
+    created = data.column("created_at").to_pylist()
+    cards = [
+        orjson.dumps([*fields, score, at])
+        for *fields, score, at in zip(*texts, scores, created, strict=True)
+    ]
+    index = data.schema.get_field_index("card")
+    return data.set_column(index, "card", pa.array(cards, pa.binary()))
+
+
+def read_card(card: bytes) -> dict[str, Any]:
+    """The columns a card holds, by name."""
+    *fields, scores, created = orjson.loads(card)
+    return {
+        **dict(zip(CARD_FIELDS, fields, strict=True)),
+        **dict(zip(CARD_SCORES, scores, strict=True)),
+        "created_at": created,
+    }
 
 
 STATE_SCHEMA = pa.schema(

@@ -32,6 +32,7 @@ from loopwarden.storage.memory_schema import (
     quote,
     quote_list,
     rows_to_arrow,
+    with_cards,
 )
 
 
@@ -60,10 +61,17 @@ class MemoryTable:
         self.dims = dims
         existing = set(self.db.list_tables().tables)
         self.table = open_vector_table(self.db, name, memory_schema(dims), existing, "memory table")
+        if "card" not in self.table.schema.names:  # a store from before cards: rows it
+            # already holds keep no card (searches read their columns), new rows get one
+            retry_on_conflict(self._add_card_column, "add the card column")
         self.relations = open_or_create(self.db, f"{name}_relations", RELATION_SCHEMA, existing)
         self.state_table = open_or_create(self.db, f"{name}_state", STATE_SCHEMA, existing)
         self.index_settings = indexes or MemoryIndexSettings()
         self.indexes = MemoryIndexes(self.table, self.relations, self.index_settings, upkeep=upkeep)
+
+    def _add_card_column(self) -> None:
+        if "card" not in self.table.schema.names:  # again after a lost race
+            self.table.add_columns(pa.field("card", pa.binary()))
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -142,6 +150,7 @@ class MemoryTable:
         """
         if data.num_rows == 0:
             return
+        data = with_cards(data)
         ids = data.column("id")
         if len(pc.unique(ids)) != data.num_rows:
             raise ValueError("an upsert batch holds the same memory id twice")
@@ -162,6 +171,7 @@ class MemoryTable:
     def append(self, data: pa.Table) -> None:
         """Append rows whose ids the caller has just found not stored (no look-up)."""
         if data.num_rows:
+            data = with_cards(data)
             retry_on_conflict(lambda: self.table.add(data), "append")
         self.indexes.after_write(data.num_rows)
 

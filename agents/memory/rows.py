@@ -310,6 +310,7 @@ def _stored_rows(
         "question_vector": pa.FixedSizeListArray.from_arrays(
             pa.array(vectors[1].astype(np.float32, copy=False).ravel()), dims
         ),
+        "card": pa.nulls(n, pa.binary()),  # written with the rows (MemoryTable.append)
     }
     return pa.table({name: columns[name] for name in schema.names}, schema=schema)
 

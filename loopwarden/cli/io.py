@@ -138,15 +138,18 @@ def tail(
 def _subscriber(
     settings: Settings, name: str, loop_id: str | None, scope: str | None, from_beginning: bool
 ) -> TopicSubscriber[Any]:
+    from loopwarden.streams import json_subscribers as json_subs
     from loopwarden.streams import subscriber as subs
 
     if name == "memory-outcomes":
-        return subs.MemoryOutcomeSubscriber(settings, scope=scope, from_beginning=from_beginning)
+        return json_subs.MemoryOutcomeSubscriber(
+            settings, scope=scope, from_beginning=from_beginning
+        )
     kinds: dict[str, Any] = {
         "warnings": subs.WarningSubscriber,
         "requests": subs.ReflectionRequestSubscriber,
-        "decisions": subs.DecisionSubscriber,
-        "reflections": subs.AnalysisSubscriber,
+        "decisions": json_subs.DecisionSubscriber,
+        "reflections": json_subs.AnalysisSubscriber,
         "dead-letters": subs.DeadLetterSubscriber,
     }
     subscriber: TopicSubscriber[Any] = kinds[name](

@@ -189,3 +189,40 @@ def test_the_answer_follows_the_fused_rank_unless_relevance_first_is_asked(tmp_p
     assert orders["rrf"] == [hit, other]
     assert orders["relevance"] == [other, hit]
     assert MemorySettings().rank_by == "rrf"
+
+
+def test_a_search_reads_cards_and_answers_as_it_does_from_the_columns(memory):
+    table, writer, search = memory
+    writer.write([write(**w) for w in STREAM], NOW)
+    queries = ["which database does the user prefer?", "deploy permission", "sqlite storage"]
+    from_cards = [search.search(q, budget_bytes=4096).memories for q in queries]
+    search._take_cards = search._take_in_parallel  # the 17 columns, as before cards
+    from_columns = [search.search(q, budget_bytes=4096).memories for q in queries]
+    assert from_cards == from_columns and all(from_cards)
+    cards = table.columns(["card"]).column("card").to_pylist()
+    assert all(cards) and "hunter2" not in str(cards)  # redacted before its card was made
+
+
+def test_a_store_from_before_cards_gets_the_column_and_reads_old_rows_by_column(tmp_path):
+    import lancedb
+    import pyarrow as pa
+
+    from loopwarden.storage.memory_schema import memory_schema
+
+    uri = str(tmp_path / "old")
+    old_schema = pa.schema([f for f in memory_schema(CFG.hashing_dims) if f.name != "card"])
+    lancedb.connect(uri).create_table("memories", schema=old_schema)
+    before = MemoryTable(uri, CFG.hashing_dims)  # opening it adds the (empty) card column
+    embedder = HashingEmbedder(CFG.hashing_dims)
+    MemoryWriter(before, embedder, CFG).write(
+        [write("The staging database is PostgreSQL", tags=["db"])], NOW
+    )
+    before.table.update(where="true", values={"card": None})  # a row written before cards
+    table = MemoryTable(uri, CFG.hashing_dims)
+    assert "card" in table.table.schema.names
+    MemoryWriter(table, embedder, CFG).write([write("CI caches pip downloads", tags=["ci"])], NOW)
+    cards = {r["content"]: r["card"] for r in table.columns(["content", "card"]).to_pylist()}
+    assert cards["The staging database is PostgreSQL"] is None and cards["CI caches pip downloads"]
+    found = MemorySearch(table, embedder, CFG).search("staging database PostgreSQL pip CI")
+    assert {m["content"] for m in found.memories} == set(cards)
+    assert {tuple(m["tags"]) for m in found.memories} == {("db",), ("ci",)}
