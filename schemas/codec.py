@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -12,9 +13,9 @@ from loopwarden.errors import EventDecodeError
 _DUMP_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
 
-def dumps(value: Any) -> bytes:
-    """Encode ``value`` as compact UTF-8 JSON."""
-    return orjson.dumps(value, option=_DUMP_OPTIONS)
+def dumps(value: Any, default: Callable[[Any], Any] | None = None) -> bytes:
+    """Encode ``value`` as compact UTF-8 JSON (``default`` converts other types)."""
+    return orjson.dumps(value, default=default, option=_DUMP_OPTIONS)
 
 
 def dumps_kept(value: Any) -> bytes:

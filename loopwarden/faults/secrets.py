@@ -271,8 +271,15 @@ def _scan_rows(uri: str) -> int:
                 [c for c in ("vector", "question_vector") if c in db.open_table(name).schema.names]
             )
         )
-        count += len(_found(codec.dumps(table.to_pylist())))
+        count += len(_found(codec.dumps(table.to_pylist(), default=_text_of)))
     return count
+
+
+def _text_of(value: Any) -> str:
+    """Binary columns (a memory's card: JSON) are scanned as the text they hold."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    raise TypeError(type(value).__name__)
 
 
 def secrets_ok(result: dict[str, Any]) -> bool:
