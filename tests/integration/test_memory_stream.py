@@ -415,3 +415,31 @@ async def test_a_batch_is_applied_once_its_records_hold_batch_max_bytes(broker, 
         took = asyncio.get_running_loop().time() - started
     assert {o["event_id"] for o in answered} == {item["event_id"] for item in items}
     assert took < 90  # never waited for the 120 s window
+
+
+async def test_arrow_records_go_through_the_checked_write_path_too(broker, worker_factory):
+    """With memory.write_checks=each (the default) an Arrow record's rows are checked one
+    by one like JSON writes: a near-duplicate corroborates, a contradiction is related."""
+    settings = isolated_settings(broker, "arrowchecked")
+    worker_factory(settings)
+    scope = f"ac-{uuid.uuid4().hex[:6]}"
+    items = [
+        {"event_id": f"{scope}-{event_id}", "content": content, "scope": scope, **fields}
+        for event_id, content, fields in WRITES
+    ]
+    for i, item in enumerate(items):  # event time orders the checks
+        item["occurred_at"] = 1_800_000_000.0 + i
+    async with (
+        MemoryOutcomeSubscriber(settings, scope=scope) as outcomes,
+        AsyncPublisher(settings, topic=settings.topics.memory_writes) as publisher,
+    ):
+        await publisher.remember_many(items)
+        first = {o["event_id"]: o for o in await outcomes.collect(len(WRITES), 90)}
+    m1 = first[f"{scope}-m1"]["memory_id"]
+    assert first[f"{scope}-m2"]["status"] == "duplicate"
+    assert first[f"{scope}-m2"]["duplicate_of"] == m1
+    assert first[f"{scope}-m3"]["status"] == "stored_with_conflicts"
+    assert first[f"{scope}-m4"]["redacted"] is True
+    assert "checks" not in first[f"{scope}-m5"]  # checked here, not deferred
+    stored = rows(settings, scope)
+    assert len(stored) == 4 and not any("hunter2" in content for _, content, _, _ in stored)
