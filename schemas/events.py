@@ -45,7 +45,9 @@ MAX_TIMESTAMP = 253_402_300_799.0
 """9999-12-31T23:59:59Z."""
 
 
-def _to_epoch_seconds(value: Any) -> Any:
+def to_epoch_seconds(value: Any) -> Any:
+    """Epoch seconds of an ISO-8601 string (with a timezone) or a datetime; anything
+    else as it is (the validator checks it)."""
     if isinstance(value, str):
         try:
             parsed = datetime.fromisoformat(value)
@@ -60,7 +62,7 @@ def _to_epoch_seconds(value: Any) -> Any:
 
 
 Timestamp = Annotated[
-    float, BeforeValidator(_to_epoch_seconds), Field(ge=0, le=MAX_TIMESTAMP, allow_inf_nan=False)
+    float, BeforeValidator(to_epoch_seconds), Field(ge=0, le=MAX_TIMESTAMP, allow_inf_nan=False)
 ]
 """Epoch seconds; ISO-8601 strings with a timezone are accepted and converted."""
 

@@ -192,7 +192,7 @@ def _same_kind(source: pa.DataType, target: pa.DataType) -> bool:
 def _cast(column: pa.ChunkedArray, target: pa.DataType) -> pa.ChunkedArray | None:
     if column.type == target:
         return column
-    if types_null(column.type):
+    if pa.types.is_null(column.type):  # a column a producer never set
         return pa.chunked_array([pa.nulls(len(column), target)])
     if not _same_kind(column.type, target):
         return None  # other forms (timestamps, numbers as text) go through the model
@@ -200,11 +200,6 @@ def _cast(column: pa.ChunkedArray, target: pa.DataType) -> pa.ChunkedArray | Non
         return column.cast(target)
     except (pa.ArrowException, TypeError):
         return None
-
-
-def types_null(kind: pa.DataType) -> bool:
-    """A column of nulls only (what a producer writes for a field it never sets)."""
-    return pa.types.is_null(kind)
 
 
 def _scores(column: pa.ChunkedArray | None, rows: int) -> tuple[pa.Array, bool]:

@@ -166,12 +166,15 @@ class MemoryTable:
             )
             self.indexes.note_rewritten(len(stored))
             data = data.filter(pc.invert(replacing))
-        self.append(data)
+        self._add(data)
 
     def append(self, data: pa.Table) -> None:
         """Append rows whose ids the caller has just found not stored (no look-up)."""
+        self._add(with_cards(data) if data.num_rows else data)
+
+    def _add(self, data: pa.Table) -> None:
+        """Append rows that already carry their cards."""
         if data.num_rows:
-            data = with_cards(data)
             retry_on_conflict(lambda: self.table.add(data), "append")
         self.indexes.after_write(data.num_rows)
 

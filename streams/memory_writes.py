@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from loopwarden.schemas import codec
-from loopwarden.schemas.events import _to_epoch_seconds
+from loopwarden.schemas.events import to_epoch_seconds
 from loopwarden.schemas.ids import new_event_id
 from loopwarden.schemas.known_fields import refuse_unknown_fields
 from loopwarden.schemas.memory import (
@@ -151,7 +151,7 @@ def _items_table(items: Sequence[Mapping[str, Any]], now: float) -> pa.Table:
             raise _NotPlain
     occurred = [item.get("occurred_at") for item in items]
     if any(not isinstance(t, float | int) or isinstance(t, bool) for t in occurred):
-        occurred = [now if t is None else _to_epoch_seconds(t) for t in occurred]
+        occurred = [now if t is None else to_epoch_seconds(t) for t in occurred]
     columns: dict[str, Any] = {
         "event_id": pa.array([i.get("event_id") or new_event_id() for i in items], pa.string()),
         "occurred_at": pa.array(occurred, pa.float64()),
