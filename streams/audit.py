@@ -13,8 +13,8 @@ from loopwarden.agents.audit.compare import AuditContext, AuditReport, compare
 from loopwarden.agents.audit.recorded import Recorded
 from loopwarden.agents.audit.replayer import Replayer
 from loopwarden.agents.audit.window import PartitionWindow, Place
-from loopwarden.agents.guardrails.family import family_of
 from loopwarden.schemas import codec
+from loopwarden.schemas.families import family_of
 from loopwarden.schemas.positions import default_partition
 from loopwarden.settings import Settings
 from loopwarden.streams.producer import start_producer

@@ -12,9 +12,9 @@ from typing import Any, ClassVar
 
 from aiokafka import ConsumerRecord
 
-from loopwarden.agents.guardrails.family import family_of
 from loopwarden.errors import EventDecodeError, LoopwardenError, NothingReceivedError
 from loopwarden.schemas import codec
+from loopwarden.schemas.families import family_of
 from loopwarden.settings import Settings
 from loopwarden.streams.subscriber import TopicSubscriber
 

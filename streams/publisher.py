@@ -27,7 +27,6 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError
 from opentelemetry.trace import TracerProvider
 
-from loopwarden.agents.guardrails.family import family_of
 from loopwarden.errors import PublishError
 from loopwarden.schemas import codec
 from loopwarden.schemas.completions import (
@@ -39,6 +38,7 @@ from loopwarden.schemas.events import (
     ActionEvent,
     validate_action,
 )
+from loopwarden.schemas.families import family_of
 from loopwarden.schemas.ids import new_event_id
 from loopwarden.schemas.known_fields import refuse_unknown_fields
 from loopwarden.schemas.memory import memory_record_key

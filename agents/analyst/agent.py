@@ -15,12 +15,12 @@ from typing import Any
 
 from loopwarden.agents import findings
 from loopwarden.agents.analyst.analyst import MemoryContext, ReflectionAnalyst
-from loopwarden.agents.guardrails.family import family_of
 from loopwarden.agents.provenance import analyst_stamp
 from loopwarden.errors import EventError, EventTooLargeError, FieldError
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import DeadLetter
 from loopwarden.schemas.events import SCHEMA_VERSION
+from loopwarden.schemas.families import family_of
 from loopwarden.schemas.reflection import validate_reflection_request
 from loopwarden.schemas.trace_context import carried
 from loopwarden.schemas.warnings import WarningKind

@@ -15,13 +15,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from loopwarden.agents.guardrails.family import family_of
 from loopwarden.agents.guardrails.records import GuardrailProcessor
 from loopwarden.agents.guardrails.state import FamilyState
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
+from loopwarden.schemas.families import family_of
 from loopwarden.settings import Settings
 
 Output = dict[str, Any]

@@ -37,13 +37,13 @@ from pydantic import ValidationError
 
 from loopwarden.agents.guardrails.agent import FAMILY_TABLE
 from loopwarden.agents.guardrails.engine import GuardrailEngine
-from loopwarden.agents.guardrails.family import family_of
 from loopwarden.agents.guardrails.openapi import LoopCompleteRequest, openapi_document
 from loopwarden.agents.guardrails.state import FamilyState
 from loopwarden.errors import ConfigurationError, EventValidationError
 from loopwarden.schemas import codec
 from loopwarden.schemas.completions import OverridePayload, validate_guardrail_event
 from loopwarden.schemas.events import field_errors
+from loopwarden.schemas.families import family_of
 from loopwarden.schemas.ids import derived_id, new_event_id
 from loopwarden.streams.app import LoopwardenApp
 from loopwarden.streams.table_store import TableStore

@@ -18,13 +18,13 @@ from typing import Any
 
 from loopwarden.agents import findings
 from loopwarden.agents.guardrails.bias import detect_bias_repetition
-from loopwarden.agents.guardrails.family import family_of, rerun_index, rerun_loop_id
 from loopwarden.agents.guardrails.fatigue import calculate_fatigue
 from loopwarden.agents.guardrails.limits import enforce_rerun_limit
 from loopwarden.agents.guardrails.state import FamilyState
 from loopwarden.agents.provenance import guardrails_stamp
 from loopwarden.schemas.completions import GuardrailOverride, LoopCompletion
 from loopwarden.schemas.events import SCHEMA_VERSION
+from loopwarden.schemas.families import family_of, rerun_index, rerun_loop_id
 from loopwarden.schemas.ids import derived_id
 from loopwarden.settings import GuardrailSettings
 

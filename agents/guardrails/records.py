@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loopwarden.agents.guardrails.engine import GuardrailEngine, Output
-from loopwarden.agents.guardrails.family import family_of
 from loopwarden.agents.guardrails.state import FamilyState
 from loopwarden.agents.monitor.records import Reroute, reroute_of
 from loopwarden.agents.provenance import guardrails_stamp
@@ -23,6 +22,7 @@ from loopwarden.schemas.completions import (
     validate_guardrail_event,
 )
 from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
+from loopwarden.schemas.families import family_of
 from loopwarden.schemas.positions import Origin
 from loopwarden.schemas.records import decode_record
 from loopwarden.settings import GuardrailSettings, Settings

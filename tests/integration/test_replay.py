@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 import orjson
 import pytest
 
-from loopwarden.agents.guardrails.family import rerun_loop_id
+from loopwarden.schemas.families import rerun_loop_id
 from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.positions import default_partition
 from loopwarden.settings import Settings, settings_env

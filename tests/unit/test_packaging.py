@@ -26,3 +26,17 @@ def test_every_exported_name_resolves():
 
     for name in loopwarden.__all__:
         assert getattr(loopwarden, name) is not None, name
+
+
+def test_the_client_sdk_never_imports_the_worker_agents():
+    """ARCHITECTURE: the client SDK (every exported name) stands apart from ``agents/``."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, loopwarden\n"
+        "for name in loopwarden.__all__: getattr(loopwarden, name)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('loopwarden.agents')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

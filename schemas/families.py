@@ -1,4 +1,7 @@
-"""Loop families: a loop and its reruns (``loop_001``, ``loop_001_r1``, ``loop_001_r2``)."""
+"""Loop families: a loop and its reruns (``loop_001``, ``loop_001_r1``, ``loop_001_r2``).
+
+Shared by the client SDK and the worker, so it lives in ``schemas/``.
+"""
 
 from __future__ import annotations
 
