@@ -21,6 +21,7 @@ from lancedb.query import MatchQuery
 
 from loopwarden.settings import MemoryIndexSettings
 from loopwarden.storage.conflicts import retry_on_conflict
+from loopwarden.storage.known_ids import KnownIds
 from loopwarden.storage.lancedb_tables import connect, open_or_create, open_vector_table
 from loopwarden.storage.memory_indexes import MemoryIndexes
 from loopwarden.storage.memory_schema import (
@@ -68,6 +69,7 @@ class MemoryTable:
         self.state_table = open_or_create(self.db, f"{name}_state", STATE_SCHEMA, existing)
         self.index_settings = indexes or MemoryIndexSettings()
         self.indexes = MemoryIndexes(self.table, self.relations, self.index_settings, upkeep=upkeep)
+        self.known_ids = KnownIds()
 
     def _add_card_column(self) -> None:
         if "card" not in self.table.schema.names:  # again after a lost race
@@ -175,7 +177,8 @@ class MemoryTable:
     def _add(self, data: pa.Table) -> None:
         """Append rows that already carry their cards."""
         if data.num_rows:
-            retry_on_conflict(lambda: self.table.add(data), "append")
+            added = retry_on_conflict(lambda: self.table.add(data), "append")
+            self.known_ids.appended(data.column("id").to_pylist(), added.version)
         self.indexes.after_write(data.num_rows)
 
     def relate_many(self, relations: Sequence[tuple[str, str, str, float, str]]) -> None:
@@ -260,7 +263,11 @@ class MemoryTable:
         return rows
 
     def existing_ids(self, ids: Sequence[str]) -> set[str]:
-        """Those of ``ids`` that are stored (live or not)."""
+        """Those of ``ids`` that are stored (live or not): by the ids this process
+        knows (:mod:`loopwarden.storage.known_ids`), by query where they may be."""
+        return self.known_ids.stored(self.table, ids, self._query_ids)
+
+    def _query_ids(self, ids: Sequence[str]) -> set[str]:
         if not ids:
             return set()
         rows = (
