@@ -191,6 +191,7 @@ def create_app(settings: Settings, telemetry: Telemetry | None = None) -> Loopwa
         broker_heartbeat_interval=kafka.heartbeat_interval_s,
         broker_rebalance_timeout=kafka.rebalance_timeout_s,
         broker_max_poll_records=kafka.max_poll_records,
+        broker_commit_interval=kafka.commit_interval_s,
         stream_buffer_maxsize=kafka.stream_buffer_maxsize,
         stream_wait_empty=False,
         producer_linger=kafka.producer_linger_ms / 1000.0,

@@ -26,17 +26,19 @@ from mode.utils.futures import notify
 
 
 def take_events_bounded(
-    stream: Any, max_records: int, max_bytes: int, within: float
+    stream: Any, max_records: int, max_bytes: int, within: float, *, commit: bool = False
 ) -> AsyncGenerator[Sequence[Any], None]:
     """Batches of ``stream``'s events: at most ``max_records``, handed over as soon as
-    ``max_records`` or ``max_bytes`` of values are buffered, else after ``within`` s."""
-    generator = _take(stream, max_records, max_bytes, within)
+    ``max_records`` or ``max_bytes`` of values are buffered, else after ``within`` s.
+    With ``commit``, the offsets of a processed batch are committed as soon as it is
+    acked instead of at the consumer's next commit interval."""
+    generator = _take(stream, max_records, max_bytes, within, commit)
     stream._active_agens.add(generator)  # closed with the stream, as Faust's own takes
     return generator
 
 
 async def _take(
-    stream: Any, max_records: int, max_bytes: int, within: float
+    stream: Any, max_records: int, max_bytes: int, within: float, commit: bool
 ) -> AsyncGenerator[Sequence[Any], None]:
     events: list[Any] = []
     size = [0]
@@ -88,6 +90,8 @@ async def _take(
                 notify(consuming)
                 full.clear()
                 consumed.set()
+            if commit:  # the sink is delivered first (see streams.workarounds)
+                await stream.app.consumer.commit()
     finally:
         stream.enable_acks = enable_acks
         stream._processors.remove(add_to_buffer)

@@ -204,13 +204,17 @@ class AgentRunner:
         max_records: int,
         within_s: float,
         max_bytes: int | None = None,
+        *,
+        commit: bool = False,
     ) -> None:
         """Process ``stream`` in batches of at most ``max_records`` (or ``max_bytes`` of
-        record values, when given), else what arrived within ``within_s``."""
+        record values, when given), else what arrived within ``within_s``; with
+        ``commit`` (and ``max_bytes``), each batch's offsets are committed once it is
+        processed rather than at the next commit interval."""
         batches: AsyncIterator[Any] = (
             stream.take_events(max_records, within=within_s)
             if max_bytes is None
-            else take_events_bounded(stream, max_records, max_bytes, within_s)
+            else take_events_bounded(stream, max_records, max_bytes, within_s, commit=commit)
         )
         async for events in batches:
             self.messages += len(events)

@@ -11,6 +11,8 @@ write path, or appended with the checks left to maintenance when
 ``memory.write_checks`` is ``deferred``. Outcomes (stored, duplicate,
 stored_with_conflicts, already_stored, rejected) go to the memory-outcomes
 topic, one record per JSON write; undecodable writes to the dead-letter topic.
+Each batch's offsets are committed as soon as it is stored (its outcomes delivered
+first), not at the next commit interval: a bulk load is committed when it is stored.
 
 Index upkeep (building, folding new rows in, compaction) is the group leader's,
 on a timer beside the writes (``memory.index.upkeep_interval_s``): one owner for
@@ -226,5 +228,10 @@ def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
     @app.agent(writes_topic, name="store_memories")
     async def store_memories(stream: Any) -> None:
         await runner.run_batches(
-            stream, handle, cfg.batch_max_writes, cfg.batch_within_s, cfg.batch_max_bytes
+            stream,
+            handle,
+            cfg.batch_max_writes,
+            cfg.batch_within_s,
+            cfg.batch_max_bytes,
+            commit=True,
         )

@@ -157,6 +157,13 @@ class KafkaSettings(BaseModel):
     heartbeat_interval_s: float = Field(1.0, gt=0)
     rebalance_timeout_s: float = Field(10.0, gt=0)
     max_poll_records: int = Field(5000, ge=1)
+    commit_interval_s: float = Field(
+        2.8,
+        gt=0,
+        description="How often a worker commits the offsets of what it processed "
+        "(Faust's broker_commit_interval). A batch of memory writes is committed as soon "
+        "as it is stored, whatever this is.",
+    )
     bundle_max_records: int = Field(
         500,
         ge=1,

@@ -443,3 +443,35 @@ async def test_arrow_records_go_through_the_checked_write_path_too(broker, worke
     assert "checks" not in first[f"{scope}-m5"]  # checked here, not deferred
     stored = rows(settings, scope)
     assert len(stored) == 4 and not any("hunter2" in content for _, content, _, _ in stored)
+
+
+async def test_a_stored_batch_is_committed_without_waiting_for_the_commit_interval(
+    broker, worker_factory
+):
+    """A bulk load's offsets move once it is stored, not at the next commit interval
+    (here 600 s: before, publish → committed waited up to 2.8 s behind publish → stored)."""
+    import numpy as np
+
+    from loopwarden.streams.replay_reader import wait_until_committed
+
+    settings = isolated_settings(broker, "commit")
+    settings = settings.model_copy(
+        update={
+            "memory": settings.memory.model_copy(update={"write_checks": "deferred"}),
+            "kafka": settings.kafka.model_copy(update={"commit_interval_s": 600.0}),
+        }
+    )
+    worker_factory(settings)
+    scope = f"commit-{uuid.uuid4().hex[:6]}"
+    vectors = np.random.default_rng(6).standard_normal((300, 512)).astype(np.float32)
+    items = [
+        {"content": f"fact {i}", "event_id": f"{scope}-{i}", "scope": scope, "embedding": v}
+        for i, v in enumerate(vectors)
+    ]
+    async with MemoryOutcomeSubscriber(settings, scope=scope) as outcomes:
+        async with AsyncPublisher(settings, topic=settings.topics.memory_writes) as publisher:
+            await publisher.remember_many(items, per_record=50)
+        assert len(await outcomes.collect(len(items), 90)) == len(items)
+    await wait_until_committed(
+        settings.kafka.bootstrap_servers, settings.app_id, [settings.topics.memory_writes], 60
+    )
