@@ -18,7 +18,7 @@ LanceDB directories and fresh topics of the embedded broker:
    warmed up on one write; the memories go through ``AsyncPublisher.remember_many``
    (checked and redacted as columns, sent as Arrow IPC records); memories/s = N /
    (first publish → the worker's group committed the end of the memory-writes
-   topic: includes up to one commit interval, 2.8 s). Publisher, broker and worker
+   topic; a stored batch is committed at once). Publisher, broker and worker
    share this machine's two cores;
 4. ``worker alone``: the same memories published first, then a worker started on
    them: outcomes/s between its first and last memory outcome.
@@ -209,8 +209,8 @@ def stream(
     broker: EmbeddedBroker, items: list[dict[str, Any]], dims: int, per_record: int, scratch: Path
 ) -> dict[str, float]:
     """Publisher and a warm worker at once: publish → committed, and publish → stored
-    (the last outcome: every memory in LanceDB and answered; the commit follows within
-    the commit interval)."""
+    (the last outcome: every memory in LanceDB and answered; the batch's commit
+    follows its outcomes' delivery)."""
     settings = worker_settings(broker, scratch)
     worker = start_worker(settings, scratch)
     try:
