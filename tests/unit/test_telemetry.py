@@ -183,6 +183,13 @@ def test_worker_metrics_count_by_their_attributes():
     assert points[("loopwarden.memory.rows_written", ())] == 3
     assert points[("loopwarden.warning.latency", (("loopwarden.warning.kind", "cycle_spin"),))] == 1
     assert metrics.totals.warnings[("action_type_spin", "minimal")] == 2
+    metrics.warning("action_type_spin", "minimal")  # the next collection sees the new total
+    (data,) = reader.get_metrics_data().resource_metrics
+    (warnings,) = [m for m in data.scope_metrics[0].metrics if m.name == "loopwarden.warnings"]
+    assert {tuple(sorted(p.attributes.items())): p.value for p in warnings.data.data_points}[
+        spin
+    ] == 3
+    assert warnings.data.is_monotonic
 
 
 def warning(loop_id: str, kind: str = "action_type_spin", count: int = 3) -> dict:
