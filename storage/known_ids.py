@@ -26,10 +26,10 @@ import numpy as np
 
 MERGE_EVERY = 50_000
 """Appended hashes kept in a set before they are merged into the sorted array."""
-REREAD_ROWS_PER_ID = 6
+REREAD_ROWS_PER_ID = 10
 """Reading a table's ids again costs about as much as looking up one id by query per
-this many stored rows (a query 4–5 µs an id; a reread 0.75–0.9 µs a row, measured at
-1.1 million rows: 0.8–1.0 s)."""
+this many stored rows (``benchmarks/known_ids.py``, 1M rows with the B-tree on ``id``:
+a query 8 µs an id, a reread 0.71 µs a row; without the index a query costs far more)."""
 
 
 class KnownIds:
@@ -66,7 +66,7 @@ class KnownIds:
         if self.version != version:
             if not self._rereading_pays(len(ids), table):
                 return lookup(ids)
-            self._rebuild(table, version)
+            self.reread(table, version)
         held = self._held([hash(memory_id) for memory_id in ids])
         maybe = [memory_id for memory_id, hit in zip(ids, held.tolist(), strict=True) if hit]
         return lookup(maybe) if maybe else set()
@@ -102,9 +102,14 @@ class KnownIds:
         expected = max(self._last_run, self._run, batch)
         return expected * REREAD_ROWS_PER_ID >= table.count_rows()
 
-    def _rebuild(self, table: Any, version: int) -> None:
-        # the version is read before the ids: a commit in between only adds hashes
-        # (extra look-ups), it never leaves a stored id out
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the merged hashes."""
+        return int(self._sorted.nbytes)
+
+    def reread(self, table: Any, version: int) -> None:
+        """Read ``table``'s ids as of ``version`` (read before the ids: a commit in
+        between only adds hashes, so extra look-ups, never a stored id left out)."""
         ids = table.search().select(["id"]).limit(None).to_arrow().column("id").to_pylist()
         self._sorted = np.unique(np.fromiter(map(hash, ids), dtype=np.int64, count=len(ids)))
         self._recent.clear()

@@ -99,7 +99,7 @@ def test_hashes_merged_into_the_sorted_array_are_still_found(table, monkeypatch)
 
 
 def test_after_a_foreign_commit_the_ids_are_read_again_only_when_that_pays(table, tmp_path):
-    """A reread costs about a query of one id per 6 stored rows: after a foreign commit
+    """A reread costs about a query of one id per 10 stored rows: after a foreign commit
     a short run of own appends is looked up by query; a long one pays for a reread."""
     known, query = KnownIds(rebuild_min=100), Queries(table)
     assert known.stored(table, [f"n{i}" for i in range(200)], query) == set()
@@ -108,7 +108,7 @@ def test_after_a_foreign_commit_the_ids_are_read_again_only_when_that_pays(table
     batch = ["foreign"] + [f"p{i}" for i in range(199)]
     assert known.stored(table, batch, query) == {"foreign"}
     assert known.rebuilds == 1 and query.asked[-1] == batch  # 200 ids: too few to pay
-    append(table, known, [f"run{i}" for i in range(700)])  # 700 × 6 ≥ 3,751 rows
+    append(table, known, [f"run{i}" for i in range(700)])  # 700 × 10 ≥ 3,751 rows
     batch = ["run3"] + [f"q{i}" for i in range(199)]
     assert known.stored(table, batch, query) == {"run3"}
     assert known.rebuilds == 2 and query.asked[-1] == ["run3"]
