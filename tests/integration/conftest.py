@@ -9,6 +9,7 @@ fixture started.
 from __future__ import annotations
 
 import asyncio
+import shutil
 import subprocess
 import tempfile
 import uuid
@@ -36,6 +37,18 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedBroker]
         yield running
 
 
+_WORKER_DIRS: list[str] = []
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _remove_worker_dirs() -> Iterator[None]:
+    """The data directories :func:`isolated_settings` made (every worker's LanceDB
+    store and table files) are removed once the session's workers have stopped."""
+    yield
+    for folder in _WORKER_DIRS:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def isolated_settings(broker: EmbeddedBroker, name: str, **limits: float) -> Settings:
     """Settings with a unique app id and topic names on the test broker."""
     settings = Settings().namespaced(
@@ -44,6 +57,7 @@ def isolated_settings(broker: EmbeddedBroker, name: str, **limits: float) -> Set
     if limits:
         settings = settings.model_copy(update={"limits": LimitSettings(**limits)})
     local = tempfile.mkdtemp(prefix="lw-worker-")
+    _WORKER_DIRS.append(local)
     memory = settings.memory.model_copy(update={"uri": f"{local}/memory"})
     return settings.model_copy(update={"log_level": "info", "memory": memory, "data_dir": local})
 
