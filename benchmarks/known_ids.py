@@ -98,10 +98,9 @@ def measure(rows: int, state: str, batch: int, reps: int) -> dict[str, Any]:
     def by_known(ids: list[str]) -> set[str]:
         return known.stored(table, ids, lambda maybe: query(table, maybe))
 
-    assert by_known(new_ids(batch)) == set()  # the first check reads the ids once
     checks = [new_ids(batch) for _ in range(reps)]
-    by_hash = timed(lambda: by_known(checks.pop()), reps)
-    assert known.rebuilds == reps + 1, "the hashes went out of date during the checks"
+    by_hash = timed(lambda: by_known(checks.pop()), reps)  # hashes current: the last reread
+    assert known.rebuilds == reps, "the hashes went out of date during the checks"
     return {
         "rows": rows,
         "state": state,

@@ -36,11 +36,13 @@ class KnownIds:
     """The ids of one LanceDB table as of ``version`` (see the module docstring).
 
     When the hashes are out of date, reading them again must pay for itself: it does
-    when the run of own appends expected before the next foreign commit (the longer
-    of the last run and the current one) would cost more by query than the reread
-    (``REREAD_ROWS_PER_ID``). Under a sustained load at a million rows, where index
-    upkeep commits every 50,000 rows, batches are looked up by query; on a smaller
-    table, or between rarer foreign commits, by hash. A batch of fewer than
+    when the ids expected before the next foreign commit (the longest of the last
+    run of own appends, the current run and the batch) would cost more by query than
+    the reread (``REREAD_ROWS_PER_ID``). The first check of a large table therefore
+    queries until the process's own appends make a reread pay (no multi-second read
+    of ten million ids for one batch). Under a sustained load at a million rows,
+    where index upkeep commits every 50,000 rows, batches are looked up by query; on
+    a smaller table, or between rarer foreign commits, by hash. A batch of fewer than
     ``rebuild_min`` ids is always looked up by query.
     """
 
@@ -97,9 +99,7 @@ class KnownIds:
     def _rereading_pays(self, batch: int, table: Any) -> bool:
         if batch < self.rebuild_min:
             return False
-        if self._last_run is None:  # nothing known yet: read them once
-            return True
-        expected = max(self._last_run, self._run, batch)
+        expected = max(self._last_run or 0, self._run, batch)
         return expected * REREAD_ROWS_PER_ID >= table.count_rows()
 
     @property
@@ -113,7 +113,7 @@ class KnownIds:
         ids = table.search().select(["id"]).limit(None).to_arrow().column("id").to_pylist()
         self._sorted = np.unique(np.fromiter(map(hash, ids), dtype=np.int64, count=len(ids)))
         self._recent.clear()
-        self.version = version
+        self.version = self._seen = version
         self.rebuilds += 1
 
     def _held(self, keys: list[int]) -> np.ndarray:

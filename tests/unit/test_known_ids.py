@@ -102,13 +102,26 @@ def test_after_a_foreign_commit_the_ids_are_read_again_only_when_that_pays(table
     """A reread costs about a query of one id per 10 stored rows: after a foreign commit
     a short run of own appends is looked up by query; a long one pays for a reread."""
     known, query = KnownIds(rebuild_min=100), Queries(table)
-    assert known.stored(table, [f"n{i}" for i in range(200)], query) == set()
+    assert known.stored(table, [f"n{i}" for i in range(400)], query) == set()  # 4,000 ≥ 3,000
     append(table, known, [f"own{i}" for i in range(50)])
     connect(str(tmp_path / "lance"), None).open_table("memories").add(rows(["foreign"]))
     batch = ["foreign"] + [f"p{i}" for i in range(199)]
     assert known.stored(table, batch, query) == {"foreign"}
-    assert known.rebuilds == 1 and query.asked[-1] == batch  # 200 ids: too few to pay
+    assert known.rebuilds == 1 and query.asked[-1] == batch  # 200 × 10 < 3,051 rows
     append(table, known, [f"run{i}" for i in range(700)])  # 700 × 10 ≥ 3,751 rows
     batch = ["run3"] + [f"q{i}" for i in range(199)]
     assert known.stored(table, batch, query) == {"run3"}
     assert known.rebuilds == 2 and query.asked[-1] == ["run3"]
+
+
+def test_a_first_batch_small_against_the_table_is_looked_up_until_a_run_pays(table):
+    """The first check of a large table does not read every id for one small batch:
+    it queries, and reads the ids once the process's own appends make that pay."""
+    known, query = KnownIds(rebuild_min=100), Queries(table)
+    batch = [f"f{i}" for i in range(150)]  # 150 × 10 < 3,000 rows
+    assert known.stored(table, batch, query) == set()
+    assert known.rebuilds == 0 and query.asked == [batch]
+    append(table, known, batch)
+    append(table, known, [f"g{i}" for i in range(200)])  # a run of 350: 3,500 ≥ 3,350 rows
+    assert known.stored(table, ["f3"] + [f"h{i}" for i in range(149)], query) == {"f3"}
+    assert known.rebuilds == 1 and query.asked[-1] == ["f3"]
