@@ -73,18 +73,19 @@ class KnownIds:
         maybe = [memory_id for memory_id, hit in zip(ids, held.tolist(), strict=True) if hit]
         return lookup(maybe) if maybe else set()
 
-    def appended(self, ids: Sequence[str], version: int) -> None:
-        """This process appended ``ids`` in the commit that made ``version``. The hashes
-        follow when that commit directly follows the version they reflect; otherwise
-        another commit came in between, and they are out of date."""
+    def appended(self, count: int, version: int, ids: Callable[[], Sequence[str]]) -> None:
+        """This process appended ``count`` rows in the commit that made ``version``;
+        ``ids()`` gives their ids, asked for only when the hashes follow: when that
+        commit directly follows the version they reflect (otherwise another commit came
+        in between, and they are out of date)."""
         if self._seen is None or version != self._seen + 1:
-            self._foreign_commit(version, appended=len(ids))
+            self._foreign_commit(version, appended=count)
             return
         self._seen = version
-        self._run += len(ids)
+        self._run += count
         if self.version is None or version != self.version + 1:
             return
-        self._recent.update(map(hash, ids))
+        self._recent.update(map(hash, ids()))
         self.version = version
         if len(self._recent) >= MERGE_EVERY:
             merged = np.fromiter(self._recent, dtype=np.int64, count=len(self._recent))

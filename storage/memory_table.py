@@ -178,7 +178,8 @@ class MemoryTable:
         """Append rows that already carry their cards."""
         if data.num_rows:
             added = retry_on_conflict(lambda: self.table.add(data), "append")
-            self.known_ids.appended(data.column("id").to_pylist(), added.version)
+            ids = data.column("id")
+            self.known_ids.appended(data.num_rows, added.version, ids.to_pylist)
         self.indexes.after_write(data.num_rows)
 
     def relate_many(self, relations: Sequence[tuple[str, str, str, float, str]]) -> None:

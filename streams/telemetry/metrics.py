@@ -61,32 +61,21 @@ class WorkerMetrics:
         # warning but a dict increment (an OpenTelemetry Counter.add per warning was
         # about 5 % of the action monitor's handling, in a py-spy profile)
         totals = self.totals
-        meter.create_observable_counter(
-            "loopwarden.events",
-            callbacks=[_observing(totals.events, ("loopwarden.agent",))],
-            unit="{event}",
-            description="Events processed, by agent.",
-        )
-        meter.create_observable_counter(
-            "loopwarden.warnings",
-            callbacks=[
-                _observing(totals.warnings, ("loopwarden.warning.kind", "loopwarden.warning.level"))
-            ],
-            unit="{warning}",
-            description="Warnings sent, by kind and level.",
-        )
-        meter.create_observable_counter(
-            "loopwarden.dead_letters",
-            callbacks=[_observing(totals.dead_letters, ("loopwarden.dead_letter.reason",))],
-            unit="{record}",
-            description="Records or events sent to the dead-letter topic, by reason.",
-        )
-        meter.create_observable_counter(
-            "loopwarden.memory.rows_written",
-            callbacks=[lambda _options: [Observation(totals.memory_rows)]],
-            unit="{row}",
-            description="Memory rows written to LanceDB.",
-        )
+        counters = (
+            ("loopwarden.events", "{event}", "Events processed, by agent.",
+             _observing(totals.events, ("loopwarden.agent",))),
+            ("loopwarden.warnings", "{warning}", "Warnings sent, by kind and level.",
+             _observing(totals.warnings, ("loopwarden.warning.kind", "loopwarden.warning.level"))),
+            ("loopwarden.dead_letters", "{record}",
+             "Records or events sent to the dead-letter topic, by reason.",
+             _observing(totals.dead_letters, ("loopwarden.dead_letter.reason",))),
+            ("loopwarden.memory.rows_written", "{row}", "Memory rows written to LanceDB.",
+             lambda _options: [Observation(totals.memory_rows)]),
+        )  # fmt: skip
+        for name, unit, description, callback in counters:
+            meter.create_observable_counter(
+                name, callbacks=[callback], unit=unit, description=description
+            )
         self._processing = meter.create_histogram(
             "loopwarden.processing.duration",
             unit="s",

@@ -47,6 +47,17 @@ WRITES = [
 ]
 
 
+def facts_with_vectors(scope: str, count: int, seed: int) -> list[dict]:
+    """``remember_many`` items of ``scope`` carrying their own 512-d vectors."""
+    import numpy as np
+
+    vectors = np.random.default_rng(seed).standard_normal((count, 512)).astype(np.float32)
+    return [
+        {"content": f"fact {i}", "event_id": f"{scope}-{i}", "scope": scope, "embedding": v}
+        for i, v in enumerate(vectors)
+    ]
+
+
 async def publish_all(settings: Settings, scope: str) -> None:
     async with AsyncPublisher(settings) as publisher:
         for event_id, content, fields in WRITES:
@@ -386,7 +397,6 @@ async def test_an_arrow_record_from_another_client_is_checked_redacted_and_answe
 async def test_a_batch_is_applied_once_its_records_hold_batch_max_bytes(broker, worker_factory):
     """Arrow records fill a batch by bytes long before batch_max_writes records: the
     writes are applied without waiting out batch_within_s (here 120 s)."""
-    import numpy as np
 
     settings = isolated_settings(broker, "bytes")
     memory = settings.memory.model_copy(
@@ -400,11 +410,7 @@ async def test_a_batch_is_applied_once_its_records_hold_batch_max_bytes(broker, 
     settings = settings.model_copy(update={"memory": memory})
     worker_factory(settings)
     scope = f"bytes-{uuid.uuid4().hex[:6]}"
-    vectors = np.random.default_rng(5).standard_normal((120, 512)).astype(np.float32)
-    items = [
-        {"content": f"fact {i}", "event_id": f"{scope}-{i}", "scope": scope, "embedding": v}
-        for i, v in enumerate(vectors)
-    ]
+    items = facts_with_vectors(scope, 120, seed=5)
     async with (
         MemoryOutcomeSubscriber(settings, scope=scope) as outcomes,
         AsyncPublisher(settings, topic=settings.topics.memory_writes) as publisher,
@@ -450,7 +456,6 @@ async def test_a_stored_batch_is_committed_without_waiting_for_the_commit_interv
 ):
     """A bulk load's offsets move once it is stored, not at the next commit interval
     (here 600 s: before, publish → committed waited up to 2.8 s behind publish → stored)."""
-    import numpy as np
 
     from loopwarden.streams.replay_reader import wait_until_committed
 
@@ -463,11 +468,7 @@ async def test_a_stored_batch_is_committed_without_waiting_for_the_commit_interv
     )
     worker_factory(settings)
     scope = f"commit-{uuid.uuid4().hex[:6]}"
-    vectors = np.random.default_rng(6).standard_normal((300, 512)).astype(np.float32)
-    items = [
-        {"content": f"fact {i}", "event_id": f"{scope}-{i}", "scope": scope, "embedding": v}
-        for i, v in enumerate(vectors)
-    ]
+    items = facts_with_vectors(scope, 300, seed=6)
     async with MemoryOutcomeSubscriber(settings, scope=scope) as outcomes:
         async with AsyncPublisher(settings, topic=settings.topics.memory_writes) as publisher:
             await publisher.remember_many(items, per_record=50)

@@ -35,7 +35,7 @@ def table(tmp_path):
 
 
 def append(table, known, ids):
-    known.appended(ids, table.add(rows(ids)).version)
+    known.appended(len(ids), table.add(rows(ids)).version, lambda: ids)
 
 
 def test_a_bulk_of_new_ids_is_told_apart_without_a_query(table):
