@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from aiokafka import AIOKafkaProducer
@@ -67,7 +67,7 @@ class RecordSink:
         self._partition_counts: dict[str, int] = {}
         self._error: BaseException | None = None
         self._last_topics: set[str] = set()
-        self._before_commit: list[Callable[[], None]] = []
+        self._before_commit: list[Callable[[], Awaitable[None]]] = []
         self.sent = 0
         self.flushes = 0
         """Flushes that sent records."""
@@ -127,16 +127,18 @@ class RecordSink:
             loop = asyncio.get_running_loop()
             self._timer = loop.call_later(self.linger_s, self._flush_in_background)
 
-    def before_commit(self, callback: Callable[[], None]) -> None:
-        """Run ``callback`` before every commit's delivery (and at stop): it adds what
-        must be durable before offsets move on, such as states kept until the commit."""
+    def before_commit(self, callback: Callable[[], Awaitable[None]]) -> None:
+        """Await ``callback`` before every commit's delivery (and at stop): it adds what
+        must be durable before offsets move on, such as states kept until the commit.
+        The commit's offsets are already taken: records processed while it awaits are
+        not part of it."""
         self._before_commit.append(callback)
 
-    def prepare_commit(self) -> None:
-        """Run the :meth:`before_commit` callbacks (the worker's producer does, first
+    async def prepare_commit(self) -> None:
+        """Await the :meth:`before_commit` callbacks (the worker's producer does, first
         thing in the flush that precedes each offset commit)."""
         for callback in self._before_commit:
-            callback()
+            await callback()
 
     def deliver_last(self, topic: str) -> None:
         """Send ``topic``'s records (a table's changelog) only once every other record

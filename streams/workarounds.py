@@ -230,14 +230,14 @@ class _SinkFlushingProducer(faust_aiokafka.Producer):
 
     async def flush(self) -> None:
         errors = self.app.loopwarden.errors
-        self.app.sink.prepare_commit()  # states kept until the commit join the delivery
+        await self.app.sink.prepare_commit()  # states kept until the commit join the delivery
         await self.app.sink.deliver(errors.retry_initial_s, errors.retry_max_s)
         await super().flush()
 
     async def on_stop(self) -> None:
         if self._producer is not None:
             try:
-                self.app.sink.prepare_commit()
+                await self.app.sink.prepare_commit()
                 await self.app.sink.flush()
             except PublishError as exc:  # not committed: reprocessed by the next worker
                 log.error("stopping with %s; their inputs will be processed again", exc)

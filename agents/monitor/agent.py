@@ -66,7 +66,7 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
     sink = app.sink
     store = TableStore(states, sink)
     pending = PendingStates(store)
-    sink.before_commit(pending.write)  # no commit passes a state that is not durable
+    sink.before_commit(pending.write_gradually)  # no commit passes a state not durable
     max_skew = limits.max_clock_skew_s
 
     def load_state(loop_id: str) -> LoopState | None:
