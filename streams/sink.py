@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from aiokafka import AIOKafkaProducer
+from aiokafka.producer.message_accumulator import BatchBuilder
 
 from loopwarden.errors import PublishError
 from loopwarden.schemas.positions import default_partition
@@ -280,24 +281,30 @@ class RecordSink:
         deliveries = []
         batch = producer.create_batch()
         for record in records:
+            headers = list(record.headers)
             if (
-                batch.append(
-                    key=record.key, value=record.value, timestamp=None, headers=list(record.headers)
-                )
-                is None
+                batch.append(key=record.key, value=record.value, timestamp=None, headers=headers)
+                is not None
             ):
-                deliveries.append(await producer.send_batch(batch, topic, partition=partition))
-                batch = producer.create_batch()
-                if (
-                    batch.append(
-                        key=record.key,
-                        value=record.value,
-                        timestamp=None,
-                        headers=list(record.headers),
-                    )
-                    is None
-                ):
-                    raise PublishError(f"a record for {topic} is larger than a producer batch")
+                continue
+            deliveries.append(await _submit(producer, batch, topic, partition))
+            batch = producer.create_batch()
+            if (
+                batch.append(key=record.key, value=record.value, timestamp=None, headers=headers)
+                is not None
+            ):
+                continue
+            raise PublishError(f"a record for {topic} is larger than a producer batch")
         if batch.record_count():
-            deliveries.append(await producer.send_batch(batch, topic, partition=partition))
+            deliveries.append(await _submit(producer, batch, topic, partition))
         return deliveries
+
+
+async def _submit(
+    producer: AIOKafkaProducer, batch: BatchBuilder, topic: str, partition: int
+) -> asyncio.Future[object]:
+    """Hand a batch to the producer, closed: aiokafka lets an open batch linger
+    ``linger_ms`` more for ``send()`` to fill, and the sink has already lingered."""
+    batch.close()
+    future: asyncio.Future[object] = await producer.send_batch(batch, topic, partition=partition)
+    return future

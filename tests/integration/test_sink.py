@@ -187,3 +187,20 @@ async def test_a_commit_flush_waits_for_one_background_flush_not_a_queue_of_them
         await producer.stop()
     assert rounds <= 2, rounds  # the background flush under way, then this one
     assert sink.sent == added
+
+
+async def test_a_flush_is_not_held_for_the_producers_linger(broker):
+    """The sink lingers itself; a batch it hands over is sent at once, not after the
+    producer's ``linger_ms`` (an open batch waited for ``send()`` calls to fill it)."""
+    settings = isolated_settings(broker, "sink-linger")
+    create_topics(settings)
+    producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap_servers, linger_ms=30_000)
+    await producer.start()
+    try:
+        sink = RecordSink(lambda: producer, linger_s=0.001)
+        for i in range(20):
+            sink.add(settings.topics.warnings, f"k{i}".encode(), b"warning")
+        await asyncio.wait_for(sink.flush(), timeout=15)  # half the producer's linger
+        assert sink.sent == 20
+    finally:
+        await producer.stop()
