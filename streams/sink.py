@@ -54,7 +54,7 @@ class RecordSink:
         self,
         producer: Callable[[], AIOKafkaProducer],
         *,
-        linger_s: float = 0.002,
+        linger_s: float = 0.0,
         max_buffer_bytes: int = 8 * 1024 * 1024,
     ) -> None:
         self._producer = producer

@@ -180,7 +180,14 @@ class KafkaSettings(BaseModel):
         "instead of about 800 (the allocator kept the larger working set's arenas).",
     )
     stream_buffer_maxsize: int = Field(16384, ge=1)
-    producer_linger_ms: int = Field(2, ge=0)
+    producer_linger_ms: int = Field(
+        0,
+        ge=0,
+        description="How long the worker's output sink waits for more outputs before it "
+        "sends (0: what one consumed message produced goes at once; under load outputs "
+        "still gather while a send is under way). 2 ms cost 2.5 ms of publish->warning "
+        "median and saved about 3 µs of CPU per event on a backlog.",
+    )
     producer_request_timeout_s: float = Field(
         30.0,
         gt=0,
