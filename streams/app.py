@@ -114,8 +114,7 @@ class LoopwardenApp(faust.App):
         errors = self.loopwarden.errors
 
         async def flush_when_full() -> None:
-            if self.sink.full:
-                await self.sink.flush()
+            await self.sink.flush()
 
         runner = AgentRunner(
             name,
@@ -124,6 +123,7 @@ class LoopwardenApp(faust.App):
             retry=RetryPolicy(errors.retry_initial_s, errors.retry_max_s),
             on_error=on_error,
             flush_when_full=flush_when_full,
+            is_full=lambda: self.sink.full,
             metrics=self.metrics,
         )
         self.runners[name] = runner

@@ -27,7 +27,7 @@ interval tree rebuilt on every addition) is not used for them.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import faust
@@ -41,6 +41,9 @@ class RecordBundle:
     """Consecutive consumed records of one topic-partition (aiokafka ``ConsumerRecord``)."""
 
     records: tuple[Any, ...]
+    opened: list[Any] = field(default_factory=list, compare=False, repr=False)
+    """The records as handlers see them, made once for every agent reading the bundle
+    (:meth:`loopwarden.streams.runner.Record.all_of`)."""
 
     def __len__(self) -> int:
         return len(self.records)

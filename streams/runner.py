@@ -88,10 +88,13 @@ class Record:
 
     @classmethod
     def all_of(cls, message: Any) -> list[Record]:
-        """The records of a Faust message: one, or those of its :class:`RecordBundle`."""
+        """The records of a Faust message: one, or those of its :class:`RecordBundle`
+        (made once and shared by the agents that read the bundle: do not change it)."""
         value = message.value
         if isinstance(value, RecordBundle):
-            return [cls.of_consumed(record) for record in value]
+            if not value.opened:
+                value.opened.extend(cls.of_consumed(record) for record in value)
+            return value.opened
         return [cls.of(message)]
 
     @classmethod
@@ -148,6 +151,7 @@ class AgentRunner:
         retry: RetryPolicy | None = None,
         on_error: Callable[[], None] | None = None,
         flush_when_full: Callable[[], Awaitable[None] | None] | None = None,
+        is_full: Callable[[], bool] | None = None,
         metrics: WorkerMetrics | None = None,
     ) -> None:
         self.name = name
@@ -157,6 +161,8 @@ class AgentRunner:
         self.retry = retry or RetryPolicy()
         self.on_error = on_error
         self.flush_when_full = flush_when_full
+        self.is_full = is_full
+        """When given, ``flush_when_full`` is called only once it returns True."""
         self.processed = 0
         self.failed = 0
         self.retries = 0
@@ -228,8 +234,9 @@ class AgentRunner:
                     self.metrics.events(self.name, len(records))
 
     async def _after(self) -> None:
-        if self.flush_when_full is not None:
-            await self._guarded(self.flush_when_full, [], count=False)
+        if self.flush_when_full is None or (self.is_full is not None and not self.is_full()):
+            return
+        await self._guarded(self.flush_when_full, [], count=False)
 
     async def _guarded(
         self, call: Callable[[], Any], records: list[Record], count: bool = True

@@ -62,3 +62,10 @@ def test_a_bundle_opens_into_its_records_with_their_own_positions_and_headers():
     assert [(r.source.partition, r.source.offset) for r in records] == [(3, 7), (3, 8)]
     assert records[1].source.timestamp_ms == 1_700_000_000_008
     assert records[0].key == b"loop-7" and records[0].headers == [("h", b"7")]
+
+
+def test_a_bundle_read_by_two_agents_is_opened_once():
+    bundle = bundle_records([consumed(7, b"x"), consumed(8, b"y")], 10, 1 << 20)[0]
+    first, second = Record.all_of(bundle), Record.all_of(bundle)
+    assert [r.value for r in second] == [b"x", b"y"]
+    assert all(a is b for a, b in zip(first, second, strict=True))

@@ -234,3 +234,23 @@ async def test_only_a_failing_record_sends_the_handler_back_not_a_failing_flush(
     assert len(flushes) == 4  # one retried after the outage, then one per message
     assert reverted == [1]  # the bad record alone
     assert run.processed == 2 and run.failed == 1
+
+
+async def test_the_flush_runs_only_when_the_sink_says_it_is_full():
+    flushes, full = [], [False]
+
+    async def flush():
+        flushes.append(1)
+        full[0] = False
+
+    run = AgentRunner(
+        "test", DeadLetters(Buffer(), "dlq"), flush_when_full=flush, is_full=lambda: full[0]
+    )
+
+    def handle(record):
+        if record.value == b"big":
+            full[0] = True
+
+    await run.run(BundleStream([b"a", b"big", b"b"], [b"c"]), handle)
+    assert flushes == [1]  # after the record that filled it, not after every record
+    assert run.processed == 4
