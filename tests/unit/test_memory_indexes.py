@@ -212,6 +212,9 @@ def test_a_vector_index_folded_too_often_is_retrained_into_one_segment(tmp_path)
     assert indexed(table)["vector"].num_unindexed_rows == 0
 
 
+# SMALL keeps no old versions (keep_versions_s=0), which LanceDB rightly warns about;
+# this test's table has one process and no concurrent reader
+@pytest.mark.filterwarnings("ignore:optimize\\(cleanup_older_than=0\\):UserWarning")
 def test_relation_batches_are_compacted_before_their_manifests_pile_up(tmp_path):
     # every write batch's relations became a fragment of their own, compacted only by
     # optimize (every optimize_every_rows memory rows): a store of 3,911 relations held
