@@ -112,17 +112,13 @@ class LoopwardenApp(faust.App):
     def runner(self, name: str, on_error: Callable[[], None] | None = None) -> AgentRunner:
         """The :class:`AgentRunner` for agent ``name``, with the configured error policy."""
         errors = self.loopwarden.errors
-
-        async def flush_when_full() -> None:
-            await self.sink.flush()
-
         runner = AgentRunner(
             name,
             self.dead_letters,
             policy=ErrorPolicy(errors.on_processing_error),
             retry=RetryPolicy(errors.retry_initial_s, errors.retry_max_s),
             on_error=on_error,
-            flush_when_full=flush_when_full,
+            flush_when_full=self.sink.flush,
             is_full=lambda: self.sink.full,
             metrics=self.metrics,
         )
