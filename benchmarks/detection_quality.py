@@ -1,224 +1,210 @@
-"""Benchmark: detection quality on labelled real agent runs.
+"""Benchmark: detection quality against annotated loops in real agent runs.
 
-Runs every registered detector, and each profile as an agent would see it (the
-ladder applied), over a directory of runs in loopwarden's event format, with the
-deterministic analyst behind the Layer 2 semantic checks (the cascade), and
-prints, per detector and per profile:
+Runs every detection profile as an agent sees it (the ladder applied), the rules of
+OpenHands, Gemini CLI and Roo Code (reference profiles), the default profile with
+the Layer 2 confirmation of the deterministic analyst, and every registered
+detector alone, over a dataset directory (``events/``, ``loops.jsonl``,
+``labels.csv``), and prints per profile, overall and per source:
 
-- the share of resolved and unresolved runs warned, and warnings per 100 events;
-- the lift: unresolved rate ÷ resolved rate;
-- the median iteration of the first warning;
-- on failed runs annotated with a decisive step (Who&When): the share warned, and
-  how often the first warning comes at or before that step.
+recall (looping runs warned inside a loop), timely (by ``evident + 2``), false
+alarms (loop-free runs warned), precision (warnings inside a loop), warnings per 100
+actions on loop-free runs and the median delay from ``evident`` to the first hit
+(definitions in ``loopwarden/evaluation/scoring.py``). Then the runs the default
+misses and the loop-free runs it warns, and, as a secondary view, the share of runs
+warned by task outcome. JSON goes to ``benchmarks/results/detection_quality.json``.
 
-The dataset's events carry the new signals in ``params``; they are mapped as the
-dataset's README says: ``params.observation_sha1`` → ``result_digest``,
-``params.edit_file`` → ``edit.file``, ``params.command`` the only argument compared,
-``success_basis: none`` → unknown (counted as not failed). Labels never reach the
-detectors. JSON goes to ``benchmarks/results/detection_quality.json``.
-
-    .venv/bin/python benchmarks/detection_quality.py                # the shared dataset
-    .venv/bin/python benchmarks/detection_quality.py --dir DIR --set detection.cycle_repeats=4
+    .venv/bin/python benchmarks/detection_quality.py                  # ../shared dataset
+    .venv/bin/python benchmarks/detection_quality.py --dir DIR --set detection.outcome_repeats=4
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
-import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-import orjson
+import click
 
 from loopwarden.agents.analyst.heuristics import semantic_spin
-from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.agents.spin.detector import REGISTRY
-from loopwarden.schemas import codec
-from loopwarden.schemas.dead_letter import SourcePosition
+from loopwarden.evaluation.dataset import Run, load
+from loopwarden.evaluation.replay import Shown, warnings_of
+from loopwarden.evaluation.scoring import Figures, score
 from loopwarden.settings import Settings
 from loopwarden.settings.overrides import with_overrides
 
 RESULTS = Path(__file__).parent / "results"
 DEFAULT_DIR = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "trajectories"
+PROFILES = ("loops", "seed", "patterns", "openhands", "gemini-cli", "roo-code")
+GOALS = {"recall": 0.90, "timely": 0.75, "false_alarms": 0.05, "precision": 0.60}
 
 
 def dataset_dir(given: str | None) -> Path:
     """``--dir``, else ``$LOOPWARDEN_TRAJECTORIES``, else ``../shared/datasets/trajectories``."""
     path = Path(given or os.environ.get("LOOPWARDEN_TRAJECTORIES") or DEFAULT_DIR)
-    if not (path / "labels.csv").exists():
-        raise SystemExit(f"no labels.csv under {path}: pass --dir or set LOOPWARDEN_TRAJECTORIES")
+    if not (path / "loops.jsonl").exists():
+        raise SystemExit(f"no loops.jsonl under {path}: pass --dir or set LOOPWARDEN_TRAJECTORIES")
     return path
 
 
-def mapped(line: dict[str, Any]) -> dict[str, Any]:
-    """One dataset event with its signals moved onto the event's own fields."""
-    params = line.get("params") or {}
-    event = {k: v for k, v in line.items() if k != "params"}
-    event["params"] = {"command": params["command"]} if "command" in params else {}
-    if params.get("observation_sha1"):
-        event["result_digest"] = params["observation_sha1"]
-    if event.get("edit") and params.get("edit_file"):
-        event["edit"] = {**event["edit"], "file": params["edit_file"]}
-    if params.get("success_basis") == "none":
-        event["success"] = True  # unknown: never counted as a failure
-    return event
+def shown_by(settings: Settings, runs: list[Run], label: str) -> dict[str, list[Shown]]:
+    """Every run through the monitor, with a progress bar on a terminal."""
+    with click.progressbar(
+        length=len(runs), label=f"{label:<22}", file=sys.stderr, hidden=not sys.stderr.isatty()
+    ) as bar:
+        return warnings_of(settings, runs, progress=lambda _run: bar.update(1))
 
 
-def load_runs(root: Path) -> tuple[dict[str, list[dict[str, Any]]], dict[str, dict[str, str]]]:
-    """Events per loop (in file order) and the labels."""
-    labels = {row["loop_id"]: row for row in csv.DictReader((root / "labels.csv").open())}
-    runs: dict[str, list[dict[str, Any]]] = {}
-    for path in sorted((root / "events").glob("*/*.jsonl")):
-        events = [mapped(orjson.loads(line)) for line in path.open("rb") if line.strip()]
-        if events:
-            runs[events[0]["loop_id"]] = events
-    return runs, labels
-
-
-def envelope(event: dict[str, Any], index: int) -> bytes:
-    """The flat event as the envelope ``detect`` would build (time = line number if absent)."""
-    keys = {"event_id", "loop_id", "occurred_at"}
-    env = {k: event[k] for k in keys if k in event}
-    env.setdefault("occurred_at", float(index))
-    env["payload"] = {k: v for k, v in event.items() if k not in keys}
-    return codec.dumps(env)
-
-
-def run_profile(
-    settings: Settings, runs: dict[str, list[dict[str, Any]]]
-) -> dict[str, list[dict[str, Any]]]:
-    """Warnings per loop (plus the cascade's logic-spin verdicts as kind ``logic_spin``)."""
-    processor = RecordProcessor.for_settings(settings)
+def confirmed(
+    runs: list[Run], shown: dict[str, list[Shown]], settings: Settings
+) -> dict[str, list[Shown]]:
+    """Only the warnings the deterministic analyst confirms (Layer 2 on the recent
+    actions, as the monitor's semantic check request carries them)."""
+    keep = settings.detection.logic_spin_threshold
     similarity = settings.analyst.param_similarity_threshold
-    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for loop_id, events in runs.items():
-        states: dict[str, Any] = {}
-        for index, event in enumerate(events):
-            source = SourcePosition("dataset", 0, index)
-            outcome = processor.process(envelope(event, index), None, source, states.get)
-            states.update(outcome.states)
-            out[loop_id].extend(outcome.warnings)
-            for request in outcome.requests:
-                if request["kind"] != "semantic_spin_check":
-                    continue
-                verdict = semantic_spin(request["recent_actions"], similarity=similarity)
-                if verdict.is_spinning:
-                    out[loop_id].append(
-                        {
-                            "kind": "logic_spin",
-                            "iteration": request["recent_actions"][-1]["iteration"],
-                        }
-                    )
+    out: dict[str, list[Shown]] = {}
+    for run in runs:
+        mine = []
+        for item in shown.get(run.loop_id, []):
+            recent = run.events[max(0, item.position + 1 - keep) : item.position + 1]
+            if semantic_spin(recent, similarity=similarity).is_spinning:
+                mine.append(item)
+        out[run.loop_id] = mine
     return out
 
 
-def group_of(label: dict[str, str]) -> str:
-    return label["outcome"] if label["source"] == "mini-swe-agent" else "failed"
+def positions(shown: dict[str, list[Shown]], kinds: set[str] | None = None) -> dict[str, list[int]]:
+    return {
+        loop_id: [s.position for s in items if kinds is None or s.kind in kinds]
+        for loop_id, items in shown.items()
+    }
 
 
-def stats(
-    warnings: dict[str, list[dict[str, Any]]],
-    runs: dict[str, list[dict[str, Any]]],
-    labels: dict[str, dict[str, str]],
-    kinds: set[str] | None,
-) -> dict[str, Any]:
-    """The figures for the warnings of ``kinds`` (None: every kind)."""
-    groups: dict[str, dict[str, Any]] = defaultdict(
-        lambda: {"runs": 0, "warned": 0, "events": 0, "warnings": 0, "first": [], "in_time": 0}
-    )
-    for loop_id, events in runs.items():
-        label = labels.get(loop_id)
-        if label is None:
-            continue
-        g = groups[group_of(label)]
-        g["runs"] += 1
-        g["events"] += len(events)
-        mine = [w for w in warnings.get(loop_id, []) if kinds is None or w["kind"] in kinds]
-        g["warnings"] += len(mine)
-        if mine:
-            g["warned"] += 1
-            first = min(w["iteration"] for w in mine)
-            g["first"].append(first)
-            decisive = label.get("decisive_iteration")
-            if decisive and first <= int(decisive):
-                g["in_time"] += 1
-    result: dict[str, Any] = {}
-    for name, g in groups.items():
-        result[name] = {
-            "runs": g["runs"],
-            "warned_share": g["warned"] / g["runs"] if g["runs"] else 0.0,
-            "per_100_events": 100 * g["warnings"] / g["events"] if g["events"] else 0.0,
-            "median_first_iteration": statistics.median(g["first"]) if g["first"] else None,
-            "first_at_or_before_decisive": g["in_time"] / g["warned"] if g["warned"] else None,
-        }
-    resolved = result.get("resolved", {}).get("warned_share", 0.0)
-    unresolved = result.get("unresolved", {}).get("warned_share", 0.0)
-    result["lift"] = unresolved / resolved if resolved else (float("inf") if unresolved else None)
-    return result
+def figures_by_source(runs: list[Run], where: dict[str, list[int]]) -> dict[str, Figures]:
+    """Overall and per source."""
+    sources = sorted({run.source for run in runs})
+    out = {"all": score(runs, where)}
+    for source in sources:
+        out[source] = score([r for r in runs if r.source == source], where)
+    return out
 
 
-def row(name: str, figures: dict[str, Any]) -> str:
-    r, u, f = (figures.get(k, {}) for k in ("resolved", "unresolved", "failed"))
+def pct(value: float | None) -> str:
+    return "    -" if value is None else f"{100 * value:5.1f}"
 
-    def pct(d: dict[str, Any]) -> str:
-        return f"{100 * d.get('warned_share', 0):5.1f}% {d.get('per_100_events', 0):5.1f}"
 
-    lift = figures.get("lift")
-    lift_text = "  n/a" if lift is None else ("  inf" if lift == float("inf") else f"{lift:5.2f}")
-    first = u.get("median_first_iteration")
-    timely = f.get("first_at_or_before_decisive")
+def row(name: str, f: Figures) -> str:
+    delay = "-" if f.median_delay is None else f"{f.median_delay:+.1f}"
     return (
-        f"{name:<24}{pct(r):>14}{pct(u):>14}{lift_text:>7}"
-        f"{(first if first is not None else '-'):>8}{pct(f):>14}"
-        f"{('-' if timely is None else f'{100 * timely:.0f}%'):>8}"
+        f"{name:<30}{pct(f.recall):>8}{pct(f.timely):>8}{pct(f.false_alarms):>8}"
+        f"{pct(f.precision):>8}{f.per_100:>8.2f}{delay:>7}{f.warnings:>7}"
     )
+
+
+HEAD = (
+    f"{'':<30}{'recall':>8}{'timely':>8}{'false':>8}{'prec.':>8}{'/100':>8}{'delay':>7}"
+    f"{'warns':>7}\n{'profile / detector':<30}{'%':>8}{'%':>8}{'alarm %':>8}{'%':>8}"
+    f"{'free':>8}{'':>7}{'':>7}"
+)
+
+
+def explain(runs: list[Run], shown: dict[str, list[Shown]]) -> list[str]:
+    """The looping runs missed and the loop-free runs warned, with positions and actions."""
+    lines = []
+    for run in runs:
+        mine = shown.get(run.loop_id, [])
+        at = [s.position for s in mine]
+        if run.looping and not any(seg.hit(p) for seg in run.segments for p in at):
+            segs = ", ".join(
+                f"{s.kind} {s.start}-{s.end} (evident {s.evident})" for s in run.segments
+            )
+            lines.append(f"missed  {run.loop_id}: {segs}; warned at {at or 'none'}")
+        if not run.looping and mine:
+            first = mine[0]
+            name = str(run.events[first.position].get("action_name") or "")[:70]
+            lines.append(
+                f"wrongly {run.loop_id}: {len(mine)} warning(s), first at {first.position} "
+                f"({first.kind}) on {name!r}"
+            )
+    return lines
+
+
+def by_outcome(runs: list[Run], where: dict[str, list[int]]) -> dict[str, float]:
+    """Secondary view: share of runs warned, by task outcome."""
+    groups: dict[str, list[bool]] = defaultdict(list)
+    for run in runs:
+        if run.outcome:
+            groups[run.outcome].append(bool(where.get(run.loop_id)))
+    return {k: sum(v) / len(v) for k, v in sorted(groups.items())}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--dir", help="dataset directory (labels.csv, events/)")
+    parser.add_argument("--dir", help="dataset directory (events/, loops.jsonl, labels.csv)")
     parser.add_argument("--set", action="append", default=[], help="NAME=VALUE (repeatable)")
-    parser.add_argument(
-        "--profile", action="append", help="profiles to show as the agent sees them"
-    )
+    parser.add_argument("--profile", action="append", help="profiles to show (default: all)")
+    parser.add_argument("--no-detectors", action="store_true", help="skip the per-detector rows")
     args = parser.parse_args()
-    runs, labels = load_runs(dataset_dir(args.dir))
+    root = dataset_dir(args.dir)
+    runs = load(root)
     base = with_overrides(Settings(), args.set)
-    every = with_overrides(base, ["detection.ladder=false"])
-    every = every.model_copy(
-        update={"detection": every.detection.model_copy(update={"detectors": tuple(REGISTRY)})}
+    looping = sum(run.looping for run in runs)
+    print(
+        f"{root}: {len(runs)} runs ({looping} looping, {len(runs) - looping} loop-free), "
+        f"{sum(len(r.events) for r in runs)} actions; sources: "
+        + ", ".join(sorted({r.source for r in runs}))
     )
-    all_warnings = run_profile(every, runs)
-    report: dict[str, Any] = {"detectors": {}, "profiles": {}}
-    head = (
-        f"{'':<24}{'resolved':>14}{'unresolved':>14}{'lift':>7}{'first':>8}"
-        f"{'failed (W&W)':>14}{'≤decis.':>8}\n{'detector / profile':<24}"
-        f"{'runs%  /100':>14}{'runs%  /100':>14}{'':>7}{'(unres.)':>8}{'runs%  /100':>14}"
-    )
-    print(f"{len(runs)} runs, {sum(len(e) for e in runs.values())} events\n")
-    print(head)
-    kinds = sorted({cls.kind for cls in REGISTRY.values()} | {"logic_spin"})
-    for kind in kinds:
-        figures = stats(all_warnings, runs, labels, {kind})
-        report["detectors"][kind] = figures
-        print(row(kind, figures))
-    print()
-    for profile in args.profile or ["seed", "patterns"]:
+    report: dict[str, Any] = {"dataset": str(root), "goals": GOALS, "profiles": {}, "detectors": {}}
+    per_source: dict[str, dict[str, Figures]] = {}
+    outcome_rows: dict[str, dict[str, float]] = {}
+    default_shown: dict[str, list[Shown]] = {}
+    print("\n" + HEAD)
+    for profile in args.profile or PROFILES:
         settings = with_overrides(base, [f"detection.profile={profile}"])
-        seen = run_profile(settings, runs)
-        shown = {ws_kind for ws in seen.values() for ws_kind in (w["kind"] for w in ws)}
-        visible = shown - {"logic_spin"}
-        report["profiles"][profile] = {
-            "warnings": stats(seen, runs, labels, visible),
-            "with_cascade": stats(seen, runs, labels, None),
-        }
-        print(row(f"{profile}: agent sees", report["profiles"][profile]["warnings"]))
-        print(row(f"{profile}: + analyst", report["profiles"][profile]["with_cascade"]))
+        shown = shown_by(settings, runs, profile)
+        where = positions(shown)
+        figures = figures_by_source(runs, where)
+        per_source[profile] = figures
+        outcome_rows[profile] = by_outcome(runs, where)
+        print(row(profile, figures["all"]))
+        report["profiles"][profile] = {k: v.as_dict() for k, v in figures.items()}
+        if profile == base.detection.profile:
+            default_shown = shown
+            cascade = confirmed(runs, shown, settings)
+            name = f"{profile} + Layer 2 (analyst)"
+            figures = figures_by_source(runs, positions(cascade))
+            per_source[name] = figures
+            print(row(name, figures["all"]))
+            report["profiles"][name] = {k: v.as_dict() for k, v in figures.items()}
+    if not args.no_detectors:
+        every = with_overrides(base, ["detection.ladder=false"])
+        every = every.model_copy(
+            update={"detection": every.detection.model_copy(update={"detectors": tuple(REGISTRY)})}
+        )
+        shown = shown_by(every, runs, "every detector")
+        print(f"\n{'each detector alone, every finding':<30}")
+        for kind in sorted({cls.kind for cls in REGISTRY.values()}):
+            figures = figures_by_source(runs, positions(shown, {kind}))
+            print(row(kind, figures["all"]))
+            report["detectors"][kind] = {k: v.as_dict() for k, v in figures.items()}
+    sources = sorted({r.source for r in runs})
+    for source in sources:
+        print(f"\n{source}\n{HEAD}")
+        for name, figures in per_source.items():
+            print(row(name, figures[source]))
+    print("\nsecondary view: share of runs warned by task outcome (labels.csv)")
+    for name, shares in outcome_rows.items():
+        print(f"{name:<30}" + "".join(f"{k} {100 * v:5.1f}%  " for k, v in shares.items()))
+    report["by_outcome"] = outcome_rows
+    if default_shown:
+        lines = explain(runs, default_shown)
+        print(f"\n{base.detection.profile}: what it misses and where it warns wrongly")
+        print("\n".join(lines) or "nothing")
+        report["explained"] = lines
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / "detection_quality.json"
     out.write_text(json.dumps(report, indent=2, default=str))

@@ -3,10 +3,11 @@
 Five loops publish their actions through :class:`AsyncPublisher`:
 
 - ``healthy-research`` and ``healthy-coder`` vary their actions and succeed;
-- ``spinner`` keeps calling ``web_search`` (Layer 1; Standard after iteration 5);
+- ``spinner`` keeps calling ``web_search`` with the same query and gets the same
+  results every time (a repeated outcome: warned, escalated, then told to stop);
 - ``edit-looper`` keeps making small edits to the same lines, running tests in
   between (Layer 3);
-- ``failing-deploy`` runs a command that fails (Critical).
+- ``failing-deploy`` retries a deploy that fails the same way three times.
 
 One malformed and one oversized event are published too; they land on the
 dead-letter topic while the worker keeps going. The demo knows which warnings
@@ -60,29 +61,42 @@ def scenario() -> list[list[Step]]:
     edit_loop: list[Step] = []
     for start, end in edits:
         edit_loop.append(Step("edit-looper", "modify_code", _edit(start, end)))
-        edit_loop.append(Step("edit-looper", "run_tests", {"success": True}))
+        edit_loop.append(
+            Step("edit-looper", "run_tests", {"success": True, "result": "41 passed, 1 failed"})
+        )
+    deploy = Step(
+        "failing-deploy",
+        "shell",
+        {
+            "params": {"cmd": "./deploy.sh --prod"},
+            "success": False,
+            "error_message": "permission denied: ./deploy.sh",
+            "result": "bash: ./deploy.sh: permission denied",
+        },
+    )
     return [
         [
-            Step("healthy-research", a, {"params": {"query": f"q{i}"}})
+            Step("healthy-research", a, {"params": {"query": f"q{i}"}, "result": f"found {i}"})
             for i, a in enumerate(research)
         ],
         [Step("healthy-coder", a, {}) for a in coder],
         [
-            Step("spinner", "web_search", {"params": {"query": "latest release notes"}})
+            Step(
+                "spinner",
+                "web_search",
+                {
+                    "params": {"query": "latest release notes"},
+                    "result": "No results found for 'latest release notes'.",
+                },
+            )
             for _ in range(8)
         ],
         edit_loop,
         [
             Step("failing-deploy", "read_file", {"params": {"path": "deploy.sh"}}),
-            Step(
-                "failing-deploy",
-                "shell",
-                {
-                    "params": {"cmd": "./deploy.sh --prod"},
-                    "success": False,
-                    "error_message": "permission denied: ./deploy.sh",
-                },
-            ),
+            deploy,
+            deploy,
+            deploy,
             Step("failing-deploy", "shell", {"params": {"cmd": "chmod +x deploy.sh"}}),
         ],
     ]

@@ -151,6 +151,12 @@ class ActionPayload(BaseModel):
         description="The model response that made the call: parallel calls of one response "
         "are one step.",
     )
+    agent: str | None = Field(
+        None,
+        max_length=200,
+        description="The agent that acted, in a multi-agent system: repetition is judged "
+        "per agent.",
+    )
     turn: Literal["tool_call", "message"] | None = Field(
         None, description="message: an agent turn without a tool call (default: a tool call)."
     )

@@ -30,6 +30,7 @@ from loopwarden.agents.spin.code_edit import edit_record
 from loopwarden.agents.spin.detector import REGISTRY, Finding, Observation
 from loopwarden.agents.spin.ladder import raised
 from loopwarden.agents.spin.profiles import resolve as resolve_profile
+from loopwarden.agents.spin.repeat_texts import step_text
 from loopwarden.agents.spin.signature import call_signature
 from loopwarden.errors import ConfigurationError
 from loopwarden.schemas import codec
@@ -214,7 +215,7 @@ class LoopMonitor:
             iteration=state.iteration,
             consecutive_count=finding.consecutive_count,
             edit=finding.edit,
-            timeline_message=finding.timeline_message,
+            timeline_message=_with_step(finding.timeline_message, self.settings.language, step),
             occurred_at=event.occurred_at,
             stamp=self.stamp,
             step=step,
@@ -346,6 +347,12 @@ class LoopMonitor:
         if spin_reason:
             return list(texts.LAYER1_SUGGESTIONS[lang])
         return []
+
+
+def _with_step(text: str, language: str, step: str | None) -> str:
+    """``text`` with the ladder step's sentence after it (the first warning has none)."""
+    sentence = step_text(language, step)
+    return f"{text.rstrip()}\n{sentence}" if sentence else text
 
 
 def _edit(event: ActionEvent) -> dict[str, Any] | None:

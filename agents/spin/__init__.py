@@ -11,8 +11,16 @@ from loopwarden.agents.spin.failure import ActionFailed
 from loopwarden.agents.spin.failure_streak import FailureStreak
 from loopwarden.agents.spin.monologue import Monologue
 from loopwarden.agents.spin.no_progress import NoProgress
+from loopwarden.agents.spin.reference import (
+    GeminiContentLoop,
+    GeminiToolLoop,
+    OpenHandsStuck,
+    RooRepetition,
+)
 from loopwarden.agents.spin.repeated_call import RepeatedCall
 from loopwarden.agents.spin.repeated_failure import RepeatedFailure
+from loopwarden.agents.spin.repeated_message import RepeatedMessage
+from loopwarden.agents.spin.repeated_outcome import RepeatedOutcome
 
 __all__ = [
     "ActionCycle",
@@ -23,8 +31,14 @@ __all__ = [
     "CodeEditSpinDetector",
     "EditSpin",
     "FailureStreak",
+    "GeminiContentLoop",
+    "GeminiToolLoop",
     "Monologue",
     "NoProgress",
+    "OpenHandsStuck",
     "RepeatedCall",
     "RepeatedFailure",
+    "RepeatedMessage",
+    "RepeatedOutcome",
+    "RooRepetition",
 ]

@@ -1,6 +1,11 @@
 """Detection profiles: which detectors run, and whether the ladder shapes what is shown.
 
-``seed`` (the default) is seed 000 exactly: Layer 1, Layer 3 and a warning on every
+``loops`` (the default) warns when an agent repeats a call and gets the same result
+again, or says the same thing again (:mod:`~loopwarden.agents.spin.repeated_outcome`,
+:mod:`~loopwarden.agents.spin.repeated_message`) and on Layer 3 edit spins, through the
+ladder; it was chosen by measuring against annotated loops in real agent runs
+(``benchmarks/detection_quality.py``, table in ``benchmarks/README.md``).
+``seed`` is seed 000 exactly: Layer 1, Layer 3 and a warning on every
 failed action, each on every action it fires. ``patterns`` warns only on literal
 no-progress patterns (same call and result, same call failing, cycles, Layer 3)
 through the ladder: it almost never fires on healthy runs, and on the labelled
@@ -24,11 +29,16 @@ class Profile:
 
 
 PROFILES = {
+    "loops": Profile(("repeated_outcome", "repeated_message", "code_edit"), ladder=True),
     "seed": Profile(("action_type", "code_edit", "action_failed"), ladder=False),
     "patterns": Profile(
         ("repeated_call", "repeated_failure", "action_cycle", "code_edit", "monologue"),
         ladder=True,
     ),
+    # the rules of the tools our users run, for comparison (agents/spin/reference.py)
+    "openhands": Profile(("openhands_stuck",), ladder=False),
+    "gemini-cli": Profile(("gemini_tool_loop", "gemini_content_loop"), ladder=False),
+    "roo-code": Profile(("roo_repetition",), ladder=False),
 }
 
 

@@ -151,7 +151,14 @@ def cluster_settings(settings: Settings, data: str, overrides: dict[str, Any]) -
     """``settings`` with the cluster's own data directory and memory store (hashing
     embedder), then ``overrides`` per group applied on top of those."""
     memory = settings.memory.model_copy(update={"uri": f"{data}/memory", "embedder": "hashing"})
-    updates: dict[str, Any] = {"data_dir": data, "memory": memory, "log_level": "info"}
+    # the seed profile warns on most actions: the most outputs a fault could lose
+    detection = settings.detection.model_copy(update={"profile": "seed"})
+    updates: dict[str, Any] = {
+        "data_dir": data,
+        "memory": memory,
+        "log_level": "info",
+        "detection": detection,
+    }
     for group, values in overrides.items():
         current = updates.get(group, getattr(settings, group))
         updates[group] = current.model_copy(update=values) if isinstance(values, dict) else values

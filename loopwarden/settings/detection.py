@@ -56,9 +56,37 @@ class DetectionSettings(BaseModel):
     no_progress_window: int = Field(
         20, ge=2, description="Calls (with results) remembered for no-progress."
     )
+    outcome_repeats: int = Field(
+        3, ge=2, description="repeated_outcome: the same call with the same result this many times."
+    )
+    outcome_window: int = Field(
+        16, ge=2, description="repeated_outcome: among this many of the agent's last calls."
+    )
+    result_similarity: float = Field(
+        0.9,
+        ge=0.0,
+        le=1.0,
+        description="Results whose normalised texts are at least this alike are the same.",
+    )
+    message_repeats: int = Field(
+        3, ge=2, description="repeated_message: the same message this many times."
+    )
+    message_window: int = Field(
+        4, ge=2, description="repeated_message: among this many of the speaker's last turns."
+    )
+    message_similarity: float = Field(
+        0.6, ge=0.0, le=1.0, description="repeated_message: first lines at least this alike."
+    )
+    message_body_similarity: float = Field(
+        0.5, ge=0.0, le=1.0, description="repeated_message: the rest at least this alike."
+    )
+    message_min_words: int = Field(
+        5, ge=1, description="repeated_message: shorter turns are routine, not compared."
+    )
     volatile_param_keys: str = Field(
-        r"(?i)(^|_)(id|uuid|ts|time|timestamp|nonce|date)$",
-        description="Parameters whose key matches are ignored when comparing calls.",
+        r"(?i)^(request_id|idempotency_key|trace_id|span_id|nonce|ts|timestamp)$",
+        description="Parameters whose key matches are ignored when comparing calls (request "
+        "ids only: an argument that names a record, such as payment_id, is part of the call).",
     )
     volatile_value_pattern: str = Field(
         r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
@@ -66,9 +94,12 @@ class DetectionSettings(BaseModel):
         r"|\b[0-9a-f]{16,}\b",
         description="Parts of parameter values masked when comparing calls (ids, times).",
     )
-    profile: Literal["seed", "patterns"] = Field(
-        "seed",
-        description="seed: seed 000 exactly; patterns: literal no-progress patterns, laddered.",
+    profile: Literal["loops", "seed", "patterns", "openhands", "gemini-cli", "roo-code"] = Field(
+        "loops",
+        description="loops: repeated outcomes and messages, laddered (the default, see "
+        "benchmarks/README.md); seed: seed 000 exactly; patterns: literal no-progress "
+        "patterns, laddered; openhands, gemini-cli, roo-code: those tools' own rules, for "
+        "comparison.",
     )
     detectors: tuple[str, ...] | None = Field(
         None, description="Override the profile's detectors (names, in order; agents/spin/)."

@@ -59,7 +59,12 @@ def isolated_settings(broker: EmbeddedBroker, name: str, **limits: float) -> Set
     local = tempfile.mkdtemp(prefix="lw-worker-")
     _WORKER_DIRS.append(local)
     memory = settings.memory.model_copy(update={"uri": f"{local}/memory"})
-    return settings.model_copy(update={"log_level": "info", "memory": memory, "data_dir": local})
+    # the wiring tests count on the seed's triggers (three actions of one type, any
+    # failure); the default profile's decisions are the unit tests' and the demo's
+    detection = settings.detection.model_copy(update={"profile": "seed"})
+    return settings.model_copy(
+        update={"log_level": "info", "memory": memory, "data_dir": local, "detection": detection}
+    )
 
 
 class WorkerProcess:

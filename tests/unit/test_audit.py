@@ -16,10 +16,10 @@ from loopwarden.agents.audit.window import PartitionWindow, Place
 from loopwarden.cli.replay import parse_offsets, parse_time, render
 from loopwarden.errors import ConfigurationError
 from loopwarden.schemas import codec
-from loopwarden.settings import Settings
+from loopwarden.settings import DetectionSettings, Settings
 from loopwarden.settings.overrides import with_overrides
 
-SETTINGS = Settings()
+SETTINGS = Settings(detection=DetectionSettings(profile="seed"))  # the seed's triggers
 ACTIONS = SETTINGS.topics.actions
 
 

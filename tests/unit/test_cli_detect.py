@@ -5,6 +5,8 @@ from click.testing import CliRunner
 
 from loopwarden.cli import main
 
+SEED_ENV = {"LOOPWARDEN_DETECTION__PROFILE": "seed"}  # the seed fires on these lines
+
 
 def lines(*objs):
     return "".join(orjson.dumps(o).decode() + "\n" for o in objs)
@@ -20,7 +22,7 @@ def test_detect_prints_warnings_as_json_lines(tmp_path):
             {"loop_id": "M", "action_type": "shell", "success": False, "error_message": "boom"},
         )
     )
-    result = CliRunner().invoke(main, ["detect", str(path)])
+    result = CliRunner().invoke(main, ["detect", str(path)], env=SEED_ENV)
     assert result.exit_code == 0, result.output
     warnings = [orjson.loads(line) for line in result.stdout.splitlines()]
     assert [(w["loop_id"], w["kind"]) for w in warnings] == [
@@ -35,7 +37,7 @@ def test_detect_reports_bad_lines_and_goes_on():
     data = (
         lines({"loop_id": "L"}) + "not json\n" + lines(*[{"loop_id": "L", "action_type": "a"}] * 3)
     )
-    result = CliRunner().invoke(main, ["detect", "-"], input=data)
+    result = CliRunner().invoke(main, ["detect", "-"], env=SEED_ENV, input=data)
     assert result.exit_code == 4  # bad input, as `publish` (the good lines were processed)
     assert "line 1: validation: payload.action_type: Field required" in result.stderr
     assert "line 2: decode" in result.stderr
@@ -44,7 +46,7 @@ def test_detect_reports_bad_lines_and_goes_on():
 
 def test_detect_with_requests_includes_reflection_requests():
     data = lines({"loop_id": "L", "action_type": "a", "success": False})
-    result = CliRunner().invoke(main, ["detect", "--requests", "-"], input=data)
+    result = CliRunner().invoke(main, ["detect", "--requests", "-"], env=SEED_ENV, input=data)
     types = [orjson.loads(x)["type"] for x in result.stdout.splitlines()]
     assert types == ["warning", "reflection_request"]
 

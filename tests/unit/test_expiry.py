@@ -5,6 +5,9 @@ from loopwarden.agents.monitor.expiry import IdleLoopSweeper
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import SourcePosition
+from loopwarden.settings import DetectionSettings
+
+SEED = DetectionSettings(profile="seed")  # these tests use the seed's triggers
 
 
 def test_only_idle_loops_of_the_swept_partition_expire():
@@ -87,16 +90,16 @@ def test_a_loop_idle_longer_than_the_ttl_starts_afresh_in_event_time():
     live worker did not, so the two disagreed for a loop with a gap over the TTL."""
     records = [_event("L", "a", 0.0), _event("L", "b", 1.0)]
     records += [_event("L", "c", 3700.0), _event("L", "d", 3701.0), _event("L", "e", 3702.0)]
-    with_ttl = RecordProcessor(idle_ttl_s=3600, cache_loops=10)
+    with_ttl = RecordProcessor(SEED, idle_ttl_s=3600, cache_loops=10)
     assert _run(with_ttl, records) == ["e"]  # c, d, e: three in a row after the gap
-    assert _run(RecordProcessor(), records) == ["c", "d", "e"]  # no TTL: one streak
+    assert _run(RecordProcessor(SEED), records) == ["c", "d", "e"]  # no TTL: one streak
     # the gap must be *over* the TTL
     records[2:] = [_event("L", "c", 3601.0)]
-    assert _run(RecordProcessor(idle_ttl_s=3600), records) == ["c"]
+    assert _run(RecordProcessor(SEED, idle_ttl_s=3600), records) == ["c"]
 
 
 def test_a_restarted_loop_still_skips_a_record_it_applied_before_the_gap():
-    processor = RecordProcessor(idle_ttl_s=10)
+    processor = RecordProcessor(SEED, idle_ttl_s=10)
     records = [_event("L", "a", 0.0), _event("L", "b", 100.0)]
     stored: dict = {}
     from loopwarden.agents.monitor.state import LoopState

@@ -22,7 +22,7 @@ class Typed:
 
 
 def run(events, settings=None, state=None):
-    monitor = LoopMonitor(settings or DetectionSettings())
+    monitor = LoopMonitor(settings or DetectionSettings(profile="seed"))
     state = state or LoopState(events[0].loop_id)
     findings = [monitor.observe(state, e, Origin(0, i)) for i, e in enumerate(events)]
     return state, [Typed(f) if f is not None else None for f in findings]
@@ -95,7 +95,7 @@ def test_code_edit_spin_carries_the_seed_prompt_with_the_line_range(make_action)
             )
         )
         events.append(make_action(loop_id="ed", action_type="run_tests"))
-    _, findings = run(events, DetectionSettings(language="zh"))
+    _, findings = run(events, DetectionSettings(profile="seed", language="zh"))
     warnings = [w for f in findings for w in f.warnings]
     (warning,) = warnings
     assert warning.kind is WarningKind.CODE_EDIT_SPIN
@@ -107,7 +107,7 @@ def test_code_edit_spin_carries_the_seed_prompt_with_the_line_range(make_action)
 
 def test_zh_spin_timeline_is_the_seed_text(make_action):
     events = [make_action(action_type="grep") for _ in range(3)]
-    _, findings = run(events, DetectionSettings(language="zh"))
+    _, findings = run(events, DetectionSettings(profile="seed", language="zh"))
     assert findings[-1].warnings[0].timeline_message == (
         "⚠️ [SPIN DETECTED] 检测到 AI Agent 陷入循环\n\n"
         "**Action 类型**: grep\n"
@@ -128,7 +128,7 @@ def test_warning_ids_are_deterministic(make_action):
 
 
 def test_a_reprocessed_position_is_skipped(make_action):
-    monitor = LoopMonitor()
+    monitor = LoopMonitor(DetectionSettings(profile="seed"))
     state = LoopState("loop-1")
     events = [make_action(action_type="a") for _ in range(3)]
     for offset, event in enumerate(events[:2]):
@@ -140,7 +140,7 @@ def test_a_reprocessed_position_is_skipped(make_action):
 
 
 def test_a_republished_event_id_is_skipped(make_action):
-    monitor = LoopMonitor()
+    monitor = LoopMonitor(DetectionSettings(profile="seed"))
     state = LoopState("loop-1")
     event = make_action(action_type="a")
     assert monitor.observe(state, event, Origin(0, 0)) is not None
@@ -150,7 +150,7 @@ def test_a_republished_event_id_is_skipped(make_action):
 
 def test_window_and_reflection_cache_are_bounded(make_action):
     events = [make_action(action_type="a", success=False, error_message="x") for _ in range(30)]
-    state, _ = run(events, DetectionSettings(action_window=10))
+    state, _ = run(events, DetectionSettings(profile="seed", action_window=10))
     assert len(state.window) == 10
     assert len(state.reflections) == 3
     assert state.iteration == 30
@@ -174,7 +174,9 @@ def test_state_snapshot_round_trip_continues_detection(make_action):
     state, _ = run(events[:2])
     restored = LoopState.restore(state.loop_id, state.snapshot())
     assert restored == state
-    findings = LoopMonitor().observe(restored, events[2], Origin(0, 2))
+    findings = LoopMonitor(DetectionSettings(profile="seed")).observe(
+        restored, events[2], Origin(0, 2)
+    )
     assert findings.warnings[0]["event_ids"] == [e.event_id for e in events]
 
 
@@ -198,7 +200,7 @@ def test_semantic_checks_run_when_layer_one_fires_and_every_n_after(make_action)
         if any(r.kind is ReflectionRequestKind.SEMANTIC_SPIN_CHECK for r in f.requests)
     ]
     assert semantic == [3, 6, 9]
-    _, findings = run(events, DetectionSettings(semantic_check_every=1))
+    _, findings = run(events, DetectionSettings(profile="seed", semantic_check_every=1))
     assert (
         sum(
             r.kind is ReflectionRequestKind.SEMANTIC_SPIN_CHECK
@@ -221,7 +223,7 @@ def test_failures_become_memory_writes_in_the_seeds_contextual_form(make_action)
         success=False,
         error_message="exit 2",
     )
-    (_, (chinese,)) = run([event], DetectionSettings(language="zh"))
+    (_, (chinese,)) = run([event], DetectionSettings(profile="seed", language="zh"))
     assert validate_memory_write(chinese.raw.memory_writes[0]).payload.content == (
         'ReAct迭代 1/L9: action shell {"cmd":"make"} -> failed: exit 2\n'
         "任务状态: failed\n完成状态: false\n原因: exit 2"
@@ -245,14 +247,14 @@ def test_a_completed_task_searches_four_kilobytes_of_memories(make_action):
     (request,) = [r for r in typed.requests if r.kind is ReflectionRequestKind.TASK_COMPLETION]
     assert (request.memory_query, request.memory_budget_bytes) == ("ship v2", 4096)
     assert typed.raw.memory_writes[0]["payload"]["tags"][0] == "task_outcome"
-    quiet = DetectionSettings(learn_from_failures=False, task_completion_budget=0)
+    quiet = DetectionSettings(profile="seed", learn_from_failures=False, task_completion_budget=0)
     _, (none,) = run([make_action(action_type="finish", terminated=True)], quiet)
     assert none.raw.memory_writes == [] and none.requests == []
 
 
 def test_events_of_one_loop_from_two_partitions_are_all_applied(make_action):
     """Issue 15.2: offsets of different partitions are not comparable."""
-    monitor = LoopMonitor()
+    monitor = LoopMonitor(DetectionSettings(profile="seed"))
     state = LoopState("loop-1")
     events = [make_action(action_type="a") for _ in range(3)]
     assert monitor.observe(state, events[0], Origin(1, 40)) is not None

@@ -25,7 +25,7 @@ def _spin(processor: RecordProcessor) -> dict:
 
 
 def test_a_warning_carries_the_settings_that_decided_it():
-    settings = Settings()
+    settings = Settings(detection=DetectionSettings(profile="seed"))
     warning = LoopWarning.model_validate(_spin(RecordProcessor.for_settings(settings)))
     stamp = warning.produced_by
     assert stamp is not None and stamp.component == "monitor"

@@ -4,6 +4,9 @@ from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.records import decode_record
+from loopwarden.settings import DetectionSettings
+
+SEED = DetectionSettings(profile="seed")  # these tests use the seed's triggers
 
 SRC = SourcePosition("actions", 3, 42, 1000)
 
@@ -83,7 +86,7 @@ def test_task_events_are_passed_over_by_the_monitor_not_dead_lettered():
 def test_processor_groups_by_loop_and_keeps_order():
     batch = [ev(i, loop="A" if i % 2 else "B") for i in range(6)]
     states = {}
-    out = RecordProcessor().process(codec.dumps(batch), None, SRC, states.get)
+    out = RecordProcessor(SEED).process(codec.dumps(batch), None, SRC, states.get)
     assert set(out.states) == {"A", "B"}
     assert out.events == 6
     assert [w["loop_id"] for w in out.warnings] == ["B", "A"]
@@ -92,7 +95,7 @@ def test_processor_groups_by_loop_and_keeps_order():
 
 def test_processor_skips_a_replayed_record():
     states = {}
-    processor = RecordProcessor()
+    processor = RecordProcessor(SEED)
     first = processor.process(codec.dumps([ev(i) for i in range(3)]), None, SRC, states.get)
     states.update(first.states)
     again = processor.process(codec.dumps([ev(i) for i in range(3)]), None, SRC, states.get)
@@ -107,7 +110,7 @@ def test_cached_states_are_used_until_forgotten():
         loads.append(loop_id)
         return stored.get(loop_id)
 
-    processor = RecordProcessor(cache_loops=10)
+    processor = RecordProcessor(SEED, cache_loops=10)
     processor.process(codec.dumps([ev(0), ev(1)]), None, SRC, load)
     processor.process(codec.dumps(ev(2)), None, SourcePosition("actions", 3, 43), load)
     assert loads == ["L"]  # read once, then served from the cache
@@ -117,7 +120,7 @@ def test_cached_states_are_used_until_forgotten():
 
 
 def test_cache_is_bounded():
-    processor = RecordProcessor(cache_loops=2)
+    processor = RecordProcessor(SEED, cache_loops=2)
     for i, loop in enumerate("ABC"):
         processor.process(codec.dumps(ev(i, loop=loop)), None, SourcePosition("a", 0, i), {}.get)
     assert list(processor._cache) == ["B", "C"]

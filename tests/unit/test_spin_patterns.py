@@ -175,13 +175,16 @@ def test_the_ladder_state_survives_a_snapshot():
 
 
 def test_profiles_and_unknown_detectors():
-    assert LoopMonitor(DetectionSettings()).detectors == (
+    default = LoopMonitor(DetectionSettings())
+    assert default.ladder
+    assert default.detectors == ("repeated_outcome", "repeated_message", "code_edit")
+    assert LoopMonitor(DetectionSettings(profile="seed")).detectors == (
         "action_type",
         "code_edit",
         "action_failed",
     )
-    default = LoopMonitor(DetectionSettings(profile="patterns"))
-    assert default.ladder and "repeated_call" in default.detectors
+    patterns = LoopMonitor(DetectionSettings(profile="patterns"))
+    assert patterns.ladder and "repeated_call" in patterns.detectors
     with pytest.raises(ConfigurationError, match="unknown detector 'nope'"):
         LoopMonitor(DetectionSettings(detectors=("nope",)))
     with pytest.raises(ValueError, match="ladder steps must rise"):

@@ -17,7 +17,7 @@ from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.errors import EventValidationError
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.events import validate_action
-from loopwarden.settings import Settings, TelemetrySettings
+from loopwarden.settings import DetectionSettings, Settings, TelemetrySettings
 from loopwarden.streams.event_builder import encode_event, make_action_event
 from loopwarden.streams.telemetry.loop_health import LoopHealth
 from loopwarden.streams.telemetry.metrics import Totals, WorkerMetrics
@@ -26,6 +26,8 @@ from loopwarden.streams.telemetry.providers import start_telemetry
 from loopwarden.streams.telemetry.publishing import PublishSpans
 from loopwarden.streams.telemetry.spans import EventSpans, chat_span
 from loopwarden.streams.telemetry.summary import Summary
+
+SEED = DetectionSettings(profile="seed")  # these tests use the seed's triggers
 
 SOURCE = SourcePosition("lw.actions", 2, 41, None)
 
@@ -115,7 +117,7 @@ def batch_of_three_agents(spans_provider):
 def test_each_event_of_a_batch_gets_a_process_span_under_its_own_publisher_span(spans):
     provider, exporter = spans
     value, events = batch_of_three_agents(spans)
-    processor = RecordProcessor()
+    processor = RecordProcessor(SEED)
     processor.instrument = EventSpans(provider.get_tracer("worker"), group="lw")
     outcome = processor.process(value, None, SOURCE, lambda loop_id: None)
 
@@ -150,7 +152,7 @@ def test_each_event_of_a_batch_gets_a_process_span_under_its_own_publisher_span(
 
 def test_without_tracing_warnings_carry_the_events_own_context(spans):
     value, events = batch_of_three_agents(spans)
-    outcome = RecordProcessor().process(value, None, SOURCE, lambda loop_id: None)
+    outcome = RecordProcessor(SEED).process(value, None, SOURCE, lambda loop_id: None)
     (warning,) = outcome.warnings
     assert warning["trace_context"] == events[3].trace_context
     assert all(r["trace_context"] in (None, events[3].trace_context) for r in outcome.requests)

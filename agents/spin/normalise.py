@@ -1,0 +1,84 @@
+"""Comparing results and messages by meaning, not by bytes.
+
+Two results of the same call rarely match byte for byte: a timestamp, a pid, a
+temporary path or a duration changes every time. :func:`normalised` masks such
+volatile tokens (numbers, hex ids, UUIDs, ISO times, temp paths, durations), and
+:func:`sketch` turns the masked text into a small, fixed-size set of stable word
+hashes (a bottom-k sketch) that :func:`similarity` compares as an estimate of the
+Jaccard similarity of the two texts' word sets. Sketches are plain lists of ints,
+so they live in loop state and replay gives the very same decisions.
+
+:func:`targets` picks the quoted names in a message's first line (``'Sylvia'``,
+``"Email the Department"``): a message naming another record is another request,
+however alike the rest of the words are.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Sequence
+
+SKETCH_SIZE = 64
+"""Word hashes kept per sketch: the estimate's error is about 1/sqrt(64) = 0.12 at
+worst, far less for texts shorter than 64 distinct words (those are kept whole)."""
+SKETCH_CHARS = 2000
+"""Only this much of a text is sketched."""
+
+_VOLATILE = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"  # uuid
+    r"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?"  # ISO time
+    r"|\b\d{1,2}:\d{2}(:\d{2})?\b"  # clock time
+    r"|(/tmp|/var/folders|/private/var)/\S+"  # temporary paths
+    r"|\b0x[0-9a-fA-F]+\b"  # addresses
+    r"|\b(?=[0-9a-fA-F]*\d)[0-9a-fA-F]{7,}\b"  # hex ids, digests
+    r"|\b\d+(\.\d+)?\s?(ms|s|sec|secs|seconds|m|min|h)\b"  # durations
+    r"|\d+(\.\d+)?"  # any other number
+)
+_WORD = re.compile(r"\w+|[^\w\s]")
+_QUOTED = re.compile(r"'([^'\n]{1,120})'|\"([^\"\n]{1,120})\"|`([^`\n]{1,120})`")
+
+
+def normalised(text: str) -> str:
+    """``text`` lower-cased, volatile tokens masked as ``#``, whitespace runs collapsed."""
+    return " ".join(_VOLATILE.sub("#", text[:SKETCH_CHARS].lower()).split())
+
+
+def word_count(text: str) -> int:
+    """Words of ``text`` after normalisation (punctuation is not a word)."""
+    return sum(1 for token in _WORD.findall(normalised(text)) if token[0].isalnum())
+
+
+def sketch(text: str) -> list[int]:
+    """The bottom-k sketch of ``text``'s normalised words: the ``SKETCH_SIZE`` smallest
+    stable 32-bit word hashes, sorted. Empty text gives an empty sketch."""
+    words = {token for token in _WORD.findall(normalised(text)) if token[0].isalnum()}
+    hashes = sorted({zlib.crc32(word.encode()) for word in words})
+    return hashes[:SKETCH_SIZE]
+
+
+def similarity(a: Sequence[int], b: Sequence[int]) -> float:
+    """Estimated Jaccard similarity of the two word sets behind sketches ``a`` and ``b``
+    (1.0 for two empty texts, 0.0 when only one is empty)."""
+    if not a or not b:
+        return 1.0 if not a and not b else 0.0
+    if len(a) < SKETCH_SIZE and len(b) < SKETCH_SIZE:  # both whole sets: exact
+        sa, sb = set(a), set(b)
+        return len(sa & sb) / len(sa | sb)
+    union = sorted(set(a) | set(b))[:SKETCH_SIZE]
+    sa, sb = set(a), set(b)
+    return sum(1 for h in union if h in sa and h in sb) / len(union)
+
+
+def targets(text: str) -> list[str]:
+    """The quoted names in ``text``'s first line, normalised and sorted."""
+    first = text.split("\n", 1)[0]
+    found = {normalised(a or b or c) for a, b, c in _QUOTED.findall(first)}
+    return sorted(found)
+
+
+def head_and_body(text: str) -> tuple[str, str]:
+    """The first non-empty line (what was said or done) and the rest (what was seen)."""
+    stripped = text.strip()
+    head, _, body = stripped.partition("\n")
+    return head, body.strip()

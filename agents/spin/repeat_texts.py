@@ -1,0 +1,126 @@
+"""Texts of the repetition detectors and of the ladder's steps, in English and Chinese.
+
+Written to the agent, in the second person: what you repeated (quoted briefly;
+events are redacted before any detector sees them), since which action, and one
+concrete thing to do instead, fitted to the kind of repetition.
+"""
+
+from __future__ import annotations
+
+QUOTE_CHARS = 120
+
+
+def quote(text: str | None) -> str:
+    """The first non-empty line of ``text``, at most ``QUOTE_CHARS`` characters."""
+    for line in (text or "").splitlines():
+        line = line.strip()
+        if line:
+            line = line if len(line) <= QUOTE_CHARS else line[: QUOTE_CHARS - 1] + "…"
+            return line.rstrip(".")
+    return ""
+
+
+def outcome_reason(language: str, count: int, window: int, action_type: str) -> str:
+    """Same call, same result, ``count`` times among the last ``window`` actions."""
+    if language == "zh":
+        return f"在最近 {window} 个动作中，对 {action_type} 的相同调用 {count} 次得到相同的结果"
+    return (
+        f"the same call to {action_type} returned the same result {count} times "
+        f"in the last {window} actions"
+    )
+
+
+def message_reason(language: str, count: int, action_type: str) -> str:
+    """The same message, ``count`` times among the speaker's last turns."""
+    if language == "zh":
+        return f"{action_type} 在最近的发言中 {count} 次重复了相同的内容"
+    return f"{action_type} said the same thing {count} times in its last turns"
+
+
+def outcome_suggestion(language: str, failed: bool) -> str:
+    """One concrete next step for a repeated call."""
+    if language == "zh":
+        if failed:
+            return "不要再用相同的参数重试：先读错误信息，改变参数或换一种方法"
+        return "这个结果你已经有了：利用它，读取另一个区域或采取行动；如果被阻塞，请询问用户"
+    if failed:
+        return (
+            "Do not retry it with the same arguments: read the error, then change the "
+            "arguments or try another way"
+        )
+    return (
+        "You already have this result: use it, look at a different region or act on it; "
+        "if you are blocked, ask the user"
+    )
+
+
+def message_suggestion(language: str) -> str:
+    """One concrete next step for a repeated message."""
+    if language == "zh":
+        return "重复请求没有带来进展：换一个方法、换一个对象，或说明阻塞你的原因"
+    return (
+        "Repeating the request has not moved anything: change the approach or the target, "
+        "or say what blocks you"
+    )
+
+
+def outcome_timeline(
+    language: str,
+    action_type: str,
+    count: int,
+    since: int,
+    call: str,
+    result: str,
+    suggestion: str,
+) -> str:
+    """The text to inject for a repeated call and result."""
+    if language == "zh":
+        text = f"⚠️ [循环] 自第 {since} 步起，你已 {count} 次调用 {action_type}"
+        text += f"（{call}）" if call else ""
+        text += f"，每次得到相同的结果：「{result}」。" if result else "，每次得到相同的结果。"
+        return f"{text}\n{suggestion}。"
+    text = f"⚠️ [LOOP] Since action {since} you have called {action_type} {count} times"
+    text += f" ({call})" if call else ""
+    text += (
+        f" and got the same result each time: “{result}”."
+        if result
+        else (" and got the same result each time.")
+    )
+    return f"{text}\n{suggestion}."
+
+
+def message_timeline(
+    language: str, action_type: str, count: int, since: int, said: str, suggestion: str
+) -> str:
+    """The text to inject for a repeated message."""
+    if language == "zh":
+        return (
+            f"⚠️ [循环] 自第 {since} 步起，{action_type} 已 {count} 次说了相同的话："
+            f"「{said}」。\n{suggestion}。"
+        )
+    return (
+        f"⚠️ [LOOP] Since action {since}, {action_type} has said the same thing {count} "
+        f"times: “{said}”.\n{suggestion}."
+    )
+
+
+STEP_TEXTS: dict[str, dict[str, str]] = {
+    "en": {
+        "escalate": "This is the second warning for this loop: change course now.",
+        "final": "FINAL WARNING: the next repetition ends this run. Do something different.",
+        "stop": (
+            "STOP NOW: you are still repeating after three warnings. Do not call the tool "
+            "again; report what you have and what blocks you."
+        ),
+    },
+    "zh": {
+        "escalate": "这是对这个循环的第二次警告：现在就改变做法。",
+        "final": "最后警告：再重复一次，本次运行就会结束。请换一种做法。",
+        "stop": "立即停止：三次警告后你仍在重复。不要再调用工具；报告你已有的结果和阻塞你的原因。",
+    },
+}
+
+
+def step_text(language: str, step: str | None) -> str:
+    """The sentence a ladder step adds to a warning's text ("" for the first warning)."""
+    return STEP_TEXTS.get(language, STEP_TEXTS["en"]).get(step or "", "")

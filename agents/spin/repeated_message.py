@@ -1,0 +1,93 @@
+"""The same message, again and again: an agent that keeps saying what it already said.
+
+Message turns (``turn: "message"``, text in ``result``) are compared per speaker
+(``agent``) and per kind of turn (``action_type``), so a multi-agent chat's
+orchestrator and its workers are judged apart, and an orchestrator's requests apart
+from its own notes. A turn repeats an earlier one when both name the same quoted
+targets (``'Sylvia'`` and ``'Munich'`` are two requests), their first lines are
+near-identical (``detection.message_similarity``) and what follows the first line
+(a page seen, a result reported) is alike too (``detection.message_body_similarity``).
+``detection.message_repeats`` such turns among the speaker's last
+``detection.message_window`` is a loop: a request reworded over and over, a worker
+reporting the same click on the same page, two agents passing the same
+request and answer back and forth. Turns shorter than ``detection.message_min_words``
+words ("Next speaker WebSurfer", "OK") are routine and not compared.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from loopwarden.agents.spin import repeat_texts as texts
+from loopwarden.agents.spin.detector import Detector, Finding, Observation, register
+from loopwarden.agents.spin.normalise import head_and_body, similarity, sketch, targets, word_count
+
+MAX_SPEAKERS = 16
+"""(speaker, kind of turn) pairs remembered per loop."""
+
+# one remembered turn: event id, iteration, targets, first-line sketch, body sketch
+Turn = list[Any]
+
+
+@register
+@dataclass(slots=True)
+class RepeatedMessage(Detector):
+    """Per speaker and kind of turn: its last substantial messages."""
+
+    name = "repeated_message"
+    turns: dict[str, list[Turn]] = field(default_factory=dict)
+
+    def observe(self, seen: Observation) -> Finding | None:
+        payload = seen.event.payload
+        if payload.turn != "message" or not payload.result:
+            return None
+        cfg = seen.settings
+        text = payload.result
+        if word_count(text) < cfg.message_min_words:
+            return None
+        key = f"{payload.agent or ''}\x1f{payload.action_type}"
+        history = self.turns.pop(key, [])
+        self.turns[key] = history
+        while len(self.turns) > MAX_SPEAKERS:
+            del self.turns[next(iter(self.turns))]
+        head, body = head_and_body(text)
+        if body and word_count(head) < cfg.message_min_words:
+            head, body = body, ""  # a bare label ("Updated Ledger:") says nothing: judge the rest
+        mine = [seen.event.event_id, seen.iteration, targets(text), sketch(head), sketch(body)]
+        same = [turn for turn in history[-(cfg.message_window - 1) :] if _alike(turn, mine, cfg)]
+        history.append(mine)
+        del history[: -cfg.message_window]
+        count = len(same) + 1
+        if count < cfg.message_repeats:
+            return None
+        lang = cfg.language
+        suggestion = texts.message_suggestion(lang)
+        action_type = payload.action_type
+        return Finding(
+            kind=self.kind,
+            reason=texts.message_reason(lang, count, action_type),
+            suggestions=(suggestion,),
+            event_ids=(*(turn[0] for turn in same), seen.event.event_id),
+            timeline_message=texts.message_timeline(
+                lang, action_type, count, same[0][1], texts.quote(head), suggestion
+            ),
+            consecutive_count=count,
+        )
+
+    def snapshot(self) -> Any:
+        return self.turns
+
+    @classmethod
+    def restore(cls, data: Any) -> RepeatedMessage:
+        return cls({key: [list(turn) for turn in turns] for key, turns in data.items()})
+
+
+def _alike(earlier: Turn, now: Turn, cfg: Any) -> bool:
+    if earlier[2] != now[2]:
+        return False
+    if similarity(earlier[3], now[3]) < cfg.message_similarity:
+        return False
+    if earlier[4] and now[4]:
+        return similarity(earlier[4], now[4]) >= cfg.message_body_similarity
+    return True

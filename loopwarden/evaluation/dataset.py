@@ -1,0 +1,142 @@
+"""Runs in loopwarden's dataset format, with their loop annotations.
+
+A dataset directory holds ``events/<source>/<run>.jsonl`` (one flat event per line,
+as ``loopwarden detect`` reads them), ``loops.jsonl`` (where each run is stuck in a
+loop) and, optionally, ``labels.csv`` (task outcomes). :func:`as_event` passes each
+line's signals the way an adapter would:
+
+- a multi-agent chat turn (``params.agent`` set) is a message turn of that agent:
+  its text (``params.command``) is the message, ``params.command_sha1`` its digest;
+- any other line is a tool call: its arguments are the ``params`` that are not the
+  dataset's own bookkeeping, ``params.observation`` its result (as published, cut to
+  the event's limit) and ``params.observation_sha1`` the digest of the whole result;
+- ``params.edit_file`` names the edited file of an ``edit``;
+- ``success_basis: none`` (the source does not say) is an unknown outcome.
+Fields an event already carries (``turn``, ``result``, ``agent``, …) are kept.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from loopwarden.schemas.events import RESULT_MAX_CHARS
+
+BOOKKEEPING = frozenset(
+    {
+        "source",
+        "step",
+        "agent",
+        "observation",
+        "observation_sha1",
+        "observation_chars",
+        "command_chars",
+        "command_sha1",
+        "success_basis",
+        "exit_code",
+        "n_blocks",
+        "question_removed",
+        "edit_kind",
+        "edit_file",
+    }
+)
+"""``params`` keys that describe the dataset's conversion, not the call."""
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """Where a run is stuck: 0-based positions in its file."""
+
+    start: int
+    evident: int
+    end: int
+    kind: str
+    note: str = ""
+
+    def hit(self, position: int, slack: int = 2) -> bool:
+        """``position`` lies in ``[start, end + slack]``."""
+        return self.start <= position <= self.end + slack
+
+
+@dataclass(slots=True)
+class Run:
+    """One agent run: its events (as published), its source and its loops."""
+
+    loop_id: str
+    source: str
+    events: list[dict[str, Any]]
+    segments: list[Segment] = field(default_factory=list)
+    confidence: str = ""
+    outcome: str = ""
+
+    @property
+    def looping(self) -> bool:
+        return bool(self.segments)
+
+
+def as_event(line: dict[str, Any]) -> dict[str, Any]:
+    """One dataset line as the flat event an adapter would publish (module docstring)."""
+    params = dict(line.get("params") or {})
+    event = {k: v for k, v in line.items() if k != "params"}
+    if "agent" in params and "turn" not in event:
+        text = str(params.get("command") or "")
+        event.update(turn="message", agent=str(params["agent"]), params={})
+        event.setdefault("result", text[:RESULT_MAX_CHARS])
+        if params.get("command_sha1"):
+            event.setdefault("result_digest", params["command_sha1"])
+    else:
+        event["params"] = {k: v for k, v in params.items() if k not in BOOKKEEPING}
+        if "observation" in params and "result" not in event:
+            event["result"] = str(params["observation"])[:RESULT_MAX_CHARS]
+        if params.get("observation_sha1") and "result_digest" not in event:
+            event["result_digest"] = params["observation_sha1"]
+    if event.get("edit") and params.get("edit_file"):
+        event["edit"] = {**event["edit"], "file": params["edit_file"]}
+    if params.get("success_basis") == "none":
+        event["success"] = None
+    return event
+
+
+def source_of(line: dict[str, Any], path: Path) -> str:
+    """The run's source: ``params.source`` up to its first ``/``, else its folder."""
+    source = str((line.get("params") or {}).get("source") or path.parent.name)
+    return source.split("/", 1)[0]
+
+
+def load(root: Path) -> list[Run]:
+    """Every run under ``root/events`` with its annotation (runs without one are left
+    out: they cannot be scored) and outcome label when ``labels.csv`` has one."""
+    annotations = {}
+    for raw in (root / "loops.jsonl").read_bytes().splitlines():
+        if raw.strip():
+            note = orjson.loads(raw)
+            annotations[note["loop_id"]] = note
+    outcomes = {}
+    if (root / "labels.csv").exists():
+        with (root / "labels.csv").open() as handle:
+            outcomes = {row["loop_id"]: row.get("outcome", "") for row in csv.DictReader(handle)}
+    runs = []
+    for path in sorted((root / "events").glob("*/*.jsonl")):
+        lines = [orjson.loads(raw) for raw in path.read_bytes().splitlines() if raw.strip()]
+        if not lines or lines[0]["loop_id"] not in annotations:
+            continue
+        note = annotations[lines[0]["loop_id"]]
+        segments = [
+            Segment(s["start"], s["evident"], s["end"], s.get("kind", ""), s.get("note", ""))
+            for s in note.get("segments") or []
+        ]
+        runs.append(
+            Run(
+                loop_id=lines[0]["loop_id"],
+                source=source_of(lines[0], path),
+                events=[as_event(line) for line in lines],
+                segments=segments,
+                confidence=note.get("confidence", ""),
+                outcome=outcomes.get(lines[0]["loop_id"], ""),
+            )
+        )
+    return runs
