@@ -1,0 +1,281 @@
+"""The loops profile's signals, with lists: normalised results, repeated outcomes per
+agent, repeated messages per speaker, the ladder's words, and the reference rules."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from loopwarden.agents.monitor.loop_monitor import LoopMonitor
+from loopwarden.agents.monitor.state import LoopState
+from loopwarden.agents.spin.normalise import normalised, similarity, sketch, targets
+from loopwarden.agents.spin.reference import _chunk_loop
+from loopwarden.schemas.events import ActionEvent, validate_action
+from loopwarden.schemas.positions import Origin
+from loopwarden.schemas.warnings import LoopWarning
+from loopwarden.settings import DetectionSettings
+
+_ids = itertools.count()
+
+
+def action(action_type: str = "tool", **payload) -> ActionEvent:
+    n = next(_ids)
+    envelope = {"event_id": f"r{n}", "loop_id": "L", "occurred_at": 1_700_000_000.0 + n}
+    return validate_action({**envelope, "payload": {"action_type": action_type, **payload}})
+
+
+def say(speaker: str, text: str, kind: str | None = None) -> ActionEvent:
+    return action(kind or speaker, turn="message", agent=speaker, result=text)
+
+
+def shown(events, detectors=None, ladder=False, **settings) -> list[list[dict]]:
+    """The warnings shown for each event."""
+    if detectors is not None:
+        settings["detectors"] = tuple(detectors)
+    monitor = LoopMonitor(DetectionSettings(ladder=ladder, **settings))
+    state = LoopState("L")
+    out = []
+    for i, event in enumerate(events):
+        findings = monitor.observe(state, event, Origin(0, i))
+        for warning in findings.warnings:
+            LoopWarning.model_validate(warning)
+        out.append(findings.warnings)
+    return out
+
+
+def fired(per_event) -> list[int]:
+    return [i for i, warnings in enumerate(per_event) if warnings]
+
+
+# -- normalisation -------------------------------------------------------------------------
+
+SAME_AFTER_MASKING = [
+    ("took 0.42s at 2026-11-25T08:00:01Z", "took 1.7s at 2026-11-26T09:10:11Z"),
+    ("pid 4121 listening", "pid 977 listening"),
+    ("wrote /tmp/tmpab12cd/out.txt", "wrote /tmp/tmpzz99yy/out.txt"),
+    ("object at 0x7f3a2c10", "object at 0x7f3a99e0"),
+    ("commit 3f9a1c2d4e applied", "commit 0b1c2d3e4f applied"),
+    ("id 123e4567-e89b-12d3-a456-426614174000", "id 00000000-0000-0000-0000-000000000001"),
+    ("Error:   File   not found", "error: file not found"),
+]
+DIFFERENT_AFTER_MASKING = [
+    ("FAILED test_parse", "PASSED test_parse"),
+    ("No such file: a.py", "No such file: b.py"),
+    ("permission denied", "connection refused"),
+]
+
+
+@pytest.mark.parametrize(("a", "b"), SAME_AFTER_MASKING)
+def test_volatile_tokens_are_masked(a, b):
+    assert normalised(a) == normalised(b)
+    assert similarity(sketch(a), sketch(b)) == 1.0
+
+
+@pytest.mark.parametrize(("a", "b"), DIFFERENT_AFTER_MASKING)
+def test_meaningful_differences_stay(a, b):
+    assert normalised(a) != normalised(b)
+    assert similarity(sketch(a), sketch(b)) < 1.0
+
+
+def _word(n: int) -> str:
+    """A word without digits (digits are masked): n in base 26."""
+    letters = ""
+    while True:
+        n, rest = divmod(n, 26)
+        letters += chr(ord("a") + rest)
+        if not n:
+            return f"w{letters}"
+
+
+def test_similarity_of_sketches_estimates_jaccard():
+    assert similarity([], []) == 1.0 and similarity([], sketch("a b")) == 0.0
+    assert similarity(sketch("a b c d"), sketch("a b c e")) == pytest.approx(3 / 5)
+    long_a = " ".join(_word(i) for i in range(400))
+    long_b = " ".join(_word(i) for i in range(200, 600))
+    assert abs(similarity(sketch(long_a), sketch(long_b)) - 200 / 600) < 0.15
+    assert len(sketch(long_a)) == 64
+
+
+def test_targets_are_the_quoted_names_of_the_first_line():
+    assert targets("Please check 'Sylvia' on \"Netflix\"\nmore 'x'") == ["netflix", "sylvia"]
+    assert targets("no quotes here") == []
+
+
+# -- repeated outcomes ---------------------------------------------------------------------
+
+
+def read(path: str, result: str, **extra) -> ActionEvent:
+    return action("read_file", params={"path": path}, result=result, **extra)
+
+
+def test_the_same_call_and_result_three_times_warns_even_when_not_adjacent():
+    events = [
+        read("a.py", "def f(): pass"),
+        read("b.py", "x = 1"),
+        read("a.py", "def f(): pass"),
+        read("c.py", "y = 2"),
+        read("a.py", "def f(): pass"),
+    ]
+    per_event = shown(events, ["repeated_outcome"])
+    assert fired(per_event) == [4]
+    (warning,) = per_event[4]
+    assert warning["event_ids"] == [events[0].event_id, events[2].event_id, events[4].event_id]
+    text = warning["timeline_message"]
+    assert "3 times" in text and "def f(): pass" in text
+    assert warning["timeline_message"].startswith("⚠️ [LOOP] Since action 1 you have")
+
+
+NOT_A_REPEAT = [
+    # another result each time: progress
+    [read("a.py", "alpha"), read("a.py", "beta"), read("a.py", "gamma")],
+    # another record each time: three payments are three calls
+    [
+        action("refund", params={"payment_id": p}, success=False, result="declined")
+        for p in ("p1", "p2", "p3")
+    ],
+    # results unknown: nothing to compare
+    [action("search", params={"q": "x"}) for _ in range(4)],
+    # an edit in between: re-running after a real edit is not a loop
+    [
+        action("pytest", params={"k": "t"}, result="1 failed"),
+        action("pytest", params={"k": "t"}, result="1 failed"),
+        action("edit", params={"f": "a.py"}, edit={"start_line": 3, "end_line": 4}),
+        action("pytest", params={"k": "t"}, result="1 failed"),
+    ],
+    # repeats further apart than the window
+    [
+        read("a.py", "same"),
+        *[read(f"f{i}.py", str(i)) for i in range(16)],
+        read("a.py", "same"),
+        read("a.py", "same"),
+    ],
+]
+
+
+@pytest.mark.parametrize("events", NOT_A_REPEAT)
+def test_what_is_not_a_repeated_outcome(events):
+    assert fired(shown(events, ["repeated_outcome"])) == []
+
+
+def test_near_identical_results_and_request_ids_are_the_same():
+    events = [
+        action("http", params={"url": "/s", "request_id": f"q{i}"}, result=f"timeout after {i}.5s")
+        for i in range(3)
+    ]
+    assert fired(shown(events, ["repeated_outcome"])) == [2]
+
+
+def test_a_retried_failure_says_to_change_the_arguments():
+    events = [
+        action("deploy", params={"env": "prod"}, success=False, error_message="denied", result="x")
+        for _ in range(3)
+    ]
+    (warning,) = shown(events, ["repeated_outcome"])[2]
+    assert "change the arguments" in warning["timeline_message"]
+
+
+def test_outcomes_are_judged_per_agent():
+    events = [
+        action("search", agent=agent, params={"q": "x"}, result="nothing")
+        for agent in ("a", "b", "a", "b")
+    ]
+    assert fired(shown(events, ["repeated_outcome"])) == []
+    events.append(action("search", agent="a", params={"q": "x"}, result="nothing"))
+    assert fired(shown(events, ["repeated_outcome"])) == [4]
+
+
+# -- repeated messages ---------------------------------------------------------------------
+
+
+def test_a_request_reworded_again_and_again_warns():
+    turns = [
+        say("Orchestrator", "Please compose and send an email to the treasury about the sale"),
+        say("WebSurfer", "I clicked 'Email the Department'.\nTreasury page text"),
+        say("Orchestrator", "Compose and send an email to the treasury about the sale please"),
+        say("WebSurfer", "I clicked 'Email the Department'.\nTreasury page text"),
+        say("Orchestrator", "Please compose and send the email to the treasury about the sale"),
+    ]
+    per_event = shown(turns, ["repeated_message"])
+    assert fired(per_event) == [4]
+    assert "Orchestrator has said the same thing 3 times" in per_event[4][0]["timeline_message"]
+
+
+NOT_A_REPEATED_MESSAGE = [
+    # the same request for another quoted record each time
+    [say("O", f"Please check the availability of '{m}' on Netflix (US).") for m in "ABC"],
+    # short routine turns
+    [say("O", "Next speaker WebSurfer") for _ in range(5)],
+    # two speakers, each saying it twice
+    [say(s, "I clicked the search button and waited") for s in ("A", "B", "A", "B")],
+    # same first line, another page each time
+    [
+        say("W", f"I scrolled down one page.\n{' '.join(f'{c}{i}' for i in range(30))}")
+        for c in "pqr"
+    ],
+]
+
+
+@pytest.mark.parametrize("turns", NOT_A_REPEATED_MESSAGE)
+def test_what_is_not_a_repeated_message(turns):
+    assert fired(shown(turns, ["repeated_message"])) == []
+
+
+def test_a_bare_label_is_judged_by_what_follows_it():
+    ledger = 'Updated Ledger:\n{{"progress": "{}", "next": "WebSurfer"}}'
+    alike = [
+        say("O", ledger.format("still looking for the price list"), "O (thought)") for _ in "abc"
+    ]
+    other = [
+        say("O", ledger.format(words), "O (thought)")
+        for words in ("found the menu", "reading reviews now", "prices are listed")
+    ]
+    assert fired(shown(alike, ["repeated_message"])) == [2]
+    assert fired(shown(other, ["repeated_message"])) == []
+
+
+# -- the ladder says its step ---------------------------------------------------------------
+
+
+def test_the_ladder_says_stop_in_words():
+    events = [read("a.py", "same") for _ in range(12)]
+    warnings = [w for ws in shown(events, ladder=True) for w in ws]
+    steps = [w["step"] for w in warnings]
+    assert steps == ["warn", "escalate", "final", "stop"]
+    assert "STOP NOW" in warnings[-1]["timeline_message"]
+    assert warnings[-1]["next_actions"] == ["stop"]
+    assert "FINAL WARNING" in warnings[2]["timeline_message"]
+    assert "second warning" in warnings[1]["timeline_message"]
+    assert "STOP" not in warnings[0]["timeline_message"]
+
+
+# -- reference rules ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("detector", "events", "expected"),
+    [
+        ("roo_repetition", [read("a", "x") for _ in range(4)], [2]),
+        ("gemini_tool_loop", [read("a", "x") for _ in range(6)], [4]),
+        ("openhands_stuck", [read("a", "x") for _ in range(4)], [3]),
+        (
+            "openhands_stuck",
+            [action("t", params={"a": 1}, success=False, result=f"e{i}") for i in range(3)],
+            [2],
+        ),
+        ("openhands_stuck", [say("A", "I will now fix it") for _ in range(3)], [2]),
+        (
+            "openhands_stuck",
+            [read("a" if i % 2 else "b", "x" if i % 2 else "y") for i in range(6)],
+            [5],
+        ),
+        ("openhands_stuck", [read("a", f"v{i}") for i in range(6)], []),
+    ],
+)
+def test_reference_rules(detector, events, expected):
+    assert fired(shown(events, [detector])) == expected
+
+
+def test_gemini_content_check_needs_ten_close_repeats_of_a_chunk():
+    assert _chunk_loop("the same sentence again and again and again. " * 12)
+    assert not _chunk_loop(" ".join(f"word{i}" for i in range(800)))
