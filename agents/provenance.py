@@ -13,11 +13,12 @@ from typing import Any
 from loopwarden.schemas.provenance import flat_settings, produced_by
 from loopwarden.settings import AnalystSettings, DetectionSettings, GuardrailSettings
 
-MONITOR_LOGIC_VERSION = 3
+MONITOR_LOGIC_VERSION = 4
 """2: a loop idle longer than ``limits.idle_loop_ttl_s`` starts afresh when its next event
 is applied (event time); before, a wall-clock sweep decided it. 3: detectors and
 profiles; warnings carry ``step`` and an edit's ``file`` (the seed profile decides as
-before)."""
+before). 4: calls compare strings with whitespace runs and quote marks made alike, and
+only request ids are volatile keys; laddered warnings say their step in words."""
 
 GUARDRAILS_LOGIC_VERSION = 1
 ANALYST_LOGIC_VERSION = 1

@@ -89,7 +89,7 @@ def scenario() -> list[list[Step]]:
                     "result": "No results found for 'latest release notes'.",
                 },
             )
-            for _ in range(8)
+            for _ in range(9)
         ],
         edit_loop,
         [

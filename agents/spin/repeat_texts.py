@@ -107,7 +107,10 @@ def message_timeline(
 STEP_TEXTS: dict[str, dict[str, str]] = {
     "en": {
         "escalate": "This is the second warning for this loop: change course now.",
-        "final": "FINAL WARNING: the next repetition ends this run. Do something different.",
+        "final": (
+            "FINAL WARNING: do something different now; if the repetition goes on, you "
+            "will be told to stop."
+        ),
         "stop": (
             "STOP NOW: you are still repeating after three warnings. Do not call the tool "
             "again; report what you have and what blocks you."
@@ -115,7 +118,7 @@ STEP_TEXTS: dict[str, dict[str, str]] = {
     },
     "zh": {
         "escalate": "这是对这个循环的第二次警告：现在就改变做法。",
-        "final": "最后警告：再重复一次，本次运行就会结束。请换一种做法。",
+        "final": "最后警告：现在就换一种做法；如果继续重复，你将被要求停止。",
         "stop": "立即停止：三次警告后你仍在重复。不要再调用工具；报告你已有的结果和阻塞你的原因。",
     },
 }

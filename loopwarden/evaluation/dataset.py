@@ -5,8 +5,9 @@ as ``loopwarden detect`` reads them), ``loops.jsonl`` (where each run is stuck i
 loop) and, optionally, ``labels.csv`` (task outcomes). :func:`as_event` passes each
 line's signals the way an adapter would:
 
-- a multi-agent chat turn (``params.agent`` set) is a message turn of that agent:
-  its text (``params.command``) is the message, ``params.command_sha1`` its digest;
+- a multi-agent chat turn (``params.agent`` set, no call arguments besides its text)
+  is a message turn of that agent: its text (``params.command``) is the message,
+  ``params.command_sha1`` its digest;
 - any other line is a tool call: its arguments are the ``params`` that are not the
   dataset's own bookkeeping, ``params.observation`` its result (as published, cut to
   the event's limit) and ``params.observation_sha1`` the digest of the whole result;
@@ -82,14 +83,18 @@ def as_event(line: dict[str, Any]) -> dict[str, Any]:
     """One dataset line as the flat event an adapter would publish (module docstring)."""
     params = dict(line.get("params") or {})
     event = {k: v for k, v in line.items() if k != "params"}
-    if "agent" in params and "turn" not in event:
+    arguments = {k: v for k, v in params.items() if k not in BOOKKEEPING}
+    if params.get("agent"):
+        event.setdefault("agent", str(params["agent"]))
+    chat_turn = params.get("agent") and set(arguments) <= {"command"}
+    if chat_turn and event.get("turn", "message") == "message":
         text = str(params.get("command") or "")
-        event.update(turn="message", agent=str(params["agent"]), params={})
+        event.update(turn="message", params={})
         event.setdefault("result", text[:RESULT_MAX_CHARS])
         if params.get("command_sha1"):
             event.setdefault("result_digest", params["command_sha1"])
     else:
-        event["params"] = {k: v for k, v in params.items() if k not in BOOKKEEPING}
+        event["params"] = arguments
         if "observation" in params and "result" not in event:
             event["result"] = str(params["observation"])[:RESULT_MAX_CHARS]
         if params.get("observation_sha1") and "result_digest" not in event:

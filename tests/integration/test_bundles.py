@@ -18,6 +18,7 @@ from confluent_kafka import Producer
 from loopwarden.agents.monitor.loop_monitor import LoopMonitor
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.schemas import codec
+from loopwarden.settings import DetectionSettings
 from loopwarden.streams.publisher import make_action_event
 from loopwarden.streams.replay_reader import wait_until_committed
 from loopwarden.streams.subscriber import DeadLetterSubscriber
@@ -40,7 +41,7 @@ def _actions(tag: str) -> list[tuple[str, str]]:
 
 
 def _expected_warnings(pairs: list[tuple[str, str]]) -> int:
-    monitor, states, count = LoopMonitor(), {}, 0
+    monitor, states, count = LoopMonitor(DetectionSettings(profile="seed")), {}, 0
     for i, (loop_id, action) in enumerate(pairs):
         state = states.setdefault(loop_id, LoopState(loop_id))
         findings = monitor.observe(state, make_action_event(loop_id, action, event_id=f"x{i}"))

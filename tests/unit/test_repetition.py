@@ -279,3 +279,35 @@ def test_reference_rules(detector, events, expected):
 def test_gemini_content_check_needs_ten_close_repeats_of_a_chunk():
     assert _chunk_loop("the same sentence again and again and again. " * 12)
     assert not _chunk_loop(" ".join(f"word{i}" for i in range(800)))
+
+
+# -- canonical calls -------------------------------------------------------------------------
+
+SAME_CALL = [
+    ({"cmd": 'grep  -n "def f"   a.py'}, {"cmd": "grep -n 'def f' a.py"}),
+    ({"a": 1, "b": 2}, {"b": 2, "a": 1}),
+    ({"url": "/x", "request_id": "r1"}, {"url": "/x", "request_id": "r2"}),
+]
+OTHER_CALL = [
+    ({"payment_id": "p1"}, {"payment_id": "p2"}),
+    ({"order_date": "2024-01-02"}, {"order_date": "2024-01-03"}),
+    ({"path": "a.py", "lines": "1-20"}, {"path": "a.py", "lines": "21-40"}),
+]
+
+
+def _signature(params) -> str:
+    from loopwarden.agents.spin.signature import call_signature
+
+    cfg = DetectionSettings()
+    event = action("tool", params=params)
+    return call_signature(event, cfg.volatile_param_keys, cfg.volatile_value_pattern)
+
+
+@pytest.mark.parametrize(("a", "b"), SAME_CALL)
+def test_calls_are_compared_canonically(a, b):
+    assert _signature(a) == _signature(b)
+
+
+@pytest.mark.parametrize(("a", "b"), OTHER_CALL)
+def test_an_argument_naming_a_record_is_part_of_the_call(a, b):
+    assert _signature(a) != _signature(b)
