@@ -36,7 +36,10 @@ _VOLATILE = re.compile(
     r"|\d+(\.\d+)?"  # any other number
 )
 _WORD = re.compile(r"\w+|[^\w\s]")
-_QUOTED = re.compile(r"'([^'\n]{1,120})'|\"([^\"\n]{1,120})\"|`([^`\n]{1,120})`")
+_DIGIT = re.compile(r"\d")
+# a quote opens after a non-word character and closes before one: the apostrophe of
+# "Children's" is not a quote
+_QUOTED = re.compile(r"(?<!\w)'([^'\n]{1,120}?)'(?!\w)|\"([^\"\n]{1,120})\"|`([^`\n]{1,120})`")
 
 
 def normalised(text: str) -> str:
@@ -49,10 +52,12 @@ def word_count(text: str) -> int:
     return sum(1 for token in _WORD.findall(normalised(text)) if token[0].isalnum())
 
 
-def sketch(text: str) -> list[int]:
+def sketch(text: str, mask: bool = True) -> list[int]:
     """The bottom-k sketch of ``text``'s normalised words: the ``SKETCH_SIZE`` smallest
-    stable 32-bit word hashes, sorted. Empty text gives an empty sketch."""
-    words = {token for token in _WORD.findall(normalised(text)) if token[0].isalnum()}
+    stable 32-bit word hashes, sorted. Empty text gives an empty sketch. ``mask=False``
+    keeps volatile tokens (for calls, whose numbers may name records)."""
+    plain = normalised(text) if mask else " ".join(text[:SKETCH_CHARS].lower().split())
+    words = {token for token in _WORD.findall(plain) if token[0].isalnum()}
     hashes = sorted({zlib.crc32(word.encode()) for word in words})
     return hashes[:SKETCH_SIZE]
 
@@ -68,6 +73,11 @@ def similarity(a: Sequence[int], b: Sequence[int]) -> float:
     union = sorted(set(a) | set(b))[:SKETCH_SIZE]
     sa, sb = set(a), set(b)
     return sum(1 for h in union if h in sa and h in sb) / len(union)
+
+
+def identifiers(text: str) -> list[str]:
+    """The tokens of ``text`` that hold a digit (record ids, line numbers), sorted."""
+    return sorted({token for token in _WORD.findall(text[:SKETCH_CHARS]) if _DIGIT.search(token)})
 
 
 def targets(text: str) -> list[str]:

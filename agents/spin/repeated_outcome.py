@@ -10,7 +10,9 @@ equal, or when their normalised texts are near-identical
 
 This covers the same call with the same result (OpenHands' first scenario, without
 needing the repeats to be adjacent), the same failing call retried with the same
-error, re-reading the same region, and cycles of 2–5 calls whose results do not
+error — or a trivial variant of it: a failed call whose words are at least
+``detection.retry_similarity`` alike an earlier one's, with the same error —,
+re-reading the same region, and cycles of 2–5 calls whose results do not
 change. A code edit (an event with ``edit``) clears the agent's memory: results
 seen before it may be stale, and re-running a test after a real edit is progress.
 Message turns are :mod:`~loopwarden.agents.spin.repeated_message`'s.
@@ -23,13 +25,22 @@ from typing import Any
 
 from loopwarden.agents.spin import repeat_texts as texts
 from loopwarden.agents.spin.detector import Detector, Finding, Observation, register
-from loopwarden.agents.spin.normalise import similarity, sketch
+from loopwarden.agents.spin.normalise import identifiers, similarity, sketch
 
 MAX_ACTORS = 8
 """Agents remembered per loop (the least recently active is forgotten first)."""
 
-# one remembered call: event id, iteration, signature, result key, result sketch
+# one remembered call: event id, iteration, signature, result key, result sketch,
+# call words and identifiers (failed calls only)
 Item = list[Any]
+
+
+def _call_words(seen: Observation) -> list[Any]:
+    """A call's words (type, name, arguments) and the identifiers among them, for telling
+    a trivial variant: the words may differ a little, the identifiers not at all."""
+    payload = seen.event.payload
+    text = f"{payload.action_type} {payload.action_name or ''} {payload.params}"
+    return [sketch(text, mask=False), identifiers(text)]
 
 
 @register
@@ -54,21 +65,30 @@ class RepeatedOutcome(Detector):
         while len(self.calls) > MAX_ACTORS:
             del self.calls[next(iter(self.calls))]
         if seen.result_key is None:
-            history.append([seen.event.event_id, seen.iteration, seen.signature, None, []])
+            history.append([seen.event.event_id, seen.iteration, seen.signature, None, [], []])
             del history[: -cfg.outcome_window]
             return None
         mine = sketch(payload.result) if payload.result else []
-        same = [
-            item
-            for item in history[-(cfg.outcome_window - 1) :]
-            if item[2] == seen.signature
-            and item[3] is not None
-            and (
-                item[3] == seen.result_key
-                or (mine and item[4] and similarity(mine, item[4]) >= cfg.result_similarity)
-            )
-        ]
-        history.append([seen.event.event_id, seen.iteration, seen.signature, seen.result_key, mine])
+        call = _call_words(seen) if payload.failed and cfg.retry_similarity < 1 else []
+
+        def repeats(item: Item) -> bool:
+            if item[3] is None:
+                return False
+            if item[2] != seen.signature and not (
+                call
+                and item[5]
+                and call[1] == item[5][1]
+                and similarity(call[0], item[5][0]) >= cfg.retry_similarity
+            ):
+                return False
+            if item[3] == seen.result_key:
+                return True
+            return bool(mine and item[4] and similarity(mine, item[4]) >= cfg.result_similarity)
+
+        same = [item for item in history[-(cfg.outcome_window - 1) :] if repeats(item)]
+        history.append(
+            [seen.event.event_id, seen.iteration, seen.signature, seen.result_key, mine, call]
+        )
         del history[: -cfg.outcome_window]
         count = len(same) + 1
         if count < cfg.outcome_repeats:

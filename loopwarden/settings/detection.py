@@ -62,6 +62,13 @@ class DetectionSettings(BaseModel):
     outcome_window: int = Field(
         16, ge=2, description="repeated_outcome: among this many of the agent's last calls."
     )
+    retry_similarity: float = Field(
+        0.8,
+        ge=0.0,
+        le=1.0,
+        description="repeated_outcome: a failed call at least this alike an earlier one "
+        "(its words), with the same error, is the same call retried (1: identical only).",
+    )
     result_similarity: float = Field(
         0.9,
         ge=0.0,

@@ -100,6 +100,10 @@ def test_similarity_of_sketches_estimates_jaccard():
 def test_targets_are_the_quoted_names_of_the_first_line():
     assert targets("Please check 'Sylvia' on \"Netflix\"\nmore 'x'") == ["netflix", "sylvia"]
     assert targets("no quotes here") == []
+    assert targets("the Children's Museum's 'Membership' or 'Annual Passes' page") == [
+        "annual passes",
+        "membership",
+    ]
 
 
 # -- repeated outcomes ---------------------------------------------------------------------
@@ -311,3 +315,35 @@ def test_calls_are_compared_canonically(a, b):
 @pytest.mark.parametrize(("a", "b"), OTHER_CALL)
 def test_an_argument_naming_a_record_is_part_of_the_call(a, b):
     assert _signature(a) != _signature(b)
+
+
+def test_a_trivial_variant_of_a_failing_call_is_the_same_call_retried():
+    variants = ["grep -rn needs_extensions tests", "grep -rn needs_extensions tests/roots"]
+    events = [
+        action("grep", params={"cmd": variants[i % 2]}, success=False, result="exit 1")
+        for i in range(3)
+    ]
+    assert fired(shown(events, ["repeated_outcome"])) == [2]
+    exact_only = shown(events, ["repeated_outcome"], retry_similarity=1.0)
+    assert fired(exact_only) == []
+
+
+def test_the_same_error_on_other_targets_is_not_a_retry():
+    events = [
+        action("cat", params={"cmd": f"cat {name}.py"}, success=False, result="permission denied")
+        for name in ("alpha", "beta", "gamma")
+    ]
+    assert fired(shown(events, ["repeated_outcome"])) == []
+
+
+def test_a_failing_call_on_another_record_is_not_a_variant_however_alike():
+    events = [
+        action(
+            "refund",
+            params={"payment_id": f"pay_{n}", "reason": "duplicate charge on the customer card"},
+            success=False,
+            result="refund declined: outside the refund window",
+        )
+        for n in (8812, 8813, 8814)
+    ]
+    assert fired(shown(events, ["repeated_outcome"])) == []
