@@ -1,6 +1,7 @@
 """The same message, again and again: an agent that keeps saying what it already said.
 
-Message turns (``turn: "message"``, text in ``result``) are compared per speaker
+Message turns (``turn: "message"``, text in ``result``, else ``action_name``) are
+compared per speaker
 (``agent``) and per kind of turn (``action_type``), so a multi-agent chat's
 orchestrator and its workers are judged apart, and an orchestrator's requests apart
 from its own notes. A turn repeats an earlier one when both name the same quoted
@@ -40,10 +41,10 @@ class RepeatedMessage(Detector):
 
     def observe(self, seen: Observation) -> Finding | None:
         payload = seen.event.payload
-        if payload.turn != "message" or not payload.result:
+        text = payload.result or payload.action_name  # a message's text, else its name
+        if payload.turn != "message" or not text:
             return None
         cfg = seen.settings
-        text = payload.result
         if word_count(text) < cfg.message_min_words:
             return None
         key = f"{payload.agent or ''}\x1f{payload.action_type}"

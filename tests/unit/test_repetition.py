@@ -347,3 +347,35 @@ def test_a_failing_call_on_another_record_is_not_a_variant_however_alike():
         for n in (8812, 8813, 8814)
     ]
     assert fired(shown(events, ["repeated_outcome"])) == []
+
+
+@pytest.mark.parametrize("ladder", [True, False])
+def test_decisions_survive_a_snapshot_after_every_event(ladder):
+    """The worker restores loop state from its changelog: a restored state decides alike."""
+    events = [
+        read("a.py", "same"),
+        say("O", "Please look up the shipping rates for the parcel to Colombia"),
+        action("deploy", params={"env": "x"}, success=False, result="denied"),
+        read("a.py", "same"),
+        say("O", "Please look up the shipping rates for this parcel to Colombia"),
+        action("deploy", params={"env": "x "}, success=False, result="denied"),
+        read("a.py", "same"),
+        say("O", "Please look up shipping rates for the parcel to Colombia now"),
+        action("deploy", params={"env": "x"}, success=False, result="denied"),
+        *[read("a.py", "same") for _ in range(6)],
+    ]
+    monitor = LoopMonitor(DetectionSettings(ladder=ladder))
+    straight, state = [], LoopState("L")
+    for i, event in enumerate(events):
+        straight.append(monitor.observe(state, event, Origin(0, i)).warnings)
+    restored, state = [], LoopState("L")
+    for i, event in enumerate(events):
+        restored.append(monitor.observe(state, event, Origin(0, i)).warnings)
+        state = LoopState.restore("L", state.snapshot())
+    assert restored == straight
+    shown = [(i, w["kind"], w["step"]) for i, ws in enumerate(straight) for w in ws]
+    if ladder:  # one warning per step of the episode: the message at 7 is counted only
+        steps = zip((6, 8, 10, 12), ["warn", "escalate", "final", "stop"], strict=True)
+        assert shown == [(i, "repeated_outcome", s) for i, s in steps]
+    else:
+        assert (7, "repeated_message", None) in shown and (8, "repeated_outcome", None) in shown
