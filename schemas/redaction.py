@@ -39,13 +39,31 @@ _SECRET_WORDS = (
     r"private[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|token|"
     r"credentials?|密码|口令"
 )
+# What may follow a secret word in a key that still names the secret (SECRET_ACCESS_KEY,
+# password_confirm); anything else names something else (secret_name, password_reset_url).
+_SECRET_SUFFIXES = r"key|value|str|string|confirm|confirmation|plain|plaintext|raw|b64|base64"
 # A key that names a secret, optionally quoted, inside longer names (AWS_SECRET_ACCESS_KEY)
-# but not as a prefix of another word (``max_tokens``, ``secretary``).
+# but not as a prefix of another word (``max_tokens``, ``secretary``); a comparison
+# (``==``, ``!=``, ``<=``) is not an assignment.
 _ASSIGNMENT = re.compile(
-    rf"((?:{_SECRET_WORDS})(?:[_.-][A-Za-z0-9_.-]*)?[\"']?(?:\s*[:=：]\s*|\s+is\s+)[\"']?)"
+    rf"((?:{_SECRET_WORDS})(?:[_.-](?:{_SECRET_WORDS}|{_SECRET_SUFFIXES}))*[\"']?"
+    rf"(?:\s*(?<![=!<>])[:=：](?![=])\s*|\s+is\s+)[\"']?)"
     rf"((?:Bearer|Basic)\s+)?(?!\[REDACTED\])([^\s\"',;&}}\]]+)",  # not redacted already
     re.IGNORECASE,
 )
+# Values after a secret key that are not secrets: words of an error message or a state,
+# and empty values (detect-secrets' heuristics filter the same kinds of false positives).
+_NOT_SECRET_VALUES = frozenset(
+    {
+        "none", "null", "nil", "undefined", "true", "false", "empty", "missing", "required",
+        "optional", "expired", "invalid", "incorrect", "wrong", "denied", "not", "no",
+        "unknown", "unset", "set", "changed", "updated", "reset", "failed", "error",
+        "found", "mismatch", "rejected", "revoked", "ok", "valid", "hidden", "redacted",
+    }
+)  # fmt: skip
+# A code reference rather than a literal: ``settings.SECRET_KEY``, ``get_secret(…)``.
+_REFERENCE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Za-z_][\w.]*[(\[].*")
+_PROSE_GOES_ON = re.compile(r"\s+[A-Za-z]")
 _AUTH_HEADER = re.compile(
     r"(\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:(?:basic|bearer|digest|token|"
     r"negotiate)\s+)?)([^\s\"',;]+)",
@@ -128,8 +146,27 @@ def _keep_prefix(match: re.Match[str]) -> str:
         prefix = match.group(1) if match.group(1) is not None else match.group(3)
         return prefix + REDACTED
     if match.re is _ASSIGNMENT:
+        if match.group(2) is None and not _assigned_secret(match):
+            return match.group(0)
         return match.group(1) + (match.group(2) or "") + REDACTED
     return match.group(1) + REDACTED
+
+
+def _assigned_secret(match: re.Match[str]) -> bool:
+    """Whether the value after a secret key is a secret, not words of a message
+    (``passwd: Permission denied``, ``a password is required``), a code reference
+    (``secret = settings.SECRET_KEY``) or an empty value (``secret=None``)."""
+    key_and_separator, value = match.group(1), match.group(3)
+    bare = value.rstrip(".,:;!?)")
+    if not bare or bare[0] in "=<>$%{([" or bare.lower() in _NOT_SECRET_VALUES:
+        return False
+    if key_and_separator.endswith(("'", '"')):
+        return True  # a quoted literal
+    if _REFERENCE.fullmatch(bare) and not any(ch.isdigit() for ch in bare.split("(")[0]):
+        return False
+    # "password: x", "password is x", "s = x": a word of a sentence that goes on is prose
+    prose = key_and_separator[-1].isspace() and bare.isalpha()
+    return not (prose and _PROSE_GOES_ON.match(match.string, match.end(3)))
 
 
 def _sub_tokens(pattern: re.Pattern[str], text: str) -> str:
@@ -248,8 +285,11 @@ _CAMEL = re.compile(r"([a-z0-9])([A-Z])")
 _SECRET_KEY = re.compile(
     r"(?:^|_)(?:password|passwd|passphrase|pwd|pass|secret|token|apikey|api_key|access_key|"
     r"private_key|credentials?|authorization|auth|cookie|session_?id|cvv|cvc|pin|ssn|密码|口令)"
-    r"(?:_|$)"
+    rf"(?:_(?:{_SECRET_SUFFIXES}))?$"
 )
+"""A key whose last part names a secret (``db_password``, ``clientSecret``, ``X-Api-Key``,
+``AWS_SECRET_ACCESS_KEY``); ``secret_name``, ``auth_method``, ``credentials_file`` or
+``password_reset_url`` name something else."""
 
 
 @lru_cache(maxsize=4096)

@@ -134,6 +134,16 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
             sweeper.touch(key, state.partition, seen)
         for letter in outcome.dead_letters:
             app.dead_letters.send(letter)
+        for loop_id, event_id, count in outcome.duplicates:
+            metrics.duplicate()
+            if count == 1:  # once per loop; the metric counts every one
+                log.info(
+                    "loop %s: event %s skipped, its id was already applied in this loop "
+                    "(give every event its own event_id); further duplicates of this loop "
+                    "are counted in loopwarden.events.duplicates",
+                    loop_id,
+                    event_id,
+                )
         app.reroute(names.actions_reroute, outcome.reroutes)
         for warning in outcome.warnings:
             app.send_warning(warning)

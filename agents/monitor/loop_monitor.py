@@ -78,13 +78,16 @@ class LoopMonitor:
         """Apply ``event`` to ``state``; None when it was applied or seen before.
 
         ``origin`` is where the event was published; an event at or before the
-        loop's last applied position on the same partition is skipped.
+        loop's last applied position on the same partition is skipped (a replay). An
+        event whose id is among the loop's recent actions is skipped too, and counted
+        in ``state.duplicates``: the same id published again.
         """
         cfg = self.settings
         payload = event.payload
         if origin is not None and state.already_applied(origin):
             return None
         if state.has_event(event.event_id):
+            state.duplicates += 1  # an id applied before, from another position
             if origin is not None:
                 state.mark_applied(origin)
             return None

@@ -94,6 +94,9 @@ class RecordOutcome:
     """(kind, the triggering event's published_at) of each warning, for latency."""
     events: int = 0
     skipped: int = 0
+    duplicates: list[tuple[str, str, int]] = field(default_factory=list)
+    """(loop id, event id, the loop's count so far) of each event skipped because its id
+    was already applied in its loop."""
 
 
 class RecordProcessor:
@@ -188,6 +191,7 @@ class RecordProcessor:
                 state = self._fresh(state)
             instrument = self.instrument
             scope = None if instrument is None else instrument.begin(event, source, headers)
+            duplicates = state.duplicates
             try:
                 findings = self.monitor.observe(state, event, at)
             except BaseException as exc:
@@ -199,6 +203,9 @@ class RecordProcessor:
                 if scope is not None:
                     scope.end(())
                 outcome.skipped += 1
+                if state.duplicates > duplicates:
+                    outcome.duplicates.append((event.loop_id, event.event_id, state.duplicates))
+                    states[event.loop_id] = state  # the count is kept with the loop
                 continue
             states[event.loop_id] = state
             outcome.events += 1

@@ -41,6 +41,9 @@ class LoopState:
     applied: AppliedPositions = field(default_factory=AppliedPositions)
     first_seen: float = 0.0
     last_seen: float = 0.0
+    duplicates: int = 0
+    """Events skipped because their id was already applied in this loop (from another
+    position: a re-published id, not a replay)."""
 
     def already_applied(self, origin: Origin) -> bool:
         """True when the event at ``origin`` was applied before (a replay)."""
@@ -79,6 +82,7 @@ class LoopState:
                 "rf": self.reflections,
                 "off": self.applied.snapshot(),
                 "ts": [self.first_seen, self.last_seen],
+                "dup": self.duplicates,
             }
         )
 
@@ -106,6 +110,7 @@ class LoopState:
             applied=applied,
             first_seen=first_seen,
             last_seen=last_seen,
+            duplicates=raw.get("dup", 0),
         )
 
     @staticmethod

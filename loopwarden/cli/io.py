@@ -44,6 +44,12 @@ def publish(source: IO[bytes], bootstrap_servers: str | None, no_batching: bool)
     or the flat form {"loop_id": …, "action_type": …, <payload fields>}. Bad lines
     are reported on stderr and skipped; the good ones are published, and the exit
     code is 4 if any line was bad.
+
+    Ids: a line without "event_id" gets one of its own, new at every run (RUN-line-N),
+    so publishing a file twice publishes its events twice. Give each event its own
+    "event_id" to make publishing again idempotent: the worker skips an id its loop
+    has already applied, logs the first such skip per loop and counts every one
+    (metric loopwarden.events.duplicates).
     """
     settings = settings_with(bootstrap_servers)
     bad = asyncio.run(_publish(settings, source, batching=not no_batching))
@@ -52,16 +58,17 @@ def publish(source: IO[bytes], bootstrap_servers: str | None, no_batching: bool)
 
 
 async def _publish(settings: Settings, source: IO[bytes], batching: bool) -> int:
-    from loopwarden.cli.options import event_from_json, now
+    from loopwarden.cli.options import event_from_json, now, publish_id_prefix
     from loopwarden.errors import EventError
     from loopwarden.schemas import codec
     from loopwarden.streams.publisher import AsyncPublisher, encode_event
 
     bad = 0
+    prefix = publish_id_prefix()
     async with AsyncPublisher(settings, batching=batching) as publisher:
         for line_no, line in _lines(source):
             try:
-                event = event_from_json(codec.loads(line), line_no, default_time=now())
+                event = event_from_json(codec.loads(line), line_no, now(), prefix)
             except EventError as exc:
                 bad += 1
                 click.echo(f"line {line_no}: {exc}", err=True)
@@ -271,7 +278,7 @@ def detect(source: IO[bytes], requests: bool, progress: bool | None) -> None:
     states: dict[str, LoopState] = {}
     name = getattr(source, "name", "-")
     show = progress if progress is not None else (name != "<stdin>" and sys.stderr.isatty())
-    counts = {"events": 0, "warnings": 0, "bad": 0}
+    counts = {"events": 0, "warnings": 0, "bad": 0, "duplicates": 0}
     out = sys.stdout.buffer
     with click.progressbar(
         length=_size(source), label="detect", file=sys.stderr, hidden=not show
@@ -283,9 +290,11 @@ def detect(source: IO[bytes], requests: bool, progress: bool | None) -> None:
                 counts["bad"] += 1
                 click.echo(f"line {line_no}: {letter.reason}: {letter.message}", err=True)
     out.flush()
+    duplicates = counts["duplicates"]
+    skipped = f", {duplicates} skipped: id already applied in its loop" if duplicates else ""
     click.echo(
         f"{counts['events']} event(s), {len(states)} loop(s), {counts['warnings']} "
-        f"warning(s), {counts['bad']} bad line(s)",
+        f"warning(s), {counts['bad']} bad line(s){skipped}",
         err=True,
     )
     if counts["bad"]:
@@ -316,6 +325,7 @@ def _detect_line(
     states.update(outcome.states)
     counts["events"] += outcome.events
     counts["warnings"] += len(outcome.warnings)
+    counts["duplicates"] += len(outcome.duplicates)
     for warning in outcome.warnings:
         out.write(codec.dumps_line(warning))
     if requests:

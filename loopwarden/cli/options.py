@@ -44,11 +44,13 @@ def bootstrap_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def envelope_from_json(obj: Any, line_no: int, default_time: float | None = None) -> Any:
+def envelope_from_json(
+    obj: Any, line_no: int, default_time: float | None = None, id_prefix: str = "line"
+) -> Any:
     """The event envelope of one JSON line, not yet validated.
 
     A line is a full envelope or the flat form ``{"loop_id": …, "action_type": …,
-    <payload fields>}``; a missing ``event_id`` becomes ``line-N`` and a missing
+    <payload fields>}``; a missing ``event_id`` becomes ``<id_prefix>-N`` and a missing
     ``occurred_at`` becomes ``default_time`` (or N seconds, so offline runs are
     deterministic). Anything that is not an object is returned as it is, for the
     validator to reject.
@@ -59,17 +61,27 @@ def envelope_from_json(obj: Any, line_no: int, default_time: float | None = None
         envelope["payload"] = flat
         obj = envelope
     if isinstance(obj, dict):
-        obj.setdefault("event_id", f"line-{line_no}")
+        obj.setdefault("event_id", f"{id_prefix}-{line_no}")
         obj.setdefault("occurred_at", default_time if default_time is not None else float(line_no))
     return obj
 
 
-def event_from_json(obj: Any, line_no: int, default_time: float | None = None) -> ActionEvent:
+def event_from_json(
+    obj: Any, line_no: int, default_time: float | None = None, id_prefix: str = "line"
+) -> ActionEvent:
     """The validated (and redacted) action event of one JSON line (see
     :func:`envelope_from_json`)."""
     from loopwarden.schemas.events import validate_action
 
-    return validate_action(envelope_from_json(obj, line_no, default_time))
+    return validate_action(envelope_from_json(obj, line_no, default_time, id_prefix))
+
+
+def publish_id_prefix() -> str:
+    """A prefix for the ids of lines published without one, new for every run of
+    ``publish``: line 1 of tomorrow's file is not line 1 of today's."""
+    import uuid
+
+    return f"{uuid.uuid4().hex[:12]}-line"
 
 
 def now() -> float:

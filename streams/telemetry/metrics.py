@@ -42,6 +42,8 @@ class Totals:
     dead_letters: Counter[str] = field(default_factory=Counter)
     """By reason."""
     memory_rows: int = 0
+    duplicates: int = 0
+    """Events skipped because their id was already applied in their loop."""
 
     def sums(self) -> tuple[int, int, int]:
         """(events, warnings, dead letters) of every agent, kind and reason."""
@@ -71,6 +73,9 @@ class WorkerMetrics:
              _observing(totals.dead_letters, ("loopwarden.dead_letter.reason",))),
             ("loopwarden.memory.rows_written", "{row}", "Memory rows written to LanceDB.",
              lambda _options: [Observation(totals.memory_rows)]),
+            ("loopwarden.events.duplicates", "{event}",
+             "Events skipped because their id was already applied in their loop.",
+             lambda _options: [Observation(totals.duplicates)]),
         )  # fmt: skip
         for name, unit, description, callback in counters:
             meter.create_observable_counter(
@@ -117,6 +122,10 @@ class WorkerMetrics:
     def dead_letter(self, reason: str) -> None:
         """One record or event dead-lettered for ``reason``."""
         self.totals.dead_letters[reason] += 1
+
+    def duplicate(self) -> None:
+        """One event skipped: its id was already applied in its loop."""
+        self.totals.duplicates += 1
 
     def memory_rows(self, count: int) -> None:
         """``count`` memory rows written."""

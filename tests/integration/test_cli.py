@@ -82,3 +82,26 @@ def test_tail_with_nothing_before_the_timeout_exits_5(shared_settings, shared_wo
     tailed = cli(shared_settings, "tail", "--loop", quiet, "--timeout", "1")
     assert tailed.returncode == 5, tailed.stderr
     assert tailed.stderr.decode().strip() == "Error: no warnings within 1 s"
+
+
+def test_a_second_publish_to_the_same_loop_is_not_dropped(shared_settings, shared_worker):
+    """Two files without event ids, one loop: the second file's events are applied too
+    (they were skipped as already seen when every file's line 1 was ``line-1``)."""
+    loop_id = f"cli-again-{uuid.uuid4().hex[:6]}"
+    lines = b"".join(
+        orjson.dumps({"loop_id": loop_id, "action_type": "grep", "params": {"n": i}}) + b"\n"
+        for i in range(3)
+    )
+    for _ in range(2):
+        published = cli(shared_settings, "publish", "-", stdin=lines)
+        assert published.returncode == 0, published.stderr
+    tailed = cli(
+        shared_settings,
+        *("tail", "--loop", loop_id, "--from-beginning", "--format", "json"),
+        *("--limit", "4", "--timeout", "60"),
+    )
+    assert tailed.returncode == 0, tailed.stderr
+    warnings = [orjson.loads(line) for line in tailed.stdout.splitlines()]
+    # the seed's Layer 1 warns on the 3rd to the 6th grep in a row: 4 warnings
+    assert len({w["trigger_event_id"] for w in warnings}) == 4
+    assert [w["kind"] for w in warnings] == ["action_type_spin"] * 4

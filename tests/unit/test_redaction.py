@@ -89,3 +89,55 @@ def test_the_one_pass_screen_redacts_exactly_what_the_walk_does(params):
     redacted = redact_fields(payload, ("params", "error_message"))
     assert redacted.params == redact(params)
     assert (redacted is payload) == (redact(params) is params)
+
+
+# -- ordinary text that names a secret without holding one (issue 32, item 2) ---------------
+
+ERROR_TEXT_KEPT = [
+    "cat: /etc/passwd: Permission denied",
+    "sudo: a password is required",
+    "Error: token: expired",
+    "secret: not found",
+    "passwd: Authentication token manipulation error",
+    "assert user.password == hashed",
+    "if password != expected: fail()",
+    "    secret = settings.SECRET_KEY",
+    "    password = settings_dict['OPTIONS'].get('password')",
+    "def salted_hmac(key_salt, value, secret=None, *, algorithm='sha1'):",
+    "SECRET_KEY_FALLBACKS = []",
+    "the token has been revoked",
+]
+SECRET_TEXT_REDACTED = [
+    ("password: letmein", "letmein"),
+    ("the password is hunter2", "hunter2"),
+    ("export API_KEY=abc", "abc"),
+    ("login password=hunter2xyz then retry", "hunter2xyz"),
+    ('{"password": "plain words too"}', "plain words too"),
+    ("DB_PASSWORD = 's3cr3t'", "s3cr3t"),
+    ("token: abc123def456 (valid)", "abc123def456"),
+]
+
+
+@pytest.mark.parametrize("text", ERROR_TEXT_KEPT)
+def test_error_text_that_names_a_secret_reaches_the_agent_intact(text):
+    assert redact_text(text) == text
+
+
+@pytest.mark.parametrize(("text", "secret"), SECRET_TEXT_REDACTED)
+def test_a_value_assigned_to_a_secret_key_is_still_redacted(text, secret):
+    assert secret not in redact_text(text)
+
+
+@pytest.mark.parametrize(
+    "key", ["secret_name", "auth_method", "credentials_file", "password_reset_url", "max_tokens"]
+)
+def test_a_key_that_only_mentions_a_secret_keeps_its_value(key):
+    assert redact({key: "value-1"}) == {key: "value-1"}
+
+
+@pytest.mark.parametrize(
+    "key", ["password", "db_password", "clientSecret", "X-Api-Key", "AWS_SECRET_ACCESS_KEY",
+            "password_confirm", "auth_token", "session_id"],
+)  # fmt: skip
+def test_a_key_that_names_a_secret_hides_its_value(key):
+    assert redact({key: "value-1"}) == {key: "[REDACTED]"}
