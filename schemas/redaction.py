@@ -149,6 +149,8 @@ def _keep_prefix(match: re.Match[str]) -> str:
         if match.group(2) is None and not _assigned_secret(match):
             return match.group(0)
         return match.group(1) + (match.group(2) or "") + REDACTED
+    if match.re is _SCHEME_CREDENTIAL and match.group(2).isalpha() and match.group(2).islower():
+        return match.group(0)  # "basic implementation": a word, not a credential
     return match.group(1) + REDACTED
 
 
@@ -164,6 +166,8 @@ def _assigned_secret(match: re.Match[str]) -> bool:
         return True  # a quoted literal
     if _REFERENCE.fullmatch(bare) and not any(ch.isdigit() for ch in bare.split("(")[0]):
         return False
+    if bare.lower() in re.findall(r"[a-z]+", key_and_separator.lower()):
+        return False  # a variable named like the key: ``self.password = password``
     # "password: x", "password is x", "s = x": a word of a sentence that goes on is prose
     prose = key_and_separator[-1].isspace() and bare.isalpha()
     return not (prose and _PROSE_GOES_ON.match(match.string, match.end(3)))

@@ -141,3 +141,17 @@ def test_a_key_that_only_mentions_a_secret_keeps_its_value(key):
 )  # fmt: skip
 def test_a_key_that_names_a_secret_hides_its_value(key):
     assert redact({key: "value-1"}) == {key: "[REDACTED]"}
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("self.password = password", True),
+        ("secret=secret,", True),
+        ("password: pass", False),
+        ("Basic implementation of the solver", True),
+        ("Authorization: Basic dXNlcjpwYXNz", False),
+    ],
+)
+def test_variables_and_words_are_not_secrets(text, kept):
+    assert (redact_text(text) == text) is kept
