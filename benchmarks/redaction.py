@@ -8,9 +8,10 @@ Two corpora go through the redaction every event gets at the edge
   secrets only their key names give away (``SECRET_PARAMS``) as event parameters.
   Counted: secrets still in clear (the goal is 0).
 - **ordinary text**: every distinct error line, command and output line of the real
-  runs in the trajectories dataset, plus error messages that name secrets without
-  holding one (``/etc/passwd: Permission denied``, ``a password is required``, …) and
-  parameters whose keys only mention one (``secret_name``, ``auth_method``).
+  runs in the trajectories dataset, plus text that names a secret without holding
+  one (``loopwarden.testing.NAMES_A_SECRET``: ``/etc/passwd: Permission denied``, ``a
+  password is required``, …) and parameters whose keys only mention one
+  (``KEYS_THAT_NAME_A_SECRET``: ``secret_name``, ``auth_method``, …).
   Counted: lines altered (the goal is ≤ 0.5 %).
 
 Prints both with examples of what was altered, writes
@@ -31,39 +32,11 @@ from pathlib import Path
 import orjson
 
 from loopwarden.schemas.redaction import redact, redact_text
-from loopwarden.testing import SECRET_PARAMS, SECRETS
+from loopwarden.testing import KEYS_THAT_NAME_A_SECRET, NAMES_A_SECRET, SECRET_PARAMS, SECRETS
 
 RESULTS = Path(__file__).parent / "results"
 DEFAULT_DIR = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "trajectories"
 
-ERRORS_THAT_NAME_SECRETS = (
-    "cat: /etc/passwd: Permission denied",
-    "sudo: a password is required",
-    "Error: token: expired",
-    "secret: not found",
-    "passwd: Authentication token manipulation error",
-    "assert user.password == hashed",
-    'ERROR: password authentication failed for user "postgres"',
-    "fatal: Authentication failed for 'https://github.com/org/repo.git/'",
-    "KeyError: 'api_key'",
-    "401 Unauthorized: token is expired",
-    "Invalid credentials: user not found",
-    "ValueError: secret must be at least 32 characters",
-    "WARNING: the private key file is not readable",
-    "if password is None: raise ValueError('password required')",
-    "    secret = settings.SECRET_KEY",
-    "def login(username, password=None):",
-    "ssh: connect to host db port 22: Connection refused",
-    "the token has been revoked",
-)
-PARAMS_THAT_NAME_SECRETS = (
-    {"secret_name": "prod/db"},
-    {"auth_method": "oauth2"},
-    {"credentials_file": "~/.aws/credentials"},
-    {"password_reset_url": "https://example.com/reset"},
-    {"token_type": "bearer"},
-    {"max_tokens": 512},
-)
 CONTEXTS = (
     "{}",
     "Error: request failed ({}) — retrying",
@@ -126,8 +99,8 @@ def main() -> None:
     started = time.perf_counter()
     changed = altered(ordinary)
     per_line_us = 1e6 * (time.perf_counter() - started) / max(len(ordinary), 1)
-    messages = altered(list(ERRORS_THAT_NAME_SECRETS))
-    params = [p for p in PARAMS_THAT_NAME_SECRETS if redact(p) != p]
+    messages = altered(list(NAMES_A_SECRET))
+    params = [k for k in KEYS_THAT_NAME_A_SECRET if redact({k: "value-1"}) != {k: "value-1"}]
     print(f"secrets corpus: {cases} cases, {leaks} secret(s) in clear (goal 0)")
     for name in leaked:
         print(f"  in clear: {name}")
@@ -137,9 +110,9 @@ def main() -> None:
         f"(goal <= 0.5 %), {per_line_us:.1f} us a line"
     )
     print(
-        f"error messages naming secrets: {len(messages)} of {len(ERRORS_THAT_NAME_SECRETS)} "
+        f"error messages naming secrets: {len(messages)} of {len(NAMES_A_SECRET)} "
         f"altered; parameters naming secrets: {len(params)} of "
-        f"{len(PARAMS_THAT_NAME_SECRETS)} altered"
+        f"{len(KEYS_THAT_NAME_A_SECRET)} altered"
     )
     for before, after in [*messages, *changed[:15]]:
         print(f"  {before[:90]!r}\n   -> {after[:90]!r}")

@@ -64,3 +64,39 @@ SECRET_PARAMS: dict[str, str] = {
 def all_secrets() -> list[str]:
     """Every secret value of the corpus."""
     return [secret for _, _, secret in SECRETS] + list(SECRET_PARAMS.values())
+
+
+NAMES_A_SECRET: tuple[str, ...] = (
+    "cat: /etc/passwd: Permission denied",
+    "sudo: a password is required",
+    "Error: token: expired",
+    "secret: not found",
+    "passwd: Authentication token manipulation error",
+    "assert user.password == hashed",
+    "if password != expected: fail()",
+    'ERROR: password authentication failed for user "postgres"',
+    "fatal: Authentication failed for 'https://github.com/org/repo.git/'",
+    "KeyError: 'api_key'",
+    "401 Unauthorized: token is expired",
+    "Invalid credentials: user not found",
+    "ValueError: secret must be at least 32 characters",
+    "WARNING: the private key file is not readable",
+    "if password is None: raise ValueError('password required')",
+    "    secret = settings.SECRET_KEY",
+    "    password = settings_dict['OPTIONS'].get('password')",
+    "def salted_hmac(key_salt, value, secret=None, *, algorithm='sha1'):",
+    "SECRET_KEY_FALLBACKS = []",
+    "def login(username, password=None):",
+    "the token has been revoked",
+)
+"""Ordinary text that names a secret without holding one: an agent must read it intact."""
+
+KEYS_THAT_NAME_A_SECRET: tuple[str, ...] = (
+    "secret_name",
+    "auth_method",
+    "credentials_file",
+    "password_reset_url",
+    "token_type",
+    "max_tokens",
+)
+"""Parameter keys that mention a secret; their values are not secrets."""

@@ -4,6 +4,7 @@ import pytest
 
 from loopwarden.schemas.events import ActionPayload
 from loopwarden.schemas.redaction import REDACTED, redact, redact_fields, redact_text
+from loopwarden.testing import KEYS_THAT_NAME_A_SECRET, NAMES_A_SECRET
 
 
 def test_passwords_and_tokens():
@@ -93,20 +94,6 @@ def test_the_one_pass_screen_redacts_exactly_what_the_walk_does(params):
 
 # -- ordinary text that names a secret without holding one (issue 32, item 2) ---------------
 
-ERROR_TEXT_KEPT = [
-    "cat: /etc/passwd: Permission denied",
-    "sudo: a password is required",
-    "Error: token: expired",
-    "secret: not found",
-    "passwd: Authentication token manipulation error",
-    "assert user.password == hashed",
-    "if password != expected: fail()",
-    "    secret = settings.SECRET_KEY",
-    "    password = settings_dict['OPTIONS'].get('password')",
-    "def salted_hmac(key_salt, value, secret=None, *, algorithm='sha1'):",
-    "SECRET_KEY_FALLBACKS = []",
-    "the token has been revoked",
-]
 SECRET_TEXT_REDACTED = [
     ("password: letmein", "letmein"),
     ("the password is hunter2", "hunter2"),
@@ -118,7 +105,7 @@ SECRET_TEXT_REDACTED = [
 ]
 
 
-@pytest.mark.parametrize("text", ERROR_TEXT_KEPT)
+@pytest.mark.parametrize("text", NAMES_A_SECRET)
 def test_error_text_that_names_a_secret_reaches_the_agent_intact(text):
     assert redact_text(text) == text
 
@@ -128,9 +115,7 @@ def test_a_value_assigned_to_a_secret_key_is_still_redacted(text, secret):
     assert secret not in redact_text(text)
 
 
-@pytest.mark.parametrize(
-    "key", ["secret_name", "auth_method", "credentials_file", "password_reset_url", "max_tokens"]
-)
+@pytest.mark.parametrize("key", KEYS_THAT_NAME_A_SECRET)
 def test_a_key_that_only_mentions_a_secret_keeps_its_value(key):
     assert redact({key: "value-1"}) == {key: "value-1"}
 
