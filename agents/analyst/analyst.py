@@ -148,7 +148,7 @@ class ReflectionAnalyst:
             if verdict.is_spinning:
                 return texts.spin_timeline(
                     self.language, action_type, verdict.reason, verdict.suggestions
-                )
+                ) + _next_actions(self.language, verdict.next_actions)
             return f"✓ [REFLECTION] No logic spin: {verdict.reason}\n"
         reflection = request["reflection"]
         if reflection.get("success", True):
@@ -165,4 +165,12 @@ class ReflectionAnalyst:
             text += "\n" + texts.spin_timeline(
                 self.language, action_type, verdict.reason, verdict.suggestions
             )
-        return text
+        return text + _next_actions(self.language, verdict.next_actions)
+
+
+def _next_actions(language: str, actions: list[str]) -> str:
+    """The analysis' concrete next actions, for the text the agent reads ("" for none)."""
+    if not actions:
+        return ""
+    head = "**下一步**:\n" if language == "zh" else "**Do next**:\n"
+    return "\n" + head + "".join(f"- {action}\n" for action in actions)

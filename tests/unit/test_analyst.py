@@ -99,3 +99,21 @@ async def test_without_an_endpoint_the_analysis_is_heuristic():
     assert analysis["timeline_message"].startswith("✗ [CRITICAL REFLECTION] Action 'deploy' FAILED")
     assert "MANDATORY RECOMMENDATIONS FOR FUTURE ACTIONS:" in analysis["timeline_message"]
     assert analysis["memory_context"] == ""  # the memory seam, empty for now
+
+
+async def test_the_analysis_next_actions_are_in_the_text_the_agent_reads():
+    request = {
+        "request_id": "r2",
+        "kind": "semantic_spin_check",
+        "loop_id": "L",
+        "level": "standard",
+        "trigger_event_id": "e3",
+        "occurred_at": 1.0,
+        "recent_actions": [action(params={"q": "release notes v1.2"}) for _ in range(3)],
+        "prompt": "is it spinning?",
+    }
+    analysis = await ReflectionAnalyst().analyze(request)
+    assert analysis["is_spinning"] and analysis["next_actions"]
+    for step in analysis["next_actions"]:
+        assert f"- {step}" in analysis["timeline_message"]
+    assert "**Do next**:" in analysis["timeline_message"]
