@@ -172,6 +172,11 @@ def register_guardrails_api(app: LoopwardenApp, store: TableStore) -> None:
                 forwarded = await forward(self, request, family, raw)
                 if forwarded is not None:
                     return forwarded
+                problem = engine.unscheduled(
+                    load(family), body.loop_id, body.max_reruns, body.override_max_reruns
+                )
+                if problem is not None:
+                    raise ApiError(422, problem, [{"path": "loop_id", "message": problem}])
                 payload = body.model_dump(exclude={"loop_id"}, exclude_none=True)
                 key = request.headers.get(IDEMPOTENCY_HEADER) or codec.dumps(payload).decode()
                 event_id = derived_id("loop_complete", body.loop_id, key)

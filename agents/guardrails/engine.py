@@ -54,6 +54,33 @@ class GuardrailEngine:
         self.settings = settings or GuardrailSettings()
         self.stamp = stamp or guardrails_stamp(self.settings, float("inf"), 256 * 1024)
 
+    def unscheduled(
+        self,
+        state: FamilyState | None,
+        loop_id: str,
+        max_reruns: int | None = None,
+        override: bool = False,
+    ) -> str | None:
+        """Why a completion of ``loop_id`` cannot be applied (None when it can): a rerun
+        beyond the family's limit was never scheduled, unless the limit is overridden."""
+        index = rerun_index(loop_id)
+        if override or (state is not None and state.override_max_reruns):
+            return None
+        if max_reruns is not None:
+            limit = min(max_reruns, self.settings.max_reruns_ceiling)
+        elif state is not None:
+            limit = self._max_reruns(state)
+        else:
+            limit = self.settings.max_reruns
+        if index <= limit:
+            return None
+        family = family_of(loop_id)
+        last = rerun_loop_id(family, limit) if limit else family
+        return (
+            f"{loop_id} was never scheduled: family {family} allows {limit} rerun(s), the "
+            f"last is {last}; override the rerun limit to go further"
+        )
+
     def complete(self, state: FamilyState, event: LoopCompletion) -> GuardrailOutcome:
         """Process a completion: fatigue, limits, bias echo, reasoning, decision."""
         cfg = self.settings

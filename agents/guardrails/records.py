@@ -16,6 +16,8 @@ from loopwarden.agents.guardrails.engine import GuardrailEngine, Output
 from loopwarden.agents.guardrails.state import FamilyState
 from loopwarden.agents.monitor.records import Reroute, reroute_of
 from loopwarden.agents.provenance import guardrails_stamp
+from loopwarden.errors import FieldError
+from loopwarden.schemas import codec
 from loopwarden.schemas.completions import (
     LoopCompletion,
     ReflectionCached,
@@ -110,7 +112,20 @@ class GuardrailProcessor:
                 if remembered is not None:
                     outcome.replies.append((event.event_id, remembered))
                 continue
-            if isinstance(event, LoopCompletion):
+            problem = (
+                self.engine.unscheduled(
+                    state,
+                    event.loop_id,
+                    event.payload.max_reruns,
+                    event.payload.override_max_reruns,
+                )
+                if isinstance(event, LoopCompletion)
+                else None
+            )
+            if problem is not None:
+                outcome.dead_letters.append(_rejected(event, problem, source, key, index))
+                outcome.replies.append((event.event_id, {"status": "rejected", "error": problem}))
+            elif isinstance(event, LoopCompletion):
                 result = self.engine.complete(state, event)
                 outcome.decisions.append(result.decision)
                 outcome.warnings.extend(result.warnings)
@@ -128,3 +143,12 @@ class GuardrailProcessor:
     def status(self, state: FamilyState | None, loop_id: str) -> Any:
         """The guardrails status of ``loop_id`` (None when unknown)."""
         return self.engine.status(state, loop_id) if state is not None else None
+
+
+def _rejected(
+    event: Any, problem: str, source: SourcePosition, key: bytes | None, index: int
+) -> DeadLetter:
+    """The dead letter of a completion that cannot be applied (``problem`` says why)."""
+    value = codec.dumps(event.model_dump(mode="json", exclude_none=True))
+    errors = (FieldError("loop_id", problem),)
+    return DeadLetter("validation", problem, value, source, key, errors, index)

@@ -131,6 +131,11 @@ async def test_bad_bodies_are_refused_with_the_reason(api_worker):
             },
         )
         assert status == 401  # override flags need the token
+        never = {"loop_id": "fam-never_r4", "reflection_status": "done"}
+        scores = {"alignment_score": 0.1, "drift_score": 0.9}
+        status, body, _ = await call(session, "POST", url, json={**never, **scores}, token=TOKEN)
+        assert status == 422  # beyond the default limit of 3: never scheduled
+        assert body["message"].startswith("fam-never_r4 was never scheduled")
         status, body, _ = await call(session, "GET", f"{api_worker}/openapi.json")
         assert status == 200 and "/orchestrator/loop-complete" in body["paths"]
 

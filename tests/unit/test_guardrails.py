@@ -318,3 +318,43 @@ def test_an_idle_family_starts_fresh_in_event_time():
         {**states, **again.states}.get,
     )
     assert list(later.states["fam"].traces) == ["fam_r2"]  # older than the TTL: forgotten
+
+
+def test_a_rerun_beyond_the_limit_was_never_scheduled_and_is_dead_lettered():
+    """Issue 32, item 9: fam_9_r4 with a limit of 3 was accepted as "rerun 4 of 3"."""
+    processor, states = GuardrailProcessor(), {}
+    for offset, loop_id in enumerate(["fam_9", "fam_9_r1", "fam_9_r2", "fam_9_r3"]):
+        outcome = processor.process(
+            _completion(f"c{offset}", loop_id, 100 + offset),
+            None,
+            SourcePosition("c", 0, offset),
+            states.get,
+        )
+        states.update(outcome.states)
+        assert not outcome.dead_letters
+    beyond = processor.process(
+        _completion("c9", "fam_9_r4", 200), b"fam_9", SourcePosition("c", 0, 9), states.get
+    )
+    assert beyond.decisions == [] and beyond.warnings == []
+    (letter,) = beyond.dead_letters
+    assert letter.reason == "validation" and letter.key == b"fam_9"
+    assert letter.message.startswith("fam_9_r4 was never scheduled: family fam_9 allows 3")
+    assert "the last is fam_9_r3" in letter.message
+    assert beyond.replies == [("c9", {"status": "rejected", "error": letter.message})]
+    assert beyond.states["fam_9"].max_index == 3  # the family is unchanged
+
+
+@pytest.mark.parametrize(
+    ("loop_id", "max_reruns", "override", "rejected"),
+    [
+        ("F_r3", None, False, False),
+        ("F_r4", None, False, True),
+        ("F_r4", 5, False, False),
+        ("F_r4", None, True, False),
+        ("F_r1", 0, False, True),
+    ],
+)
+def test_which_reruns_were_never_scheduled(loop_id, max_reruns, override, rejected):
+    engine = GuardrailEngine(CFG)
+    problem = engine.unscheduled(FamilyState("F"), loop_id, max_reruns, override)
+    assert (problem is not None) is rejected
