@@ -23,13 +23,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from loopwarden.agents.analyst.heuristics import semantic_spin
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.schemas.events import ActionEvent
+from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.warnings import LoopWarning
 from loopwarden.settings import Settings
 from loopwarden.streams.publisher import AsyncPublisher, make_action_event
 from loopwarden.streams.subscriber import DeadLetterSubscriber, WarningSubscriber
+
+
+DEMO_TEXT_LINES = 4
+"""Lines of each warning's text the demo prints (the rest is in ``timeline_message``)."""
 
 
 @dataclass(frozen=True)
@@ -124,15 +130,61 @@ def build_events(run_id: str, start_time: float) -> list[ActionEvent]:
 
 def expected_warnings(events: list[ActionEvent], settings: Settings) -> list[dict[str, Any]]:
     """The warnings the same detectors produce offline for ``events``."""
+    return _offline(events, settings)[0]
+
+
+def expected_analyst_ids(events: list[ActionEvent], settings: Settings) -> set[str]:
+    """Ids of the ``logic_spin`` warnings the analyst gives without a model (its
+    heuristics confirm the semantic checks the detectors ask for); empty when a model
+    endpoint answers instead (its verdicts cannot be known offline)."""
+    if not settings.analyst.enabled or settings.analyst.base_url:
+        return set()
+    ids = set()
+    for request in _offline(events, settings)[1]:
+        if request["kind"] != "semantic_spin_check":
+            continue
+        verdict = semantic_spin(
+            request["recent_actions"],
+            similarity=settings.analyst.param_similarity_threshold,
+            language=settings.detection.language,
+        )
+        if verdict.is_spinning:
+            ids.add(derived_id("logic_spin", request["loop_id"], request["trigger_event_id"]))
+    return ids
+
+
+def _offline(
+    events: list[ActionEvent], settings: Settings
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(warnings, reflection requests) of the detectors over ``events``, offline."""
     monitor = RecordProcessor.for_settings(settings).monitor  # the worker's stamp
     states: dict[str, LoopState] = {}
     warnings: list[dict[str, Any]] = []
+    requests: list[dict[str, Any]] = []
     for event in events:
         state = states.setdefault(event.loop_id, LoopState(event.loop_id))
         findings = monitor.observe(state, event)
         if findings is not None:
             warnings.extend(findings.warnings)
-    return warnings
+            requests.extend(findings.requests)
+    return warnings, requests
+
+
+def loop_summaries(run_id: str, expected: list[dict[str, Any]], got: set[str]) -> list[str]:
+    """One closing line per simulated loop: what it was told, and whether as expected."""
+    lines = []
+    for loop in scenario():
+        name = loop[0].loop_id
+        mine = [w for w in expected if w["loop_id"] == f"{name}-{run_id}"]
+        if not mine:
+            lines.append(f"{name}: no warnings, as expected")
+            continue
+        steps = " → ".join(w["step"] or w["kind"] for w in mine)
+        kinds = ", ".join(dict.fromkeys(w["kind"] for w in mine))
+        missing = sum(w["warning_id"] not in got for w in mine)
+        verdict = "as expected" if not missing else f"{missing} missing"
+        lines.append(f"{name}: {len(mine)} warning(s), {kinds}: {steps}; {verdict}")
+    return lines
 
 
 @dataclass
@@ -144,6 +196,9 @@ class DemoResult:
     dead_letters: int
     missing: list[str]
     other: list[LoopWarning] = field(default_factory=list)  # e.g. the analyst's logic_spin
+    summaries: list[str] = field(default_factory=list)
+    """One line per simulated loop."""
+    analyst_expected: int = 0
 
     @property
     def ok(self) -> bool:
@@ -162,6 +217,7 @@ async def run_demo(
     events = build_events(run_id, time.time())
     expected = expected_warnings(events, settings)
     expected_ids = {w["warning_id"] for w in expected}
+    analyst_ids = expected_analyst_ids(events, settings)
     received: list[LoopWarning] = []
     other: list[LoopWarning] = []
     async with WarningSubscriber(settings) as warnings, DeadLetterSubscriber(settings) as letters:
@@ -175,7 +231,9 @@ async def run_demo(
                 elif run_id in warning.loop_id:  # not a detector's: the analyst's, say so
                     other.append(warning)
                     echo(f"(from the reflection analyst, not compared offline)\n{_format(warning)}")
-                if len(received) >= len(expected_ids):
+                # the analyst answers a little after the detectors: wait for its warnings too
+                analysed = {w.warning_id for w in other} >= analyst_ids
+                if len(received) >= len(expected_ids) and analysed:
                     return
 
         async def bounded_warnings() -> None:
@@ -189,7 +247,8 @@ async def run_demo(
         )
     got = {w.warning_id for w in received}
     missing = [f"{w['loop_id']}:{w['kind']}" for w in expected if w["warning_id"] not in got]
-    return DemoResult(len(expected_ids), received, bad, missing, other)
+    summaries = loop_summaries(run_id, expected, got)
+    return DemoResult(len(expected_ids), received, bad, missing, other, summaries, len(analyst_ids))
 
 
 async def _collect_dead_letters(
@@ -239,4 +298,4 @@ async def _publish(
 def _format(warning: LoopWarning) -> str:
     from loopwarden.cli.io import format_warning
 
-    return format_warning(warning)
+    return format_warning(warning, max_lines=DEMO_TEXT_LINES)

@@ -60,10 +60,14 @@ def demo(timeout: float, keep_logs: bool) -> None:
         finally:
             code = stop_process(worker)
     elapsed = time.monotonic() - started
+    click.echo("")
+    for line in result.summaries:
+        click.echo(line)
     click.echo(
         f"\n{len(result.received)}/{result.expected} detector warnings received, each as "
-        f"the detectors give it offline; {len(result.other)} from the reflection analyst; "
-        f"{result.dead_letters} dead letters; in {elapsed:.1f}s (worker exit code {code})"
+        f"the detectors give it offline; {len(result.other)} from the reflection analyst "
+        f"({result.analyst_expected} expected without a model); {result.dead_letters} dead "
+        f"letters; in {elapsed:.1f}s (worker exit code {code})"
     )
     if keep_logs or not result.ok:
         click.echo(f"logs and data kept in {logs}")

@@ -240,13 +240,21 @@ def render(item: Any, fmt: str) -> str:
     return f"[{kind}] loop={data.get('loop_id')} level={data.get('level')}\n"
 
 
-def format_warning(warning: Any) -> str:
-    """A warning for people: a header line, then the timeline text indented."""
+def format_warning(warning: Any, max_lines: int | None = None) -> str:
+    """A warning for people: a header line, then the timeline text indented (its first
+    ``max_lines`` non-empty lines when given)."""
+    step = f", step {warning.step}" if getattr(warning, "step", None) else ""
     header = (
         f"[{warning.loop_id}] {warning.kind} (level {warning.level}, "
-        f"iteration {warning.iteration}): {warning.reason}"
+        f"iteration {warning.iteration}{step}): {warning.reason}"
     )
-    body = "\n".join("    " + line for line in warning.timeline_message.rstrip().splitlines())
+    lines = warning.timeline_message.rstrip().splitlines()
+    if max_lines is not None:
+        lines = [line for line in lines if line.strip()]
+        if len(lines) > max_lines:
+            more = len(lines) - max_lines
+            lines = [*lines[:max_lines], f"… {more} more line(s) in its timeline_message"]
+    body = "\n".join("    " + line for line in lines)
     return f"{header}\n{body}\n"
 
 
