@@ -33,7 +33,6 @@ from loopwarden.settings import Settings
 from loopwarden.streams.publisher import AsyncPublisher, make_action_event
 from loopwarden.streams.subscriber import DeadLetterSubscriber, WarningSubscriber
 
-
 DEMO_TEXT_LINES = 4
 """Lines of each warning's text the demo prints (the rest is in ``timeline_message``)."""
 
