@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 from enum import IntEnum
+from typing import Any
 
 import click
 
@@ -68,7 +69,22 @@ def classify(exc: BaseException) -> CommandFailed | None:
         return CommandFailed(f"timed out: {exc or 'no answer'}", Exit.ERROR)
     if isinstance(exc, OSError):
         return CommandFailed(f"{type(exc).__name__}: {exc}", Exit.ERROR)
+    if type(exc).__name__ == "ValidationError" and hasattr(exc, "errors"):
+        return CommandFailed(settings_problem(exc), Exit.ERROR)
     return None
+
+
+def settings_problem(exc: Any) -> str:
+    """A settings validation error as one line per wrong setting, each naming its
+    environment variable (pydantic's own text has a URL and three lines a field)."""
+    lines = []
+    for error in exc.errors():
+        path = ".".join(str(part) for part in error["loc"])
+        variable = "LOOPWARDEN_" + "__".join(str(part) for part in error["loc"]).upper()
+        given = error.get("input")
+        got = f" (got {given!r})" if isinstance(given, str | int | float) else ""
+        lines.append(f"setting {path} [{variable}]: {error['msg']}{got}")
+    return "; ".join(lines) or str(exc)
 
 
 def _is_kafka_connection_error(exc: BaseException) -> bool:

@@ -90,7 +90,7 @@ def show(experience_id: str) -> None:
     rows = store.table.where(f"id LIKE {quote(experience_id + '%')}", limit=2)
     if len(rows) != 1:
         which = "no experience" if not rows else "more than one experience"
-        raise click.BadParameter(f"{which} with id {experience_id!r}", param_hint="EXPERIENCE_ID")
+        raise click.ClickException(f"{which} with id {experience_id!r}")
     _echo_json(rows[0])
 
 

@@ -136,8 +136,10 @@ def tail(
         names.remove("memory-outcomes")
     subscribers = [_subscriber(settings, name, loop_id, scope, from_beginning) for name in names]
     shown = 0
-    with contextlib.suppress(KeyboardInterrupt):
+    try:
         shown = asyncio.run(_tail(subscribers, fmt, limit, timeout))
+    except KeyboardInterrupt:
+        raise click.exceptions.Exit(Exit.INTERRUPTED) from None
     if timeout and not shown:
         raise NothingReceivedError(f"no {topic} within {timeout:g} s")
 

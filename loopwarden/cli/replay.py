@@ -145,20 +145,29 @@ def replay(
     Exit code 0 when the replay agrees with the recording, 6 when anything differs
     (each difference is listed with its explanation).
     """
+    # the arguments first: a wrong one is reported before seconds of imports
+    since_ms = parse_time(since) if since else None
+    until_ms = parse_time(until) if until else None
+    offsets = parse_offsets(offset_specs) if offset_specs else None
+    if since_ms and until_ms and until_ms <= since_ms:
+        raise click.BadParameter("must be after --since", param_hint="--until")
+    from loopwarden.errors import ConfigurationError
     from loopwarden.settings.overrides import with_overrides
+
+    try:
+        settings = with_overrides(settings_with(bootstrap_servers), assignments, config)
+    except ConfigurationError as exc:
+        raise click.BadParameter(str(exc), param_hint="--set/--config") from None
     from loopwarden.streams.audit import INPUTS, AuditScope, emit
 
-    settings = with_overrides(settings_with(bootstrap_servers), assignments, config)
     scope = AuditScope(
         inputs=INPUTS if inputs == "all" else (inputs,),
         loop_id=loop_id,
-        offsets=parse_offsets(offset_specs) if offset_specs else None,
-        since_ms=parse_time(since) if since else None,
-        until_ms=parse_time(until) if until else None,
+        offsets=offsets,
+        since_ms=since_ms,
+        until_ms=until_ms,
         rebuild=rebuild == "history",
     )
-    if scope.since_ms and scope.until_ms and scope.until_ms <= scope.since_ms:
-        raise click.BadParameter("must be after --since", param_hint="--until")
     show_bar = progress if progress is not None else sys.stderr.isatty()
     result = asyncio.run(_run(settings, scope, show_bar))
     if emit_to:

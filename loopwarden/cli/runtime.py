@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from loopwarden.cli.exits import Exit
 from loopwarden.cli.options import bootstrap_option, settings_with
 
 if TYPE_CHECKING:
@@ -40,7 +41,24 @@ def worker(bootstrap_servers: str | None, app_id: str | None, web_port: int | No
     Creates loopwarden's topics if they are missing. Stops on SIGINT/SIGTERM.
     """
     settings = settings_with(bootstrap_servers, app_id=app_id, web_port=web_port)
+    if settings.web_port:
+        check_port_free(settings.web_port, "--web-port / LOOPWARDEN_WEB_PORT")
     _run_worker(settings)
+
+
+def check_port_free(port: int, name: str) -> None:
+    """One line and exit 1 when ``port`` is taken (Faust would fail later, with a long
+    traceback, after the worker had announced its API)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("0.0.0.0", port))
+        except OSError as exc:
+            raise click.ClickException(
+                f"port {port} ({name}) is not free: {exc.strerror}; pick another port"
+            ) from None
 
 
 @click.command()
@@ -64,12 +82,16 @@ def topics(bootstrap_servers: str | None) -> None:
     type=int,
     default=6066,
     show_default=True,
-    help="The worker's HTTP API (guardrails, Claude Code hooks, /loops); 0: none.",
+    envvar="LOOPWARDEN_WEB_PORT",
+    help="The worker's HTTP API (guardrails, Claude Code hooks, /loops, /metrics); 0: none "
+    "[env LOOPWARDEN_WEB_PORT].",
 )
 def dev(port: int, web_port: int) -> None:
     """Embedded broker plus one worker, for local development. Ctrl-C stops both."""
     from loopwarden.streams.broker import EmbeddedBroker
 
+    if web_port:
+        check_port_free(web_port, "--web-port / LOOPWARDEN_WEB_PORT")
     with EmbeddedBroker(port or None) as running:
         click.echo(f"broker on {running.bootstrap_servers}; starting a worker…")
         click.echo(f"export LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS={running.bootstrap_servers}")
@@ -78,7 +100,11 @@ def dev(port: int, web_port: int) -> None:
             api = settings.api.model_copy(update={"overrides_enabled": False})
             settings = settings.model_copy(update={"api": api})
         if settings.web_port:
-            click.echo(f"worker API on http://127.0.0.1:{settings.web_port} (`loopwarden hooks`)")
+            base = f"http://127.0.0.1:{settings.web_port}"
+            click.echo(
+                f"worker API on {base}: loop health {base}/loops, Prometheus {base}/metrics, "
+                "guardrails and Claude Code hooks (`loopwarden hooks`)"
+            )
         process = start_worker_process(settings)
         try:
             _wait_for_signal(process, "worker")
@@ -141,4 +167,4 @@ def _wait_for_signal(process: subprocess.Popen[bytes] | None, name: str) -> None
                 raise click.ClickException(f"the {name} exited with code {process.returncode}")
             time.sleep(0.2)
     except KeyboardInterrupt:
-        pass
+        raise click.exceptions.Exit(Exit.INTERRUPTED) from None

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from typing import Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 Exporter = Literal["none", "console", "otlp"]
 
@@ -35,6 +36,17 @@ class TelemetrySettings(BaseModel):
         description="OTLP/HTTP base URL, e.g. http://otel-collector:4318 (/v1/traces and "
         "/v1/metrics are appended).",
     )
+
+    @field_validator("otlp_endpoint")
+    @classmethod
+    def _an_http_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        parsed = urlsplit(value)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise ValueError("expected an http(s) URL such as http://otel-collector:4318")
+        return value
+
     export_interval_s: float = Field(
         5.0, gt=0, description="How often spans are batched out and metrics pushed."
     )

@@ -36,7 +36,7 @@ def test_list_show_match_stats_and_maintain(tmp_path, monkeypatch):
     assert shown.exit_code == 0, shown.output
     assert orjson.loads(shown.output)["template"] == "search {text} on {app} and order it"
     missing = runner.invoke(main, ["experience", "show", "zzz"])
-    assert missing.exit_code == 2 and "no experience with id 'zzz'" in missing.output
+    assert missing.exit_code == 1 and "no experience with id 'zzz'" in missing.output  # as memory
 
     advice = runner.invoke(
         main, ["experience", "match", "search AirPods on Taobao and order it", "--json"]
