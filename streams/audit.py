@@ -5,14 +5,17 @@ moves records from Kafka to them.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from loopwarden.agents.audit.compare import AuditContext, AuditReport, compare
 from loopwarden.agents.audit.recorded import Recorded
+from loopwarden.agents.audit.recorded_settings import stamps_of, with_recorded
 from loopwarden.agents.audit.replayer import Replayer
 from loopwarden.agents.audit.window import PartitionWindow, Place
+from loopwarden.errors import EventDecodeError
 from loopwarden.schemas import codec
 from loopwarden.schemas.families import family_of
 from loopwarden.schemas.positions import default_partition
@@ -100,19 +103,28 @@ async def run_audit(
     scope: AuditScope,
     progress: Progress | None = None,
     on_spans: Callable[[int], None] | None = None,
+    recorded_settings: bool = True,
+    adjust: Callable[[Settings], Settings] | None = None,
 ) -> AuditResult:
-    """Replay ``scope`` under ``settings`` and compare with the recorded outputs.
+    """Replay ``scope`` and compare with the recorded outputs.
 
-    ``on_spans`` is told how many offsets will be read (for a progress bar), and
-    ``progress`` how many were read as the run goes.
+    With ``recorded_settings`` the replay decides with the settings the outputs
+    record in ``produced_by`` (the deployment's), else with ``settings``; ``adjust``
+    (``--set``, ``--config``) applies on top of either. ``on_spans`` is told how many
+    offsets will be read (for a progress bar), and ``progress`` how many were read.
     """
     bootstrap = settings.kafka.bootstrap_servers
-    replayer = Replayer(settings, scope.loop_id)
     recorded = Recorded()
     names = settings.topics
     async with TopicRangeReader(bootstrap, security=settings.kafka.security) as reader:
         spans, windows, notes = await _input_spans(reader, settings, scope)
         outputs = await _output_spans(reader, settings, scope)
+        if recorded_settings:
+            settings, adopted = with_recorded(settings, await _stamps(reader, outputs, names))
+            notes = [*notes, *adopted]
+        if adjust is not None:
+            settings = adjust(settings)
+        replayer = Replayer(settings, scope.loop_id)
         if on_spans is not None:
             on_spans(sum(s.size for s in spans) + sum(s.size for s in outputs))
         result = AuditResult(AuditReport(), replayer, spans=spans + outputs)
@@ -152,6 +164,17 @@ async def run_audit(
             f"{recorded.unreadable} record(s) on the output topics were not loopwarden outputs"
         )
     return result
+
+
+async def _stamps(reader: TopicRangeReader, outputs: list[Any], names: Any) -> dict[str, Any]:
+    """The ``produced_by`` most recorded outputs carry, per component (a first pass over
+    the output range; dead letters carry none)."""
+    parsed: list[Any] = []
+    async for batch in reader.read([s for s in outputs if s.topic != names.dead_letter]):
+        for record in batch:
+            with contextlib.suppress(EventDecodeError):
+                parsed.append(codec.loads(record.value or b""))
+    return stamps_of(parsed)
 
 
 def _rebuild_note(replayer: Replayer, scope: AuditScope) -> str:

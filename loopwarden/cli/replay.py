@@ -112,6 +112,13 @@ def parse_offsets(specs: tuple[str, ...]) -> dict[tuple[str, int], tuple[int | N
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Replay with the settings of a TOML or JSON file (nested like the env names).",
 )
+@click.option(
+    "--current-settings",
+    is_flag=True,
+    help="Replay with this shell's settings (LOOPWARDEN_*) instead of the ones the recorded "
+    "outputs carry in produced_by (the deployment's, the default); --set and --config apply "
+    "on top of either.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON document.")
 @click.option("--emit-to", metavar="TOPIC", help="Publish the reproduced outputs to TOPIC.")
 @click.option("--show", default=50, show_default=True, help="Differences listed (0: all).")
@@ -126,6 +133,7 @@ def replay(
     rebuild: str,
     assignments: tuple[str, ...],
     config: Path | None,
+    current_settings: bool,
     as_json: bool,
     emit_to: str | None,
     show: int,
@@ -142,6 +150,9 @@ def replay(
       loopwarden replay --since 7d --set detection.spin_threshold=4
                                                        what would N = 4 have done?
 
+    The replay decides with the settings the recorded outputs carry (produced_by),
+    whatever this shell's LOOPWARDEN_* say; --current-settings uses the shell's.
+
     Exit code 0 when the replay agrees with the recording, 6 when anything differs
     (each difference is listed with its explanation).
     """
@@ -154,11 +165,15 @@ def replay(
     from loopwarden.errors import ConfigurationError
     from loopwarden.settings.overrides import with_overrides
 
+    settings = settings_with(bootstrap_servers)
     try:
-        settings = with_overrides(settings_with(bootstrap_servers), assignments, config)
+        with_overrides(settings, assignments, config)  # checked now, applied on the base
     except ConfigurationError as exc:
         raise click.BadParameter(str(exc), param_hint="--set/--config") from None
     from loopwarden.streams.audit import INPUTS, AuditScope, emit
+
+    def adjust(base: Any) -> Any:
+        return with_overrides(base, assignments, config)
 
     scope = AuditScope(
         inputs=INPUTS if inputs == "all" else (inputs,),
@@ -169,7 +184,7 @@ def replay(
         rebuild=rebuild == "history",
     )
     show_bar = progress if progress is not None else sys.stderr.isatty()
-    result = asyncio.run(_run(settings, scope, show_bar))
+    result = asyncio.run(_run(settings, scope, show_bar, not current_settings, adjust))
     if emit_to:
         sent = asyncio.run(emit(settings, result, emit_to))
         click.echo(f"published {sent} reproduced output(s) to {emit_to}", err=True)
@@ -184,7 +199,9 @@ def replay(
         raise click.exceptions.Exit(Exit.DIFFERS)
 
 
-async def _run(settings: Any, scope: Any, show_bar: bool) -> AuditResult:
+async def _run(
+    settings: Any, scope: Any, show_bar: bool, recorded_settings: bool, adjust: Any
+) -> AuditResult:
     from loopwarden.streams.audit import run_audit
 
     bar: Any = None
@@ -200,7 +217,7 @@ async def _run(settings: Any, scope: Any, show_bar: bool) -> AuditResult:
             bar.update(count)
 
     try:
-        return await run_audit(settings, scope, advance, started)
+        return await run_audit(settings, scope, advance, started, recorded_settings, adjust)
     finally:
         if show_bar and bar is not None:
             bar.__exit__(None, None, None)

@@ -138,6 +138,21 @@ def test_the_whole_recording_is_reproduced(recorded):
     assert any("dead-lettered" in note for note in report["notes"])
 
 
+def test_a_shell_without_the_deployments_settings_replays_with_the_recorded_ones(recorded):
+    """The workers ran the seed profile; a shell on the default (loops) profile replays
+    with the settings the outputs carry (issue 32, item 8), and with its own only when
+    asked (--current-settings: a what-if whose differences are all settings)."""
+    settings, s = recorded
+    shell = {"LOOPWARDEN_DETECTION__PROFILE": "loops"}
+    code, report, err = replay(settings, "--loop", s.spin, env=shell)
+    assert code == 0, (err, report)
+    assert any("recorded in the outputs' produced_by" in n for n in report["notes"])
+    code, report, err = replay(settings, "--loop", s.spin, "--current-settings", env=shell)
+    assert code == 6, (err, report)
+    assert all(d["explained"] for d in report["differences"])
+    assert all("detection.profile" in d["explanation"] for d in report["differences"])
+
+
 def test_a_time_range_rebuilds_the_loops_that_began_before_it(recorded):
     settings, s = recorded
     since = datetime.fromtimestamp(s.middle_ms / 1000, UTC).isoformat()

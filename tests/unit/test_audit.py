@@ -238,3 +238,54 @@ def test_a_replay_from_mid_episode_reproduces_the_ladder():
     kept = [r.output["step"] for r in later.state.outputs.values() if r.kind == "warning"]
     assert kept == ["final", "stop"]
     assert report.agree  # outputs of events before the range are out of its scope
+
+
+# -- the deployment's settings, read back from produced_by (issue 32, item 8) ---------------
+
+
+def _outputs(replayer: Replayer) -> list[dict]:
+    return [codec.loads(codec.dumps(r.output)) for r in replayer.state.outputs.values()]
+
+
+def _searched(offset: int) -> Rec:
+    """The same search with the same result each time."""
+    event = {"event_id": f"L-{offset}", "loop_id": "L", "occurred_at": float(offset)}
+    event["payload"] = {"action_type": "search", "params": {"q": "x"}, "result": "nothing"}
+    return Rec(ACTIONS, 0, offset, offset * 1000, b"L", codec.dumps(event))
+
+
+def test_a_replay_adopts_the_settings_the_outputs_record():
+    from loopwarden.agents.audit.recorded_settings import stamps_of, with_recorded
+
+    deployment = Settings(detection=DetectionSettings(profile="patterns", repeat_result_count=2))
+    records = [_searched(o) for o in range(4)]
+    recording = replayed(records, deployment)
+    assert recording.state.outputs  # the deployment warned
+    recorded = as_recorded(recording)
+    shell = Settings()  # a shell without the deployment's variables
+    adopted, notes = with_recorded(shell, stamps_of(_outputs(recording)))
+    assert adopted.detection.profile == "patterns" and adopted.detection.repeat_result_count == 2
+    assert adopted.limits.idle_loop_ttl_s == shell.limits.idle_loop_ttl_s
+    assert "detection.profile" in notes[0] and "--current-settings" in notes[0]
+    audit = replayed(records, adopted)
+    report = compare(audit.state, recorded, AuditContext(audit.stamps))
+    assert report.agree, render(report)
+    # with the shell's own settings the same audit lists every output as a settings change
+    what_if = replayed(records, shell)
+    differing = compare(what_if.state, recorded, AuditContext(what_if.stamps))
+    assert not differing.agree
+    assert all("settings" in d.explanation for d in differing.differences)
+
+
+def test_the_most_common_stamp_wins_and_unknown_names_are_said():
+    from loopwarden.agents.audit.recorded_settings import stamps_of, with_recorded
+
+    def stamp(fingerprint: str, value: int) -> dict:
+        values = {"detection.spin_threshold": value, "detection.retired_knob": 1}
+        return {"component": "monitor", "fingerprint": fingerprint, "settings": values}
+
+    outputs = [{"produced_by": stamp("aaa", 4)}] * 3 + [{"produced_by": stamp("bbb", 5)}, {}]
+    adopted, notes = with_recorded(Settings(), stamps_of(outputs))
+    assert adopted.detection.spin_threshold == 4
+    assert "monitor aaa" in notes[0]
+    assert notes[1] == "recorded settings this version does not read: detection.retired_knob"
