@@ -27,6 +27,8 @@ class SpinEpisode:
     warnings: int
     first_at: float
     last_at: float
+    step: str | None = None
+    """The ladder step the loop was last told (warn, escalate, final, stop)."""
 
 
 class LoopHealth:
@@ -53,6 +55,7 @@ class LoopHealth:
                 "level": warning.get("level"),
                 "reason": warning.get("reason"),
                 "consecutive_count": warning.get("consecutive_count"),
+                "step": warning.get("step"),
             }
         )
         if kind in NOT_A_SPIN:
@@ -63,6 +66,7 @@ class LoopHealth:
         episode.kind = kind
         episode.level = warning.get("level") or ""
         episode.consecutive_count = warning.get("consecutive_count")
+        episode.step = warning.get("step") or episode.step
         episode.warnings += 1
         episode.last_at = now
         self.episodes[loop_id] = episode
@@ -99,6 +103,7 @@ class LoopHealth:
                 "level": e.level,
                 "consecutive_count": e.consecutive_count,
                 "warnings": e.warnings,
+                "step": e.step,
                 "since_s": round(now - e.first_at, 1),
                 "last_s": round(now - e.last_at, 1),
             }

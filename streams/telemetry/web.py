@@ -26,6 +26,8 @@ from loopwarden.streams.telemetry.metrics import partition_lags
 from loopwarden.streams.telemetry.sensor import LifecycleLog
 
 PROMETHEUS_TEXT = "text/plain; version=0.0.4"
+ACTION_AGENT = "monitor_actions"
+"""The agent whose events are the actions agents published."""
 PAGE = resources.files(__package__).joinpath("loop_health.html")
 
 
@@ -43,20 +45,21 @@ def readiness(app: Any) -> tuple[bool, str]:
 
 
 class Throughput:
-    """Events per second between two readings of the running totals."""
+    """Rates per second of running totals, between two readings at least a second apart."""
 
-    def __init__(self) -> None:
-        self._last: tuple[float, int, int] | None = None
-        self.rate = (0.0, 0.0)
+    def __init__(self, counters: int = 3) -> None:
+        self._last: tuple[float, tuple[int, ...]] | None = None
+        self.rate: tuple[float, ...] = (0.0,) * counters
 
-    def update(self, events: int, dead_letters: int, now: float) -> tuple[float, float]:
-        """(events/s, dead letters/s) since the previous call (at least a second apart)."""
+    def update(self, totals: tuple[int, ...], now: float) -> tuple[float, ...]:
+        """The rate of each of ``totals`` since the previous reading."""
         if self._last is None:
-            self._last = (now, events, dead_letters)
+            self._last = (now, totals)
         elif now - self._last[0] >= 1.0:
-            then, e0, d0 = self._last
-            self.rate = ((events - e0) / (now - then), (dead_letters - d0) / (now - then))
-            self._last = (now, events, dead_letters)
+            then, before = self._last
+            elapsed = now - then
+            self.rate = tuple((t - b) / elapsed for t, b in zip(totals, before, strict=True))
+            self._last = (now, totals)
         return self.rate
 
 
@@ -65,22 +68,29 @@ def health_snapshot(app: Any, throughput: Throughput, now: float | None = None) 
     now = time.time() if now is None else now
     totals = app.metrics.totals
     events, warnings, dead = totals.sums()
-    events_per_s, dead_per_s = throughput.update(events, dead, time.monotonic())
+    actions = totals.events.get(ACTION_AGENT, 0)  # the agents' actions, not every agent's work
+    actions_per_s, warnings_per_s, dead_per_s = throughput.update(
+        (actions, warnings, dead), time.monotonic()
+    )
     ready, why = readiness(app)
     lags = partition_lags(app)
+    behind = [lag for lag in lags if lag.lag]
     return {
         "at": now,
         "worker": {"app_id": app.conf.id, "ready": ready, "status": why},
+        "actions": actions,
+        "actions_per_s": round(actions_per_s, 1),
         "events": events,
-        "events_per_s": round(events_per_s, 1),
         "warnings": warnings,
+        "warnings_per_s": round(warnings_per_s, 2),
         "dead_letters": dict(totals.dead_letters),
         "dead_letters_per_s": round(dead_per_s, 2),
         "lag": {
             "total": sum(lag.lag for lag in lags),
             "partitions": [
-                {"topic": lag.topic, "partition": lag.partition, "lag": lag.lag} for lag in lags
+                {"topic": lag.topic, "partition": lag.partition, "lag": lag.lag} for lag in behind
             ],
+            "partitions_at_zero": len(lags) - len(behind),
         },
         **app.loop_health.snapshot(now),
     }

@@ -358,7 +358,7 @@ async def test_loop_health_page_shows_a_spinning_loop_and_updates(telemetry_work
             await page.wait_for_function(
                 "document.getElementById('status').textContent === 'ready'", timeout=30_000
             )
-            events_before = int(await page.text_content("#events"))
+            actions_before = int(await page.text_content("#actions"))
             assert await page.locator(f'#spinning tr[data-key="{loop}"]').count() == 0
             events = [make_action_event(loop, "shell") for _ in range(4)]
             reference = RecordProcessor.for_settings(settings).process(
@@ -381,10 +381,22 @@ async def test_loop_health_page_shows_a_spinning_loop_and_updates(telemetry_work
             )
             cells = await row.locator("td").all_text_contents()
             assert cells[:4] == [loop, last["kind"], last["level"], str(last["consecutive_count"])]
-            await page.wait_for_function(
-                f"Number(document.getElementById('events').textContent) >= {events_before + 4}",
+            assert cells[5] == (last["step"] or "–")  # the ladder step the loop was told
+            await page.wait_for_function(  # actions, not every agent's events: exactly ours
+                f"Number(document.getElementById('actions').textContent) >= {actions_before + 4}",
                 timeout=30_000,
             )
+            # sparklines of the readings so far, and zero-lag partitions folded into a line
+            await page.wait_for_function(
+                "Number(document.getElementById('history-length').textContent) >= 3",
+                timeout=30_000,
+            )
+            points = await page.get_attribute("#spark-actions polyline", "points")
+            assert len(points.split()) >= 3
+            assert int(await page.text_content("#history-length")) >= 3
+            listed = await page.locator("#lag-partitions tbody tr").count()
+            zero_note = await page.text_content("#lag-zero")
+            assert listed == 1 or "at lag 0 not listed" in zero_note
             last_kind = last["kind"]
             kind = page.locator(f'#kinds tr[data-key="{last_kind}"] td')
             assert int((await kind.all_text_contents())[1]) >= 1
@@ -398,7 +410,9 @@ async def test_loop_health_page_shows_a_spinning_loop_and_updates(telemetry_work
                 "1 / 3",
                 "rerun",
             ]
-            await page.screenshot(path=str(tmp_path / "loops.png"))
+            shot = tmp_path / "loops.png"
+            await page.screenshot(path=str(shot), full_page=True)
+            assert shot.stat().st_size > 10_000  # a rendered page, looked at by people too
         finally:
             await browser.close()
 

@@ -299,3 +299,26 @@ def test_providers_follow_the_settings():
     assert "0.5" in traced.tracer_provider.sampler.get_description()
     for telemetry in (quiet, served, traced):
         telemetry.shutdown()
+
+
+def test_loop_health_shows_the_ladder_step_each_loop_was_told():
+    health = LoopHealth()
+    for step in ("warn", "escalate", None, "stop"):  # a non-laddered warning keeps the step
+        health.warning({**warning("a"), "step": step}, now=1)
+    (episode,) = health.snapshot(now=2)["spinning_loops"]
+    assert episode["step"] == "stop" and episode["warnings"] == 4
+    assert [w["step"] for w in health.snapshot(now=2)["recent_warnings"]] == [
+        "stop",
+        None,
+        "escalate",
+        "warn",
+    ]
+
+
+def test_throughput_gives_each_rate_between_readings_a_second_apart():
+    from loopwarden.streams.telemetry.web import Throughput
+
+    rates = Throughput()
+    assert rates.update((10, 1, 0), now=100.0) == (0.0, 0.0, 0.0)  # a first reading
+    assert rates.update((15, 1, 0), now=100.5) == (0.0, 0.0, 0.0)  # too soon: kept
+    assert rates.update((30, 5, 2), now=102.0) == (10.0, 2.0, 1.0)
