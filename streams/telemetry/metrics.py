@@ -172,14 +172,16 @@ def partition_lags(app: Any) -> list[PartitionLag]:
     for tp in assignment:
         if not is_input_topic(tp.topic):
             continue
+        # Faust's committed offset is the next one to read. Its read offset is the last
+        # record read, except after a seek (every rebalance), when it is the next one to
+        # read as well: counting it as read + 1 showed a phantom lag of 1 on every idle
+        # partition after a rebalance. The end is the broker's high-water mark.
         committed = consumer._committed_offset.get(tp) or 0
-        read = consumer._read_offset.get(tp)
         try:
             highwater = consumer.highwater(tp) or 0
         except Exception:
             highwater = 0
-        end = max(highwater, committed, read + 1 if read is not None else 0)
-        lags.append(PartitionLag(tp.topic, tp.partition, end, committed))
+        lags.append(PartitionLag(tp.topic, tp.partition, max(highwater, committed), committed))
     return lags
 
 

@@ -322,3 +322,34 @@ def test_throughput_gives_each_rate_between_readings_a_second_apart():
     assert rates.update((10, 1, 0), now=100.0) == (0.0, 0.0, 0.0)  # a first reading
     assert rates.update((15, 1, 0), now=100.5) == (0.0, 0.0, 0.0)  # too soon: kept
     assert rates.update((30, 5, 2), now=102.0) == (10.0, 2.0, 1.0)
+
+
+def test_the_lag_of_an_idle_partition_after_a_rebalance_is_zero():
+    """Issue 32, item 4: after a rebalance an idle worker reported lag 1 on every partition
+    it had committed. Faust's seek leaves the read offset at the next record to read (the
+    committed one); the gauge took it for the last record read, plus one. No record was
+    unprocessed and no commit lost: the gauge now reads the high-water mark only."""
+    from types import SimpleNamespace
+
+    from faust.types import TP
+
+    from loopwarden.streams.telemetry.metrics import partition_lags
+
+    class Consumer:  # the attributes of Faust's consumer the gauge reads
+        def __init__(self) -> None:
+            self.tps = [TP("x.actions", 0), TP("x.actions", 1), TP("x-changelog", 0)]
+            self._committed_offset = {self.tps[0]: 12, self.tps[1]: 7}
+            self._read_offset = {self.tps[0]: 12, self.tps[1]: 5}  # after a seek; mid-read
+            self.ends = {self.tps[0]: 12, self.tps[1]: 9, self.tps[2]: 3}
+
+        def assignment(self):
+            return set(self.tps)
+
+        def highwater(self, tp):
+            return self.ends[tp]
+
+    lags = partition_lags(SimpleNamespace(consumer=Consumer()))
+    assert [(lag.topic, lag.partition, lag.lag) for lag in lags] == [
+        ("x.actions", 0, 0),  # idle after a rebalance: nothing to do
+        ("x.actions", 1, 2),  # two records past the committed offset
+    ]
