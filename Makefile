@@ -4,7 +4,11 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint bench reliability clean
+.PHONY: install demo test docs lint bench reliability clean
+
+# mkdocs 1.6 and its plugins print a page-long notice about a future mkdocs 2 on every build
+export NO_MKDOCS_2_WARNING := 1
+export DISABLE_MKDOCS_2_WARNING := true
 
 # The loop-health page test drives Debian's Chromium (package chromium). Installed
 # here when missing: as root directly, otherwise through sudo.
@@ -33,8 +37,13 @@ $(CHROMIUM):
 FAULT_SUITE := tests/integration/test_fault_suite.py
 test: $(STAMP) $(CHROMIUM)
 	$(BIN)/ruff check .
+	$(BIN)/mkdocs build --strict --quiet --site-dir $(VENV)/site
 	$(BIN)/pytest -n 2 --dist loadfile --deselect $(FAULT_SUITE)
 	$(BIN)/pytest $(FAULT_SUITE)
+
+# the docs site in site/ (make test builds it too, with --strict: a broken page fails)
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict --site-dir site
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -50,4 +59,4 @@ reliability: $(STAMP)
 	$(BIN)/python benchmarks/reliability.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache benchmarks/results
+	rm -rf $(VENV) .pytest_cache benchmarks/results site

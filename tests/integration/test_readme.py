@@ -1,6 +1,8 @@
-"""The README runs as written: every code block, top to bottom, against a real worker.
+"""The README and the docs run as written: every code block, top to bottom, against a
+real worker.
 
-A reader follows the README in order, so the blocks run in order, in one test,
+A reader follows the README, then the docs in the site's order, so the blocks run in
+that order, in one test,
 with the environment a reader would have exported (``LOOPWARDEN_*`` of a worker
 running on the test broker). ``python`` blocks run as files, ``bash`` blocks with
 ``bash -e`` and loopwarden on the PATH, ``json`` blocks must be events the
@@ -26,7 +28,17 @@ from loopwarden.settings import settings_env
 
 pytestmark = pytest.mark.integration
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+
+
+def documents() -> list[Path]:
+    """The README, then every docs page in the order of the site's navigation."""
+    nav = re.findall(r":\s*([\w/.-]+\.md)\s*$", (ROOT / "mkdocs.yml").read_text(), re.M)
+    pages = [ROOT / "docs" / page for page in nav if (ROOT / "docs" / page).exists()]
+    return [README, *pages]
+
+
 FENCE = re.compile(r"^```(\w*)\s*$")
 NOT_RUN = re.compile(r"^<!-- not run: (.+) -->\s*$")
 
@@ -67,8 +79,9 @@ def readme_blocks(text: str) -> list[Block]:
 
 
 def test_readme_blocks_are_found():
-    blocks = readme_blocks(README.read_text())
+    blocks = [b for doc in documents() for b in readme_blocks(doc.read_text())]
     languages = [b.language for b in blocks]
+    assert len(documents()) >= 12  # the README and the docs pages the site lists
     assert languages.count("python") >= 5 and languages.count("bash") >= 3
     assert all(b.language in ("python", "bash", "json", "") for b in blocks), languages
 
@@ -83,10 +96,11 @@ def test_every_readme_block_runs_as_written(shared_settings, shared_worker, tmp_
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }
     ran = 0
-    for block in readme_blocks(README.read_text()):
+    blocks = [(doc, b) for doc in documents() for b in readme_blocks(doc.read_text())]
+    for doc, block in blocks:
         if block.not_run or not block.language:
             continue
-        where = f"README.md line {block.line} ({block.language})"
+        where = f"{doc.relative_to(ROOT)} line {block.line} ({block.language})"
         if block.language == "json":
             validate_action(codec.loads(block.code.encode()))
             continue
