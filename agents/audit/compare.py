@@ -120,9 +120,32 @@ def _changed_fields(recorded: Output, reproduced: Output) -> str:
     names = sorted(
         k for k in set(recorded) | set(reproduced) if recorded.get(k) != reproduced.get(k)
     )
-    shown = [f"{n}: {_short(recorded.get(n))} → {_short(reproduced.get(n))}" for n in names[:3]]
+    shown = [_change(n, recorded.get(n), reproduced.get(n)) for n in names[:3]]
     more = f" (+{len(names) - 3} more)" if len(names) > 3 else ""
     return "; ".join(shown) + more
+
+
+def _change(name: str, before: Any, after: Any) -> str:
+    """One changed field, said so a person sees what changed: for lists the items that
+    went and came (ids in full), for objects the keys that differ, else both values."""
+    if isinstance(before, list) and isinstance(after, list):
+        gone = [item for item in before if item not in after]
+        came = [item for item in after if item not in before]
+        if not gone and not came:
+            return f"{name}: the same items in another order"
+        parts = [f"−{_items(gone)}" if gone else "", f"+{_items(came)}" if came else ""]
+        return f"{name}: " + " ".join(p for p in parts if p)
+    if isinstance(before, dict) and isinstance(after, dict):
+        keys = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+        inner = [f"{name}.{k}: {_short(before.get(k))} → {_short(after.get(k))}" for k in keys]
+        return "; ".join(inner[:3]) + (f" (+{len(inner) - 3} more)" if len(inner) > 3 else "")
+    return f"{name}: {_short(before)} → {_short(after)}"
+
+
+def _items(items: list[Any], most: int = 3) -> str:
+    shown = ", ".join(_short(item, 60) for item in items[:most])
+    more = f", +{len(items) - most} more" if len(items) > most else ""
+    return f"[{shown}{more}]"
 
 
 def _short(value: Any, limit: int = 40) -> str:

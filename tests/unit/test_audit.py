@@ -289,3 +289,15 @@ def test_the_most_common_stamp_wins_and_unknown_names_are_said():
     assert adopted.detection.spin_threshold == 4
     assert "monitor aaa" in notes[0]
     assert notes[1] == "recorded settings this version does not read: detection.retired_knob"
+
+
+def test_a_changed_list_of_ids_says_which_ids_went_and_came():
+    """Issue 32, item 8: a changed output showed truncated JSON of its event ids."""
+    replayer = replayed([action(o) for o in range(4)])
+    recorded = as_recorded(replayer)
+    warnings = [c[0].output for c in recorded.outputs.values() if c[0].kind == "warning"]
+    last = warnings[-1]
+    last["event_ids"] = [*last["event_ids"][:-1], "L-a-much-longer-recorded-event-id-0042"]
+    report = compare(replayer.state, recorded, AuditContext(replayer.stamps))
+    (difference,) = report.differences
+    assert "event_ids: −[L-a-much-longer-recorded-event-id-0042] +[L-3]" in difference.summary
