@@ -5,9 +5,9 @@ as ``loopwarden detect`` reads them), ``loops.jsonl`` (where each run is stuck i
 loop) and, optionally, ``labels.csv`` (task outcomes). :func:`as_event` passes each
 line's signals the way an adapter would:
 
-- a multi-agent chat turn (``params.agent`` set, no call arguments besides its text)
-  is a message turn of that agent: its text (``params.command``) is the message,
-  ``params.command_sha1`` its digest;
+- a multi-agent chat turn (``params.agent`` set, no call arguments besides its text,
+  no observation) is a message turn of that agent: its text (``params.command``) is
+  the message, ``params.command_sha1`` its digest;
 - any other line is a tool call: its arguments are the ``params`` that are not the
   dataset's own bookkeeping, ``params.observation`` its result (as published, cut to
   the event's limit) and ``params.observation_sha1`` the digest of the whole result;
@@ -86,7 +86,9 @@ def as_event(line: dict[str, Any]) -> dict[str, Any]:
     arguments = {k: v for k, v in params.items() if k not in BOOKKEEPING}
     if params.get("agent"):
         event.setdefault("agent", str(params["agent"]))
-    chat_turn = params.get("agent") and set(arguments) <= {"command"}
+    # a turn answered by a result (a tool's output, the next speaker's reply) is a call
+    answered = "observation" in params or "observation_sha1" in params
+    chat_turn = params.get("agent") and set(arguments) <= {"command"} and not answered
     if chat_turn and event.get("turn", "message") == "message":
         text = str(params.get("command") or "")
         event.update(turn="message", params={})

@@ -52,6 +52,17 @@ def test_a_chat_turn_becomes_a_message_of_its_agent():
     assert event["params"] == {}
 
 
+def test_a_turn_answered_by_a_result_is_a_call_of_its_agent():
+    line = {
+        "loop_id": "L",
+        "action_type": "assistant",
+        "params": {"agent": "assistant", "command": "get_order('W1')", "observation": "pending"},
+    }
+    event = as_event(line)
+    assert "turn" not in event and event["agent"] == "assistant"
+    assert event["params"] == {"command": "get_order('W1')"} and event["result"] == "pending"
+
+
 def test_a_tool_call_keeps_its_arguments_and_result():
     line = {
         "loop_id": "L",
