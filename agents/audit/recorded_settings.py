@@ -14,9 +14,9 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
+from loopwarden.errors import ConfigurationError
 from loopwarden.settings import Settings
+from loopwarden.settings.overrides import with_values
 
 SECTIONS = ("detection", "guardrails", "analyst", "limits")
 """Settings sections a stamp may name (others are not the deciding components')."""
@@ -46,7 +46,7 @@ def with_recorded(
 ) -> tuple[Settings, list[str]]:
     """``settings`` with every value the stamps record, and notes on what was adopted
     (a recorded name this version does not know is left, and said)."""
-    values: dict[str, dict[str, Any]] = {}
+    by_section: dict[str, list[tuple[str, Any]]] = {}
     unknown: list[str] = []
     for stamp in stamps.values():
         for name, value in stamp["settings"].items():
@@ -59,21 +59,15 @@ def with_recorded(
                 continue
             if name in _NEVER and value is None:
                 value = math.inf
-            values.setdefault(section, {})[field] = value
-    update: dict[str, BaseModel] = {}
-    changed: list[str] = []
-    for section, fields in values.items():
-        current: BaseModel = getattr(settings, section)
+            by_section.setdefault(section, []).append((name, value))
+    adopted = settings
+    for section, changes in by_section.items():  # a section this version refuses is left
         try:
-            adopted = type(current).model_validate({**current.model_dump(), **fields})
-        except ValidationError as exc:
-            unknown.append(f"{section} ({exc.error_count()} value(s) this version refuses)")
-            continue
-        if adopted != current:
-            update[section] = adopted
-            changed += [
-                f"{section}.{k}" for k in fields if getattr(adopted, k) != getattr(current, k)
-            ]
+            adopted = with_values(adopted, changes)
+        except ConfigurationError as exc:
+            unknown.append(f"{section} ({exc})")
+    names = dict.fromkeys(name for changes in by_section.values() for name, _ in changes)
+    changed = [name for name in names if _value(adopted, name) != _value(settings, name)]
     notes = []
     if stamps:
         prints = ", ".join(f"{c} {s['fingerprint']}" for c, s in sorted(stamps.items()))
@@ -84,4 +78,9 @@ def with_recorded(
         )
     if unknown:
         notes.append(f"recorded settings this version does not read: {', '.join(unknown)}")
-    return (settings.model_copy(update=update) if update else settings), notes
+    return adopted, notes
+
+
+def _value(settings: Settings, name: str) -> Any:
+    section, _, field = name.partition(".")
+    return getattr(getattr(settings, section), field)

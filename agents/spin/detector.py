@@ -113,6 +113,16 @@ class Detector(ABC):
         """Inverse of :meth:`snapshot`."""
 
 
+def history_of(histories: dict[str, list[Any]], key: str, most: int) -> list[Any]:
+    """``histories[key]`` (new when missing), made the most recently used; beyond ``most``
+    keys the least recently used is forgotten. Per-agent state stays bounded."""
+    history = histories.pop(key, [])
+    histories[key] = history
+    while len(histories) > most:
+        del histories[next(iter(histories))]
+    return history
+
+
 REGISTRY: dict[str, type[Detector]] = {}
 
 

@@ -21,7 +21,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loopwarden.agents.spin import repeat_texts as texts
-from loopwarden.agents.spin.detector import Detector, Finding, Observation, register
+from loopwarden.agents.spin.detector import (
+    Detector,
+    Finding,
+    Observation,
+    history_of,
+    register,
+)
 from loopwarden.agents.spin.normalise import head_and_body, similarity, sketch, targets, word_count
 
 MAX_SPEAKERS = 16
@@ -48,10 +54,7 @@ class RepeatedMessage(Detector):
         if word_count(text) < cfg.message_min_words:
             return None
         key = f"{payload.agent or ''}\x1f{payload.action_type}"
-        history = self.turns.pop(key, [])
-        self.turns[key] = history
-        while len(self.turns) > MAX_SPEAKERS:
-            del self.turns[next(iter(self.turns))]
+        history = history_of(self.turns, key, MAX_SPEAKERS)
         head, body = head_and_body(text)
         if body and word_count(head) < cfg.message_min_words:
             head, body = body, ""  # a bare label ("Updated Ledger:") says nothing: judge the rest

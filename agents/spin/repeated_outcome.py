@@ -24,7 +24,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loopwarden.agents.spin import repeat_texts as texts
-from loopwarden.agents.spin.detector import Detector, Finding, Observation, register
+from loopwarden.agents.spin.detector import (
+    Detector,
+    Finding,
+    Observation,
+    history_of,
+    register,
+)
 from loopwarden.agents.spin.normalise import identifiers, similarity, sketch
 
 MAX_ACTORS = 8
@@ -57,13 +63,9 @@ class RepeatedOutcome(Detector):
         if seen.same_step or payload.turn == "message":
             return None
         cfg = seen.settings
-        actor = payload.agent or ""
-        history = self.calls.pop(actor, [])
+        history = history_of(self.calls, payload.agent or "", MAX_ACTORS)
         if payload.edit is not None:
-            history = []  # earlier results may be stale now
-        self.calls[actor] = history  # most recently active last
-        while len(self.calls) > MAX_ACTORS:
-            del self.calls[next(iter(self.calls))]
+            history.clear()  # earlier results may be stale now
         if seen.result_key is None:
             history.append([seen.event.event_id, seen.iteration, seen.signature, None, [], []])
             del history[: -cfg.outcome_window]

@@ -7,12 +7,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from loopwarden.agents.monitor.records import RecordProcessor
+from loopwarden.cli.options import envelope_from_json
 from loopwarden.evaluation.dataset import Run
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.settings import Settings
-
-ENVELOPE = ("event_id", "loop_id", "occurred_at")
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,15 +22,6 @@ class Shown:
     kind: str
     step: str | None
     warning: dict[str, Any]
-
-
-def envelope(event: dict[str, Any], position: int) -> bytes:
-    """The flat event as ``detect`` would wrap it (time: the line number when absent)."""
-    env = {k: event[k] for k in ENVELOPE if k in event}
-    env.setdefault("event_id", f"{event['loop_id']}#{position}")
-    env.setdefault("occurred_at", float(position))
-    env["payload"] = {k: v for k, v in event.items() if k not in ENVELOPE}
-    return codec.dumps(env)
 
 
 def warnings_of(
@@ -47,10 +37,11 @@ def warnings_of(
         positions: dict[str, int] = {}
         found: list[Shown] = []
         for position, event in enumerate(run.events):
-            record = envelope(event, position)
-            positions[event.get("event_id") or f"{run.loop_id}#{position}"] = position
+            # the very envelope `detect` builds (time: the line number when absent)
+            envelope = envelope_from_json(dict(event), position, id_prefix=run.loop_id)
+            positions[envelope["event_id"]] = position
             source = SourcePosition("dataset", 0, position)
-            outcome = processor.process(record, None, source, states.get)
+            outcome = processor.process(codec.dumps(envelope), None, source, states.get)
             states.update(outcome.states)
             for warning in outcome.warnings:
                 where = positions.get(warning["trigger_event_id"], position)

@@ -66,6 +66,12 @@ def with_overrides(
     if config is not None:
         changes.extend(_flatten(load_config_file(config)))
     changes.extend(parse_assignment(text) for text in assignments)
+    return with_values(settings, changes)
+
+
+def with_values(settings: Settings, changes: Iterable[tuple[str, Any]]) -> Settings:
+    """A copy of ``settings`` with ``(dotted name, value)`` changes applied, each section
+    validated by its own model (a wrong name or value: :class:`ConfigurationError`)."""
     grouped: dict[str, dict[str, Any]] = {}
     top: dict[str, Any] = {}
     for name, value in changes:
