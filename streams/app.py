@@ -25,10 +25,11 @@ from opentelemetry.trace import Tracer
 
 from loopwarden.schemas import codec
 from loopwarden.settings import Settings
+from loopwarden.streams.backoff import Backoff
 from loopwarden.streams.bundles import BundleAcks
 from loopwarden.streams.dead_letters import DeadLetters
 from loopwarden.streams.replies import Replies
-from loopwarden.streams.runner import AgentRunner, ErrorPolicy, RetryPolicy
+from loopwarden.streams.runner import AgentRunner, ErrorPolicy
 from loopwarden.streams.security import faust_credentials
 from loopwarden.streams.sink import RecordSink
 from loopwarden.streams.telemetry.loop_health import LoopHealth
@@ -116,7 +117,7 @@ class LoopwardenApp(faust.App):
             name,
             self.dead_letters,
             policy=ErrorPolicy(errors.on_processing_error),
-            retry=RetryPolicy(errors.retry_initial_s, errors.retry_max_s),
+            retry=Backoff(errors.retry_initial_s, errors.retry_max_s, errors.max_retries),
             on_error=on_error,
             flush_when_full=self.sink.flush,
             is_full=lambda: self.sink.full,

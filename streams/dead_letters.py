@@ -97,18 +97,22 @@ class DeadLetters:
         if self.on_sent is not None:
             self.on_sent(letter.reason)
 
-    def processing_error(self, exc: BaseException, record: Record) -> None:
-        """Dead-letter a record whose processing raised (a bug or a poison value)."""
+    def processing_error(self, exc: BaseException, record: Record, retried: int = 0) -> None:
+        """Dead-letter a record whose processing raised (a bug or a poison value), or
+        failed ``retried`` times in a row (reason ``retries_exhausted``)."""
         if self.limiter.allow("processing error traceback"):
             log.error(
                 "processing failed at %s\n%s",
                 _where(record.source),
                 redact_text("".join(traceback.format_exception(exc))),
             )
-        error = FieldError("", f"{type(exc).__name__}: {exc}")
+        text = f"{type(exc).__name__}: {exc}"
+        if retried:
+            text = f"still failing after {retried} retries: {text}"
+        error = FieldError("", text)
         self.send(
             DeadLetter(
-                "processing_error",
+                "retries_exhausted" if retried else "processing_error",
                 str(error),
                 record.value or b"",
                 record.source,

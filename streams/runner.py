@@ -2,15 +2,21 @@
 
 Each agent (monitor, guardrails, analyst, memory) gives the runner a *handler*
 that decodes a record, processes it and queues its outputs on the sink. The
-runner decides what an exception means, the same way for all of them:
+runner decides what an exception means from the exception alone — its
+``retriable`` and ``pauses`` (see :mod:`loopwarden.errors`), set where the failure
+was understood — the same way for all of them:
 
 - bad input never reaches here: handlers turn it into dead letters themselves
   (with the field paths), because only they know the contract;
-- a **transient** failure (storage or a model endpoint unavailable: ``OSError``,
-  timeouts, :class:`TransientError`) pauses the stream and retries the same
-  record with exponential backoff, saying so once per attempt streak — the
-  offset is not committed past it and nothing is rejected for an outage;
-- any other exception is a bug or a poison value: by ``errors.on_processing_error``
+- our own storage is away (:class:`~loopwarden.errors.StorageUnavailableError`)
+  or our own output cannot be delivered: the partition **pauses** on the record
+  and says so — a log line, ``/ready`` unready, the ``loopwarden.agent.paused``
+  gauge — and tries it again with backoff until it works; nothing is committed
+  past it and nothing is rejected for an outage;
+- any other **retriable** failure (a timeout, a model endpoint, a retriable Kafka
+  error) is retried with backoff at most ``errors.max_retries`` times, then the
+  record takes the way below with reason ``retries_exhausted``;
+- anything else is a bug or a poison value: by ``errors.on_processing_error``
   the record is dead-lettered with reason ``processing_error`` (default), skipped
   with a log line, or re-raised (the agent crashes and Faust restarts it).
 
@@ -29,10 +35,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from aiokafka.errors import KafkaError
-
-from loopwarden.errors import LoopwardenError, PublishError
+from loopwarden.errors import TransientError, is_retriable, pauses
 from loopwarden.schemas.dead_letter import SourcePosition
+from loopwarden.streams.backoff import Backoff
 from loopwarden.streams.batching import take_events_bounded
 from loopwarden.streams.bundles import RecordBundle
 from loopwarden.streams.dead_letters import DeadLetters
@@ -49,32 +54,7 @@ class ErrorPolicy(StrEnum):
     RAISE = "raise"
 
 
-class TransientError(LoopwardenError):
-    """A dependency is unavailable for now (storage, a model endpoint): retry later."""
-
-
-def is_transient(exc: BaseException) -> bool:
-    """True for failures that a retry can cure (I/O, timeouts, connections)."""
-    if isinstance(exc, TransientError | PublishError | TimeoutError | ConnectionError):
-        return True
-    if isinstance(exc, KafkaError) and exc.retriable:
-        return True
-    if isinstance(exc, OSError):
-        return True
-    text = str(exc)
-    return any(marker in text for marker in _TRANSIENT_MARKERS)
-
-
-# How LanceDB (a RuntimeError from Rust) and object stores word an unavailable storage.
-_TRANSIENT_MARKERS = (
-    "LanceError(IO)",
-    "Not found:",
-    "No such file",
-    "No space left",
-    "Permission denied",
-    "timed out",
-    "Connection reset",
-)
+__all__ = ["AgentRunner", "ErrorPolicy", "Record", "TransientError"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,18 +103,6 @@ class Record:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """Backoff for transient failures: ``initial_s`` doubling up to ``max_s``, forever."""
-
-    initial_s: float = 0.5
-    max_s: float = 30.0
-
-    def delay(self, attempt: int) -> float:
-        """Seconds to wait before retry number ``attempt`` (1-based)."""
-        return min(self.max_s, self.initial_s * 2 ** (attempt - 1))
-
-
 Handler = Callable[[Record], Awaitable[Any] | Any]
 BatchHandler = Callable[[list[Record]], Awaitable[None] | None]
 
@@ -148,7 +116,7 @@ class AgentRunner:
         dead_letters: DeadLetters,
         *,
         policy: ErrorPolicy = ErrorPolicy.DEAD_LETTER,
-        retry: RetryPolicy | None = None,
+        retry: Backoff | None = None,
         on_error: Callable[[], None] | None = None,
         flush_when_full: Callable[[], Awaitable[None] | None] | None = None,
         is_full: Callable[[], bool] | None = None,
@@ -158,7 +126,7 @@ class AgentRunner:
         self.metrics = metrics
         self.dead_letters = dead_letters
         self.policy = policy
-        self.retry = retry or RetryPolicy()
+        self.retry = retry or Backoff()
         self.on_error = on_error
         self.flush_when_full = flush_when_full
         self.is_full = is_full
@@ -166,6 +134,9 @@ class AgentRunner:
         self.processed = 0
         self.failed = 0
         self.retries = 0
+        self.paused: str | None = None
+        """Why the agent is paused on a record (our storage or output away), else None."""
+        self.paused_since = 0.0
         self.messages = 0
         """Consumed messages (a bundle of records counts once)."""
 
@@ -251,38 +222,77 @@ class AgentRunner:
             except Exception as exc:
                 if self.on_error is not None and count:  # a record's handler, not a flush
                     self.on_error()
-                if is_transient(exc):
-                    attempt += 1
-                    self.retries += 1
-                    delay = self.retry.delay(attempt)
-                    log.warning(
-                        "%s: %s at %s; retrying in %.1f s (attempt %d)",
-                        self.name,
-                        _describe(exc),
-                        _where(records[0].source) if records else "output flush",
-                        delay,
-                        attempt,
-                    )
-                    await asyncio.sleep(delay)
+                attempt += 1
+                # our storage away, or our own output not delivered: pause, say so, retry
+                pause = pauses(exc) or (not records and is_retriable(exc))
+                if pause or (is_retriable(exc) and not self.retry.gives_up(attempt)):
+                    await self._wait(exc, records, attempt, pause)
                     continue
                 if not records:
                     raise
-                self._failed(exc, records)
+                self._failed(exc, records, retried=attempt - 1)
                 return None
             else:
-                if attempt:
-                    log.warning("%s: recovered after %d retries", self.name, attempt)
+                self._resumed(attempt)
                 if count:
                     self.processed += len(records)
                 return result
 
-    def _failed(self, exc: Exception, records: list[Record]) -> None:
+    async def _wait(self, exc: Exception, records: list[Record], attempt: int, pause: bool) -> None:
+        """Say why the record waits, then wait before trying it again."""
+        self.retries += 1
+        delay = self.retry.delay(attempt)
+        where = _where(records[0].source) if records else "output flush"
+        if pause:
+            if self.paused is None:
+                self.paused_since = time.monotonic()
+            self.paused = f"{_describe(exc)} (at {where})"
+            if self.metrics is not None:
+                self.metrics.paused(self.name, True)
+            log.warning(
+                "%s: paused at %s: %s; the record is kept, nothing is committed past it; "
+                "retrying in %.1f s (attempt %d)",
+                self.name,
+                where,
+                _describe(exc),
+                delay,
+                attempt,
+            )
+        else:
+            log.warning(
+                "%s: %s at %s; retrying in %.1f s (retry %d of %s)",
+                self.name,
+                _describe(exc),
+                where,
+                delay,
+                attempt,
+                self.retry.max_retries,
+            )
+        await asyncio.sleep(delay)
+
+    def _resumed(self, retried: int) -> None:
+        if not retried:
+            return
+        if self.paused is not None:
+            log.warning(
+                "%s: resumed after %.1f s paused (%d retries)",
+                self.name,
+                time.monotonic() - self.paused_since,
+                retried,
+            )
+            self.paused = None
+            if self.metrics is not None:
+                self.metrics.paused(self.name, False)
+        else:
+            log.warning("%s: recovered after %d retries", self.name, retried)
+
+    def _failed(self, exc: Exception, records: list[Record], retried: int = 0) -> None:
         self.failed += len(records)
         if self.policy is ErrorPolicy.RAISE:
             raise exc
         for record in records:
             if self.policy is ErrorPolicy.DEAD_LETTER:
-                self.dead_letters.processing_error(exc, record)
+                self.dead_letters.processing_error(exc, record, retried=retried)
             else:
                 self.dead_letters.log_skipped(exc, record)
 

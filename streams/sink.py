@@ -33,6 +33,7 @@ from aiokafka.producer.message_accumulator import BatchBuilder
 
 from loopwarden.errors import PublishError
 from loopwarden.schemas.positions import default_partition
+from loopwarden.streams.backoff import Backoff
 
 log = logging.getLogger(__name__)
 
@@ -211,26 +212,23 @@ class RecordSink:
             count = sum(len(group) for group in failed.values())
             raise PublishError(f"{count} output record(s) not delivered: {errors[0]}")
 
-    async def deliver(self, initial_s: float = 0.5, max_s: float = 30.0) -> None:
-        """Flush, retrying with backoff until everything is delivered (a commit waits)."""
-        attempt = 0
-        while True:
-            try:
-                await self.flush()
-            except PublishError as exc:
-                attempt += 1
-                delay = min(max_s, initial_s * 2 ** (attempt - 1))
-                log.warning(
-                    "%s; %d record(s) kept, offsets not committed; retrying in %.1f s",
-                    exc,
-                    self.pending_records,
-                    delay,
-                )
-                await asyncio.sleep(delay)
-            else:
-                if attempt:
-                    log.warning("output delivered after %d retries", attempt)
-                return
+    async def deliver(self, backoff: Backoff | None = None) -> None:
+        """Flush, retrying with ``backoff`` until everything is delivered (a commit waits)."""
+        retried = 0
+
+        def say(exc: BaseException, attempt: int, delay: float) -> None:
+            nonlocal retried
+            retried = attempt
+            log.warning(
+                "%s; %d record(s) kept, offsets not committed; retrying in %.1f s",
+                exc,
+                self.pending_records,
+                delay,
+            )
+
+        await (backoff or Backoff(max_retries=None)).until_done(self.flush, PublishError, say)
+        if retried:
+            log.warning("output delivered after %d retries", retried)
 
     def _keep(self, undelivered: dict[str, list[_Pending]]) -> None:
         """Put undelivered records back, ahead of those added since."""

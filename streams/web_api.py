@@ -10,19 +10,10 @@ from typing import Any
 from faust.web import Request, Response, View
 from pydantic import SecretStr
 
+from loopwarden.errors import ApiError
 from loopwarden.schemas import codec
 
-
-class ApiError(Exception):
-    """An HTTP error with a status and a readable reason."""
-
-    def __init__(
-        self, status: int, reason: str, errors: list[dict[str, str]] | None = None
-    ) -> None:
-        super().__init__(reason)
-        self.status = status
-        self.reason = reason
-        self.errors = errors or []
+__all__ = ["ApiError", "answer_json", "check_bearer", "read_json_body"]
 
 
 async def read_json_body(request: Request, limit: int) -> tuple[bytes, dict[str, Any]]:

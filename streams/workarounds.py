@@ -64,6 +64,7 @@ from faust.transport.drivers import aiokafka as faust_aiokafka
 from faust.types.tuples import ack_lock
 
 from loopwarden.errors import PublishError
+from loopwarden.streams.backoff import Backoff
 from loopwarden.streams.bundles import RecordBundle, bundle_fetched
 from loopwarden.streams.offsets import probe_end_offsets
 from loopwarden.streams.telemetry.service_log import SERVICE_LOG
@@ -231,7 +232,7 @@ class _SinkFlushingProducer(faust_aiokafka.Producer):
     async def flush(self) -> None:
         errors = self.app.loopwarden.errors
         await self.app.sink.prepare_commit()  # states kept until the commit join the delivery
-        await self.app.sink.deliver(errors.retry_initial_s, errors.retry_max_s)
+        await self.app.sink.deliver(Backoff(errors.retry_initial_s, errors.retry_max_s, None))
         await super().flush()
 
     async def on_stop(self) -> None:

@@ -14,8 +14,9 @@ from typing import Any, Protocol
 from opentelemetry.trace import Tracer
 
 from loopwarden.agents.analyst.heuristics import Verdict, reflect, semantic_spin
-from loopwarden.agents.analyst.llm import AnalystError, ChatCompletionsClient
+from loopwarden.agents.analyst.llm import ChatCompletionsClient
 from loopwarden.agents.spin import texts
+from loopwarden.errors import ModelEndpointError
 from loopwarden.schemas import codec
 from loopwarden.schemas.events import SCHEMA_VERSION
 from loopwarden.schemas.ids import derived_id
@@ -87,7 +88,7 @@ class ReflectionAnalyst:
                     model.is_spinning, model.reason, model.suggestions, model.next_actions
                 )
                 source = "model"
-            except AnalystError as exc:
+            except ModelEndpointError as exc:
                 fallback = str(exc)
         return {
             "reflection_id": derived_id("reflection", request["loop_id"], request["request_id"]),

@@ -9,13 +9,12 @@ import aiohttp
 from opentelemetry.trace import Tracer
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from loopwarden.errors import LoopwardenError
+from loopwarden.errors import LoopwardenError, ModelEndpointError
 from loopwarden.schemas import codec
 from loopwarden.streams.telemetry.spans import chat_span
 
-
-class AnalystError(LoopwardenError):
-    """The model could not give a valid answer (timeout, HTTP error, bad output)."""
+RETRIABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+"""HTTP statuses after which the same request may succeed."""
 
 
 class ModelVerdict(BaseModel):
@@ -81,7 +80,8 @@ class ChatCompletionsClient:
             self._session = None
 
     async def verdict(self, prompt: str) -> ModelVerdict:
-        """Ask the model; raise :class:`AnalystError` on timeout, error or invalid output."""
+        """Ask the model; raise :class:`~loopwarden.errors.ModelEndpointError` on a timeout,
+        an error status or an invalid output."""
         body = {
             "model": self.model,
             "temperature": 0,
@@ -109,11 +109,18 @@ class ChatCompletionsClient:
                         if span is not None:
                             span.set_attribute("http.response.status_code", response.status)
                         if response.status != 200:
-                            raise AnalystError(f"model endpoint answered HTTP {response.status}")
+                            raise ModelEndpointError(
+                                f"model endpoint answered HTTP {response.status}",
+                                retriable=response.status in RETRIABLE_STATUSES,
+                            )
             except TimeoutError as exc:
-                raise AnalystError(f"model endpoint timed out after {self.timeout_s:.1f}s") from exc
+                raise ModelEndpointError(
+                    f"model endpoint timed out after {self.timeout_s:.1f}s", retriable=True
+                ) from exc
             except aiohttp.ClientError as exc:
-                raise AnalystError(f"model endpoint unreachable: {exc}") from exc
+                raise ModelEndpointError(
+                    f"model endpoint unreachable: {exc}", retriable=True
+                ) from exc
             return parse_verdict(raw)
 
 
@@ -124,4 +131,6 @@ def parse_verdict(raw: bytes) -> ModelVerdict:
         content = reply["choices"][0]["message"]["content"]
         return ModelVerdict.model_validate(codec.loads(content))
     except (LoopwardenError, KeyError, IndexError, TypeError, ValidationError) as exc:
-        raise AnalystError(f"model answer is not a valid verdict: {exc}") from exc
+        raise ModelEndpointError(
+            f"model answer is not a valid verdict: {exc}", retriable=False
+        ) from exc

@@ -153,7 +153,7 @@ def register_experience(app: LoopwardenApp, store: ExperienceStore) -> Any:
         apply each end (a replay's outcome, or an exploration learned)."""
         now = time.time()
         advice = []
-        with store.lock:
+        with store.lock, store.boundary.calls("experience match/learn"):
             for task, event in batch.lifecycle:
                 if isinstance(event, TaskStart):
                     result = store.match(TaskSpec(**task.spec), event.event_id, task.loop_id, now)

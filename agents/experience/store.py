@@ -31,6 +31,7 @@ from loopwarden.agents.experience.tasks import OpenTask
 from loopwarden.agents.memory.embedding import Embedder, make_embedder
 from loopwarden.schemas.tasks import TaskSpec
 from loopwarden.settings import ExperienceSettings, MemorySettings
+from loopwarden.storage.boundary import StorageBoundary, boundary_for
 from loopwarden.storage.experience_table import ExperienceTable
 from loopwarden.storage.memory_schema import quote
 
@@ -102,6 +103,11 @@ class ExperienceStore:
             self.settings.table,
             read_consistency_s=self.memory.read_consistency_s,
         )
+
+    @property
+    def boundary(self) -> StorageBoundary:
+        """Where a LanceDB failure of this store is understood (away, or the call's fault)."""
+        return boundary_for(self.memory.uri)
 
     # -- serving ----------------------------------------------------------------------------
 

@@ -33,6 +33,7 @@ from loopwarden.errors import LoopwardenError
 from loopwarden.schemas.events import field_errors
 from loopwarden.schemas.ids import derived_id
 from loopwarden.streams.app import LoopwardenApp
+from loopwarden.streams.backoff import Backoff
 from loopwarden.streams.event_builder import encode_event, make_action_event
 from loopwarden.streams.inbox import WarningInbox
 from loopwarden.streams.subscriber import WarningSubscriber
@@ -51,18 +52,19 @@ def register_claude_code_hooks(app: LoopwardenApp) -> WarningInbox:
     inbox = WarningInbox(max_loops=cfg.hook_sessions, ttl_s=cfg.hook_session_ttl_s)
     following = asyncio.Event()
 
+    async def follow() -> None:
+        async with WarningSubscriber(settings) as warnings:
+            following.set()
+            async for warning in warnings:
+                inbox.add(warning)
+
+    def say(exc: BaseException, attempt: int, delay: float) -> None:
+        following.clear()
+        log.warning("hooks: following the warnings failed (%s); retrying in %.1f s", exc, delay)
+
     @app.task
     async def follow_warnings_for_hooks() -> None:
-        while True:
-            try:
-                async with WarningSubscriber(settings) as warnings:
-                    following.set()
-                    async for warning in warnings:
-                        inbox.add(warning)
-            except LoopwardenError as exc:
-                following.clear()
-                log.warning("hooks: following the warnings failed (%s); retrying in 5 s", exc)
-                await asyncio.sleep(5.0)
+        await Backoff(1.0, 30.0, None).until_done(follow, LoopwardenError, say)
 
     def publish(hook: HookInput, raw: bytes) -> None:
         fields = action_fields(hook)

@@ -41,11 +41,12 @@ from opentelemetry.trace import SpanKind
 from loopwarden.agents.memory.maintenance import Maintenance
 from loopwarden.agents.memory.records import MemoryInputs, inputs_of
 from loopwarden.agents.memory.service import MemoryService
+from loopwarden.errors import is_retriable
 from loopwarden.schemas import codec
 from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.memory_columns import MemoryColumns
 from loopwarden.streams.app import LoopwardenApp
-from loopwarden.streams.runner import Record, is_transient
+from loopwarden.streams.runner import Record
 from loopwarden.streams.telemetry.spans import child_span
 
 log = logging.getLogger(__name__)
@@ -94,7 +95,7 @@ def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
     cfg = settings.memory
 
     def apply(inputs: MemoryInputs) -> Outcomes:
-        with service.lock:
+        with service.lock, service.boundary.calls("memory write"):
             now = time.time()
             if cfg.write_checks == "deferred":
                 importer = service.importer
@@ -171,7 +172,7 @@ def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
             try:
                 single.extend((await asyncio.to_thread(traced_apply, MemoryInputs([write])))[0])
             except Exception as one:
-                if is_transient(one):
+                if is_retriable(one):
                     raise
                 single.append(rejected(write.event_id, write.payload.scope, one))
         per_batch = []
@@ -182,7 +183,7 @@ def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
                     applied = await asyncio.to_thread(traced_apply, MemoryInputs(columns=[row]))
                     outcomes.extend(applied[1][0])
                 except Exception as one:
-                    if is_transient(one):
+                    if is_retriable(one):
                         raise
                     event_id, scope = (
                         row.table.column(n)[0].as_py() for n in ("event_id", "scope")
@@ -200,8 +201,8 @@ def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
         try:
             single, per_batch = await asyncio.to_thread(traced_apply, inputs)
         except Exception as exc:
-            if is_transient(exc):
-                raise  # the runner pauses and retries the whole batch
+            if is_retriable(exc):
+                raise  # storage away: the runner pauses and retries the whole batch
             log.warning("memory batch failed (%s); applying its writes one by one", exc)
             single, per_batch = await one_by_one(inputs)
         for outcome in single:

@@ -13,6 +13,7 @@ from loopwarden.agents.memory.judge import ConflictJudge
 from loopwarden.agents.memory.retrieval import MemorySearch
 from loopwarden.agents.memory.writer import MemoryWriter
 from loopwarden.settings import MemorySettings
+from loopwarden.storage.boundary import StorageBoundary, boundary_for
 from loopwarden.storage.memory_table import MemoryTable
 
 
@@ -54,6 +55,11 @@ class MemoryService:
         if self.prewarm:
             table.indexes.prewarm()
         return table
+
+    @property
+    def boundary(self) -> StorageBoundary:
+        """Where a LanceDB failure of this store is understood (away, or the call's fault)."""
+        return boundary_for(self.settings.uri)
 
     @cached_property
     def writer(self) -> MemoryWriter:

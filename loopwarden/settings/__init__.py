@@ -255,6 +255,14 @@ class ErrorSettings(BaseModel):
         0.5, gt=0, description="First wait before retrying after a transient failure."
     )
     retry_max_s: float = Field(30.0, gt=0, description="Longest wait between retries.")
+    max_retries: int = Field(
+        5,
+        ge=0,
+        description="Retries of a record whose processing failed with a retriable error "
+        "(a timeout, a model endpoint, a retriable Kafka error) before it takes the "
+        "on_processing_error way with reason retries_exhausted. Our own storage or output "
+        "being away is not bounded: the partition pauses and says so until it is back.",
+    )
     log_burst: int = Field(
         10, ge=1, description="Dead-letter and traceback lines logged per kind per minute."
     )

@@ -17,7 +17,7 @@ that far.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +44,8 @@ class Totals:
     memory_rows: int = 0
     duplicates: int = 0
     """Events skipped because their id was already applied in their loop."""
+    paused: dict[str, int] = field(default_factory=dict)
+    """By agent: 1 while it is paused on a record (its storage or output away)."""
 
     def sums(self) -> tuple[int, int, int]:
         """(events, warnings, dead letters) of every agent, kind and reason."""
@@ -81,6 +83,13 @@ class WorkerMetrics:
             meter.create_observable_counter(
                 name, callbacks=[callback], unit=unit, description=description
             )
+        meter.create_observable_gauge(
+            "loopwarden.agent.paused",
+            callbacks=[_observing(totals.paused, ("loopwarden.agent",))],
+            unit="1",
+            description="1 while an agent is paused on a record because its storage or its "
+            "output is away (it retries until they are back), else 0.",
+        )
         self._processing = meter.create_histogram(
             "loopwarden.processing.duration",
             unit="s",
@@ -127,12 +136,16 @@ class WorkerMetrics:
         """One event skipped: its id was already applied in its loop."""
         self.totals.duplicates += 1
 
+    def paused(self, agent: str, paused: bool) -> None:
+        """``agent`` paused on a record (True), or resumed (False)."""
+        self.totals.paused[agent] = int(paused)
+
     def memory_rows(self, count: int) -> None:
         """``count`` memory rows written."""
         self.totals.memory_rows += count
 
 
-def _observing(counts: Counter[Any], names: tuple[str, ...]) -> Any:
+def _observing(counts: Mapping[Any, int], names: tuple[str, ...]) -> Any:
     """An observable counter's callback: each total of ``counts`` with its key as the
     attributes ``names`` (a tuple key, or one value for one name)."""
 

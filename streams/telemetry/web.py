@@ -32,7 +32,8 @@ PAGE = resources.files(__package__).joinpath("loop_health.html")
 
 
 def readiness(app: Any) -> tuple[bool, str]:
-    """(ready, why not): joined the group, no rebalance under way, tables recovered."""
+    """(ready, why not): joined the group, no rebalance under way, tables recovered, no
+    agent paused on a record (its storage or output away)."""
     sensor = next((s for s in app.sensors if isinstance(s, LifecycleLog)), None)
     if sensor is None or sensor.rebalances == 0:
         return False, "not yet joined the consumer group"
@@ -41,6 +42,9 @@ def readiness(app: Any) -> tuple[bool, str]:
     recovery = app.tables.recovery
     if getattr(app, "in_recovery", False) or not recovery.completed.is_set():
         return False, "recovering tables"
+    for name, runner in getattr(app, "runners", {}).items():
+        if runner.paused is not None:
+            return False, f"{name} paused: {runner.paused}"
     return True, "ready"
 
 

@@ -206,11 +206,16 @@ async def test_a_storage_outage_pauses_memory_writes_instead_of_rejecting_them(
 ):
     """Issue 15.4: a transient LanceDB/disk failure made writes 'rejected' for good.
     The leader's index upkeep fails meanwhile too, and must not stop for good (an
-    exception used to end Faust's timer loop)."""
+    exception used to end Faust's timer loop). Issue 33: the pause says so — a log
+    line, /ready unready with the reason — and /ready comes back with the storage."""
     import os
     import shutil
     import time
     from pathlib import Path
+
+    import aiohttp
+
+    from loopwarden.streams.broker import free_port
 
     settings = isolated_settings(broker, "mem-outage")
     index = settings.memory.index.model_copy(
@@ -218,25 +223,38 @@ async def test_a_storage_outage_pauses_memory_writes_instead_of_rejecting_them(
     )
     settings = settings.model_copy(
         update={
-            "memory": settings.memory.model_copy(update={"embedder": "hashing", "index": index})
+            "memory": settings.memory.model_copy(update={"embedder": "hashing", "index": index}),
+            "roles": frozenset({"memory"}),
+            "web_port": free_port(),
         }
     )
+    ready_url = f"http://127.0.0.1:{settings.web_port}/ready"
     worker = worker_factory(settings)
     uri = Path(settings.memory.uri)
     scope = f"outage-{uuid.uuid4().hex[:6]}"
+
+    async def ready(session):
+        async with session.get(ready_url) as response:
+            return response.status, (await response.json())["status"]
+
     async with (
         MemoryOutcomeSubscriber(settings, scope=scope) as outcomes,
         AsyncPublisher(settings) as publisher,
+        aiohttp.ClientSession() as session,
     ):
         await publisher.remember("the first fact", event_id=f"{scope}-1", scope=scope)
         (first,) = await outcomes.collect(1, 90)
         assert first["status"] == "stored"
+        assert await ready(session) == (200, "ready")
         os.rename(uri, f"{uri}.away")  # the storage goes away
         await publisher.remember("the second fact", event_id=f"{scope}-2", scope=scope)
         deadline = time.monotonic() + 60
-        while "retrying" not in worker.log() and time.monotonic() < deadline:
-            await asyncio.sleep(0.2)  # waiting on the worker's own report of the retry
-        assert "retrying" in worker.log(), worker.log()[-3000:]
+        while "store_memories: paused at" not in worker.log() and time.monotonic() < deadline:
+            await asyncio.sleep(0.2)  # waiting on the worker's own report of the pause
+        assert "store_memories: paused at" in worker.log(), worker.log()[-3000:]
+        assert "storage unavailable" in worker.log()
+        status, why = await ready(session)
+        assert status == 503 and why.startswith("store_memories paused: StorageUnavailable"), why
         while "memory index upkeep failed" not in worker.log() and time.monotonic() < deadline:
             await asyncio.sleep(0.2)
         assert "memory index upkeep failed" in worker.log(), worker.log()[-3000:]
@@ -245,6 +263,8 @@ async def test_a_storage_outage_pauses_memory_writes_instead_of_rejecting_them(
         shutil.rmtree(uri, ignore_errors=True)
         os.rename(f"{uri}.away", uri)  # and comes back
         (second,) = await outcomes.collect(1, 120)
+        assert "store_memories: resumed after" in worker.log(), worker.log()[-3000:]
+        assert await ready(session) == (200, "ready")
     assert (second["event_id"], second["status"]) == (f"{scope}-2", "stored")
     table = MemoryTable(settings.memory.uri, settings.memory.hashing_dims, settings.memory.table)
     deadline = time.monotonic() + 60  # two rows: the upkeep that outlived the outage indexes them

@@ -5,7 +5,8 @@ import pytest
 
 from loopwarden.agents.analyst.analyst import ReflectionAnalyst
 from loopwarden.agents.analyst.heuristics import param_similarity, reflect, semantic_spin
-from loopwarden.agents.analyst.llm import AnalystError, parse_verdict
+from loopwarden.agents.analyst.llm import parse_verdict
+from loopwarden.errors import ModelEndpointError
 
 
 def action(action_type="search", params=None, error=None):
@@ -77,7 +78,7 @@ def test_model_answers_are_validated():
         orjson.dumps({"choices": []}),
         orjson.dumps({"choices": [{"message": {"content": '{"reason": 1}'}}]}),
     ]:
-        with pytest.raises(AnalystError, match="not a valid verdict"):
+        with pytest.raises(ModelEndpointError, match="not a valid verdict"):
             parse_verdict(bad)
 
 

@@ -7,16 +7,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from loopwarden.errors import PublishError
+from loopwarden.errors import PublishError, StorageUnavailableError, is_retriable
+from loopwarden.streams.backoff import Backoff
 from loopwarden.streams.bundles import RecordBundle
 from loopwarden.streams.dead_letters import DeadLetters, RateLimitedLog
-from loopwarden.streams.runner import (
-    AgentRunner,
-    ErrorPolicy,
-    RetryPolicy,
-    TransientError,
-    is_transient,
-)
+from loopwarden.streams.runner import AgentRunner, ErrorPolicy, TransientError
 
 
 class Buffer:
@@ -53,7 +48,7 @@ class Stream:
 def runner(policy=ErrorPolicy.DEAD_LETTER):
     sink = Buffer()
     letters = DeadLetters(sink, "dlq")
-    return AgentRunner("test", letters, policy=policy, retry=RetryPolicy(0.001, 0.002)), sink
+    return AgentRunner("test", letters, policy=policy, retry=Backoff(0.001, 0.002)), sink
 
 
 async def test_a_failing_record_is_dead_lettered_and_the_next_is_processed():
@@ -97,16 +92,84 @@ async def test_a_transient_failure_retries_the_same_record_without_rejecting_it(
     assert sink.records == [] and run.processed == 1
 
 
-def test_transient_classification():
-    assert is_transient(OSError("x")) and is_transient(TimeoutError())
-    assert is_transient(TransientError("model down")) and is_transient(PublishError("x"))
-    assert is_transient(RuntimeError("LanceError(IO): read failed"))
-    assert is_transient(RuntimeError("lance error: Not found: /m/memories.lance/data/1.lance"))
-    assert not is_transient(ValueError("bad")) and not is_transient(KeyError("k"))
+def test_retriable_is_read_from_the_exception_never_from_its_text():
+    from aiokafka.errors import RequestTimedOutError, TopicAuthorizationFailedError
+
+    assert is_retriable(OSError("x")) and is_retriable(TimeoutError())
+    assert is_retriable(TransientError("model down")) and is_retriable(PublishError("x"))
+    assert is_retriable(RequestTimedOutError()) and not is_retriable(
+        TopicAuthorizationFailedError()
+    )
+    # LanceDB's texts for an away storage, raised by something that is not at a boundary
+    assert not is_retriable(RuntimeError("LanceError(IO): read failed"))
+    assert not is_retriable(RuntimeError("lance error: Not found: /m/memories.lance/data/1"))
+    assert not is_retriable(ValueError("Permission denied")) and not is_retriable(KeyError("k"))
+
+
+async def test_a_permanent_error_whose_text_says_not_found_is_dead_lettered_at_once():
+    """It used to be retried forever: its text matched a marker of an away storage."""
+    run, sink = runner()
+    attempts = []
+
+    def handle(record):
+        attempts.append(record.source.offset)
+        raise RuntimeError("lance error: Not found: the key 'x' in the lookup")
+
+    await run.run(Stream([b"a", b"b"]), handle)
+    assert attempts == [0, 1] and run.retries == 0
+    reasons = [headers["lw.dlq.reason"] for _, _, _, headers in sink.records]
+    assert reasons == [b"processing_error", b"processing_error"]
+
+
+async def test_a_retriable_error_is_retried_a_bounded_number_of_times_then_dead_lettered():
+    sink = Buffer()
+    run = AgentRunner("test", DeadLetters(sink, "dlq"), retry=Backoff(0.001, 0.002, 3))
+    attempts = []
+
+    def handle(record):
+        attempts.append(record.value)
+        if record.value == b"stuck":
+            raise TimeoutError("the model endpoint did not answer")
+
+    await run.run(Stream([b"stuck", b"next"]), handle)
+    assert attempts == [b"stuck"] * 4 + [b"next"]  # the first try and 3 retries
+    ((topic, _key, value, headers),) = sink.records
+    assert (topic, value, headers["lw.dlq.reason"]) == ("dlq", b"stuck", b"retries_exhausted")
+    assert headers["lw.dlq.message"].startswith(b"still failing after 3 retries: TimeoutError")
+    assert run.failed == 1 and run.processed == 1 and run.paused is None
+
+
+async def test_storage_away_pauses_the_record_says_so_and_resumes_without_a_limit(caplog):
+    from opentelemetry.metrics import NoOpMeter
+
+    from loopwarden.streams.telemetry.metrics import WorkerMetrics
+
+    sink = Buffer()
+    metrics = WorkerMetrics(NoOpMeter("t"))
+    run = AgentRunner(
+        "store", DeadLetters(sink, "dlq"), retry=Backoff(0.001, 0.002, 1), metrics=metrics
+    )
+    seen_while_paused = []
+
+    def handle(record):
+        seen_while_paused.append((run.paused, metrics.totals.paused.get("store")))
+        if len(seen_while_paused) < 5:  # more attempts than max_retries: no limit
+            raise StorageUnavailableError("memory write: storage unavailable: /m is not there")
+
+    with caplog.at_level(logging.WARNING):
+        await run.run(Stream([b"a"]), handle)
+    assert seen_while_paused[0] == (None, None)
+    reasons = [reason for reason, _ in seen_while_paused[1:]]
+    assert all("storage unavailable" in r and "in[0]@0" in r for r in reasons), reasons
+    assert [m for _, m in seen_while_paused[1:]] == [1, 1, 1, 1]
+    assert sink.records == [] and run.processed == 1 and run.failed == 0
+    assert run.paused is None and metrics.totals.paused["store"] == 0
+    assert "store: paused at in[0]@0: StorageUnavailableError" in caplog.text
+    assert "store: resumed after" in caplog.text and "(4 retries)" in caplog.text
 
 
 def test_retry_backoff_doubles_up_to_its_cap():
-    policy = RetryPolicy(0.5, 3.0)
+    policy = Backoff(0.5, 3.0)
     assert [policy.delay(n) for n in (1, 2, 3, 4, 5)] == [0.5, 1.0, 2.0, 3.0, 3.0]
 
 
@@ -221,7 +284,7 @@ async def test_only_a_failing_record_sends_the_handler_back_not_a_failing_flush(
     run = AgentRunner(
         "test",
         DeadLetters(sink, "dlq"),
-        retry=RetryPolicy(0.001, 0.002),
+        retry=Backoff(0.001, 0.002),
         on_error=lambda: reverted.append(1),
         flush_when_full=flush_when_full,
     )
