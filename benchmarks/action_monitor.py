@@ -64,9 +64,9 @@ from quix_monitor import create_quix_topics, serve_quix
 from loopwarden.agents.monitor.loop_monitor import LoopMonitor
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.settings import Settings, TelemetrySettings, settings_env
-from loopwarden.streams.broker import EmbeddedBroker, free_port
-from loopwarden.streams.publisher import AsyncPublisher, encode_event, make_action_event
-from loopwarden.streams.topics import ensure_topics
+from loopwarden.streams.client.publisher import AsyncPublisher, encode_event, make_action_event
+from loopwarden.streams.tools.broker import EmbeddedBroker, free_port
+from loopwarden.streams.tools.topics import ensure_topics
 
 ACTION_TYPES = ["search", "read_file", "modify_code", "run_tests", "shell", "write_notes"]
 RESULTS = Path(__file__).parent / "results"

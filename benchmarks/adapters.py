@@ -39,8 +39,8 @@ from loopwarden.adapters.guard import LoopGuard
 from loopwarden.adapters.langchain import LoopwardenMiddleware
 from loopwarden.cli.runtime import start_worker_process, stop_process
 from loopwarden.settings import Settings
-from loopwarden.streams.broker import EmbeddedBroker, free_port
-from loopwarden.streams.topics import ensure_topics
+from loopwarden.streams.tools.broker import EmbeddedBroker, free_port
+from loopwarden.streams.tools.topics import ensure_topics
 
 RESULTS = Path(__file__).parent / "results"
 

@@ -48,7 +48,7 @@ from loopwarden.agents.experience.tasks import OpenTask
 from loopwarden.agents.memory.embedding import make_embedder
 from loopwarden.schemas.tasks import TaskSpec
 from loopwarden.settings import Settings
-from loopwarden.streams.event_builder import make_action_event
+from loopwarden.streams.client.event_builder import make_action_event
 
 RESULTS = Path(__file__).parent / "results"
 

@@ -33,9 +33,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from replay import committed_end
 
 from loopwarden.settings import LimitSettings, Settings, settings_env
-from loopwarden.streams.broker import EmbeddedBroker
-from loopwarden.streams.publisher import AsyncPublisher, make_action_event
-from loopwarden.streams.topics import ensure_topics
+from loopwarden.streams.client.publisher import AsyncPublisher, make_action_event
+from loopwarden.streams.tools.broker import EmbeddedBroker
+from loopwarden.streams.tools.topics import ensure_topics
 
 RESULTS = Path(__file__).parent / "results"
 CHUNK = 20_000

@@ -56,11 +56,11 @@ from loopwarden.schemas.memory_columns import check_columns
 from loopwarden.settings import Settings, settings_env
 from loopwarden.storage.memory_schema import memory_schema
 from loopwarden.storage.memory_table import MemoryTable
-from loopwarden.streams.broker import EmbeddedBroker
-from loopwarden.streams.memory_writes import make_memory_write, writes_table
-from loopwarden.streams.publisher import AsyncPublisher
-from loopwarden.streams.replay_reader import PartitionSpan, TopicRangeReader
-from loopwarden.streams.topics import ensure_topics
+from loopwarden.streams.client.memory_writes import make_memory_write, writes_table
+from loopwarden.streams.client.publisher import AsyncPublisher
+from loopwarden.streams.tools.broker import EmbeddedBroker
+from loopwarden.streams.tools.replay_reader import PartitionSpan, TopicRangeReader
+from loopwarden.streams.tools.topics import ensure_topics
 
 RESULTS = Path(__file__).parent / "results"
 

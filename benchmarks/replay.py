@@ -38,10 +38,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 from action_monitor import workload
 
 from loopwarden.settings import Settings, settings_env
-from loopwarden.streams.broker import EmbeddedBroker
-from loopwarden.streams.publisher import AsyncPublisher, make_action_event
-from loopwarden.streams.replay_reader import wait_until_committed
-from loopwarden.streams.topics import ensure_topics
+from loopwarden.streams.client.publisher import AsyncPublisher, make_action_event
+from loopwarden.streams.tools.broker import EmbeddedBroker
+from loopwarden.streams.tools.replay_reader import wait_until_committed
+from loopwarden.streams.tools.topics import ensure_topics
 
 RESULTS = Path(__file__).parent / "results"
 

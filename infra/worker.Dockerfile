@@ -8,7 +8,7 @@ COPY agents ./agents
 COPY schemas ./schemas
 COPY storage ./storage
 COPY streams ./streams
-RUN pip install --no-cache-dir . \
+RUN pip install --no-cache-dir ".[worker]" \
     && mkdir -p /data /memory && chown nobody /data /memory
 
 # Faust's data directory (one volume per worker) and the LanceDB memory store (a volume

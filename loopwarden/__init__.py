@@ -18,27 +18,27 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "ActionEvent": "loopwarden.schemas",
     "Advice": "loopwarden.schemas.tasks",
-    "AdviceSubscriber": "loopwarden.streams.tasks",
-    "AnalysisSubscriber": "loopwarden.streams.json_subscribers",
-    "AsyncPublisher": "loopwarden.streams.publisher",
+    "AdviceSubscriber": "loopwarden.streams.client.tasks",
+    "AnalysisSubscriber": "loopwarden.streams.client.json_subscribers",
+    "AsyncPublisher": "loopwarden.streams.client.publisher",
     "BrokerUnavailableError": "loopwarden.errors",
-    "DeadLetterSubscriber": "loopwarden.streams.subscriber",
-    "DecisionSubscriber": "loopwarden.streams.json_subscribers",
+    "DeadLetterSubscriber": "loopwarden.streams.client.subscriber",
+    "DecisionSubscriber": "loopwarden.streams.client.json_subscribers",
     "EventValidationError": "loopwarden.errors",
     "LoopGuard": "loopwarden.adapters.guard",
     "LoopWarning": "loopwarden.schemas",
     "LoopwardenError": "loopwarden.errors",
-    "MemoryOutcomeSubscriber": "loopwarden.streams.json_subscribers",
+    "MemoryOutcomeSubscriber": "loopwarden.streams.client.json_subscribers",
     "PublishError": "loopwarden.errors",
-    "Publisher": "loopwarden.streams.sync_publisher",
+    "Publisher": "loopwarden.streams.client.sync_publisher",
     "ReflectionLevel": "loopwarden.schemas",
     "ReflectionRequest": "loopwarden.schemas",
-    "ReflectionRequestSubscriber": "loopwarden.streams.subscriber",
+    "ReflectionRequestSubscriber": "loopwarden.streams.client.subscriber",
     "Settings": "loopwarden.settings",
-    "WarningSubscriber": "loopwarden.streams.subscriber",
-    "end_task": "loopwarden.streams.tasks",
-    "make_action_event": "loopwarden.streams.publisher",
-    "start_task": "loopwarden.streams.tasks",
+    "WarningSubscriber": "loopwarden.streams.client.subscriber",
+    "end_task": "loopwarden.streams.client.tasks",
+    "make_action_event": "loopwarden.streams.client.publisher",
+    "start_task": "loopwarden.streams.client.tasks",
 }
 
 __all__ = [
@@ -93,16 +93,16 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names as if imported eagerl
     from loopwarden.schemas import ActionEvent, LoopWarning, ReflectionLevel, ReflectionRequest
     from loopwarden.schemas.tasks import Advice
     from loopwarden.settings import Settings
-    from loopwarden.streams.json_subscribers import (
+    from loopwarden.streams.client.json_subscribers import (
         AnalysisSubscriber,
         DecisionSubscriber,
         MemoryOutcomeSubscriber,
     )
-    from loopwarden.streams.publisher import AsyncPublisher, make_action_event
-    from loopwarden.streams.subscriber import (
+    from loopwarden.streams.client.publisher import AsyncPublisher, make_action_event
+    from loopwarden.streams.client.subscriber import (
         DeadLetterSubscriber,
         ReflectionRequestSubscriber,
         WarningSubscriber,
     )
-    from loopwarden.streams.sync_publisher import Publisher
-    from loopwarden.streams.tasks import AdviceSubscriber, end_task, start_task
+    from loopwarden.streams.client.sync_publisher import Publisher
+    from loopwarden.streams.client.tasks import AdviceSubscriber, end_task, start_task

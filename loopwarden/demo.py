@@ -30,8 +30,8 @@ from loopwarden.schemas.events import ActionEvent
 from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.warnings import LoopWarning
 from loopwarden.settings import Settings
-from loopwarden.streams.publisher import AsyncPublisher, make_action_event
-from loopwarden.streams.subscriber import DeadLetterSubscriber, WarningSubscriber
+from loopwarden.streams.client.publisher import AsyncPublisher, make_action_event
+from loopwarden.streams.client.subscriber import DeadLetterSubscriber, WarningSubscriber
 
 DEMO_TEXT_LINES = 4
 """Lines of each warning's text the demo prints (the rest is in ``timeline_message``)."""

@@ -2,7 +2,7 @@
 
 ``retriable`` (as aiokafka's ``KafkaError.retriable``) is decided where the failure
 is understood — the Kafka, LanceDB and HTTP boundaries — never from message text.
-The worker's runner acts on it (:mod:`loopwarden.streams.runner`): a retriable
+The worker's runner acts on it (:mod:`loopwarden.streams.runtime.runner`): a retriable
 error is retried a bounded number of times, an unavailable storage of our own
 pauses the partition and says so, anything else follows ``errors.on_processing_error``.
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-import numpy as np
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -21,16 +20,27 @@ from loopwarden.schemas.events import SCHEMA_VERSION, EventId, Timestamp, valida
 from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.redaction import REDACTED, redact_fields
 
+if TYPE_CHECKING:
+    import numpy as np
+
 Score = Annotated[float, Field(ge=0.0, le=1.0)]
 MemoryKey = Literal["scope", "memory"]
 """What keys a record of the memory-writes topic (``publisher.memory_key``)."""
 MAX_EMBEDDING_DIMS = 8192
+ARROW_MEDIA_TYPE = "application/vnd.apache.arrow.stream"
+"""The content type of a memory-writes record holding Arrow IPC columns."""
 
 
 def as_vector(value: Any) -> np.ndarray:
     """An embedding as float32: a JSON array of numbers, or a base64 string of
     little-endian float32 values (a quarter of the bytes, and no float parsing:
-    the form OpenAI's ``encoding_format="base64"`` returns)."""
+    the form OpenAI's ``encoding_format="base64"`` returns). Needs numpy."""
+    try:
+        import numpy as np
+    except ImportError:
+        raise ValueError(
+            "an embedding needs numpy on the client: pip install 'loopwarden[bulk]'"
+        ) from None
     if isinstance(value, np.ndarray):
         vector = value.astype(np.float32, copy=False).ravel()
     elif isinstance(value, str):

@@ -48,6 +48,7 @@ from loopwarden.errors import EventDecodeError, EventError, FieldError
 from loopwarden.schemas.events import MAX_TIMESTAMP, SCHEMA_VERSION
 from loopwarden.schemas.ids import derived_ids
 from loopwarden.schemas.memory import (
+    ARROW_MEDIA_TYPE,
     MAX_EMBEDDING_DIMS,
     CorePactScores,
     MemoryWrite,
@@ -57,7 +58,7 @@ from loopwarden.schemas.redaction_columns import redact_columns
 
 ARROW_STREAM_PREFIX = b"\xff\xff\xff\xff"
 """The first bytes of an Arrow IPC stream (its continuation marker)."""
-MEDIA_TYPE = "application/vnd.apache.arrow.stream"
+MEDIA_TYPE = ARROW_MEDIA_TYPE
 """The ``content-type`` header the Python client puts on an Arrow record."""
 
 SCORES = tuple(CorePactScores.model_fields)

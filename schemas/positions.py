@@ -17,10 +17,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from aiokafka.partitioner import murmur2
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,12 +97,12 @@ def origin_from_headers(headers: Iterable[tuple[str, bytes]] | None) -> Origin |
     return None
 
 
-_M = np.uint32(0x5BD1E995)
-
-
 def default_partitions(keys: Sequence[bytes], partition_count: int) -> np.ndarray:
     """:func:`default_partition` of many keys at once: murmur2 in numpy, one pass per
     key length (a bulk publish keys thousands of writes by their 32-character ids)."""
+    import numpy as np  # the bulk path only: a client without numpy sends one by one
+
+    _M = np.uint32(0x5BD1E995)
     out = np.zeros(len(keys), dtype=np.int64)
     by_length: dict[int, list[int]] = {}
     for i, key in enumerate(keys):

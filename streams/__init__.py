@@ -1,1 +1,3 @@
-"""Kafka plumbing: the Faust app, topics, publisher, subscriber, embedded broker."""
+"""Kafka plumbing in three parts: ``client`` (what an agent author imports),
+``runtime`` (the worker: Faust app, runner, sink, telemetry) and ``tools`` (the
+embedded broker, topic creation, audit replay)."""

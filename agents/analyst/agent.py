@@ -24,9 +24,9 @@ from loopwarden.schemas.families import family_of
 from loopwarden.schemas.reflection import validate_reflection_request
 from loopwarden.schemas.trace_context import carried
 from loopwarden.schemas.warnings import WarningKind
-from loopwarden.streams.app import LoopwardenApp
-from loopwarden.streams.runner import Record
-from loopwarden.streams.telemetry.spans import process_span
+from loopwarden.streams.runtime.app import LoopwardenApp
+from loopwarden.streams.runtime.runner import Record
+from loopwarden.streams.runtime.telemetry.spans import process_span
 
 log = logging.getLogger(__name__)
 

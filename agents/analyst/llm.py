@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from loopwarden.errors import LoopwardenError, ModelEndpointError
 from loopwarden.schemas import codec
-from loopwarden.streams.telemetry.spans import chat_span
+from loopwarden.streams.runtime.telemetry.spans import chat_span
 
 RETRIABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 """HTTP statuses after which the same request may succeed."""

@@ -41,11 +41,11 @@ from loopwarden.schemas.dead_letter import DeadLetter
 from loopwarden.schemas.events import TASK_EVENT_TYPES, validate_action
 from loopwarden.schemas.tasks import TaskEnd, TaskSpec, TaskStart, validate_task_event
 from loopwarden.schemas.trace_context import carried
-from loopwarden.streams.app import LoopwardenApp
-from loopwarden.streams.runner import Record
-from loopwarden.streams.table_store import TableStore
-from loopwarden.streams.telemetry.propagation import headers_of
-from loopwarden.streams.topics import TASK_TABLE
+from loopwarden.streams.client.propagation import headers_of
+from loopwarden.streams.runtime.app import LoopwardenApp
+from loopwarden.streams.runtime.runner import Record
+from loopwarden.streams.runtime.table_store import TableStore
+from loopwarden.streams.tools.topics import TASK_TABLE
 
 log = logging.getLogger(__name__)
 REPLAYS = frozenset({"direct_replay", "adaptive_replay"})

@@ -15,7 +15,7 @@ from typing import Any
 
 from opentelemetry.metrics import CallbackOptions, Meter, Observation
 
-from loopwarden.streams.telemetry.metrics import LATENCY_BUCKETS
+from loopwarden.streams.runtime.telemetry.metrics import LATENCY_BUCKETS
 
 
 class ExperienceMetrics:

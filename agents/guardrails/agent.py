@@ -21,11 +21,11 @@ from loopwarden.agents.guardrails.state import FamilyState
 from loopwarden.agents.monitor.expiry import IdleLoopSweeper, trusted_event_time
 from loopwarden.schemas import codec
 from loopwarden.schemas.positions import origin_from_headers
-from loopwarden.streams.app import LoopwardenApp
-from loopwarden.streams.runner import Record
-from loopwarden.streams.table_store import TableStore
-from loopwarden.streams.telemetry.spans import process_span
-from loopwarden.streams.topics import FAMILY_TABLE
+from loopwarden.streams.runtime.app import LoopwardenApp
+from loopwarden.streams.runtime.runner import Record
+from loopwarden.streams.runtime.table_store import TableStore
+from loopwarden.streams.runtime.telemetry.spans import process_span
+from loopwarden.streams.tools.topics import FAMILY_TABLE
 
 log = logging.getLogger(__name__)
 

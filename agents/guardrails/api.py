@@ -45,9 +45,9 @@ from loopwarden.schemas.completions import OverridePayload, validate_guardrail_e
 from loopwarden.schemas.events import field_errors
 from loopwarden.schemas.families import family_of
 from loopwarden.schemas.ids import derived_id, new_event_id
-from loopwarden.streams.app import LoopwardenApp
-from loopwarden.streams.table_store import TableStore
-from loopwarden.streams.web_api import ApiError, answer_json, check_bearer, read_json_body
+from loopwarden.streams.runtime.app import LoopwardenApp
+from loopwarden.streams.runtime.table_store import TableStore
+from loopwarden.streams.runtime.web_api import ApiError, answer_json, check_bearer, read_json_body
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 
 Each worker with the ``hooks`` role (on by default; it needs the web server,
 ``LOOPWARDEN_WEB_PORT``) follows the warnings topic — every partition, from its end,
-no consumer group — into a bounded :class:`~loopwarden.streams.inbox.WarningInbox`,
+no consumer group — into a bounded :class:`~loopwarden.streams.client.inbox.WarningInbox`,
 so that whichever worker a hook reaches can answer it. Point one Claude Code at one
 worker (or a sticky balancer): a session's pending warnings are handed out by the
 worker that answers its next PostToolUse.
@@ -32,12 +32,12 @@ from loopwarden.agents.hooks.claude_code import (
 from loopwarden.errors import LoopwardenError
 from loopwarden.schemas.events import field_errors
 from loopwarden.schemas.ids import derived_id
-from loopwarden.streams.app import LoopwardenApp
-from loopwarden.streams.backoff import Backoff
-from loopwarden.streams.event_builder import encode_event, make_action_event
-from loopwarden.streams.inbox import WarningInbox
-from loopwarden.streams.subscriber import WarningSubscriber
-from loopwarden.streams.web_api import ApiError, answer_json, check_bearer, read_json_body
+from loopwarden.streams.client.event_builder import encode_event, make_action_event
+from loopwarden.streams.client.inbox import WarningInbox
+from loopwarden.streams.client.subscriber import WarningSubscriber
+from loopwarden.streams.runtime.app import LoopwardenApp
+from loopwarden.streams.runtime.backoff import Backoff
+from loopwarden.streams.runtime.web_api import ApiError, answer_json, check_bearer, read_json_body
 
 log = logging.getLogger(__name__)
 

@@ -45,9 +45,9 @@ from loopwarden.errors import is_retriable
 from loopwarden.schemas import codec
 from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.memory_columns import MemoryColumns
-from loopwarden.streams.app import LoopwardenApp
-from loopwarden.streams.runner import Record
-from loopwarden.streams.telemetry.spans import child_span
+from loopwarden.streams.runtime.app import LoopwardenApp
+from loopwarden.streams.runtime.runner import Record
+from loopwarden.streams.runtime.telemetry.spans import child_span
 
 log = logging.getLogger(__name__)
 MEMORY_TABLE_NAME = "memories"

@@ -3,13 +3,13 @@
 The agent reads raw bytes (a typed topic would stop the agent on the first
 undecodable value) from the actions topic and its re-route topic, hands each
 record to :class:`RecordProcessor` (a consumed message is a bundle of records,
-see :mod:`loopwarden.streams.bundles`), keeps the loop states it changed and
+see :mod:`loopwarden.streams.runtime.bundles`), keeps the loop states it changed and
 writes them to the ``loop-state`` table once per offset commit
 (:mod:`~loopwarden.agents.monitor.pending_states`), and queues the changelog records,
 warnings, reflection requests, re-routed events and dead letters on the app's
-:class:`~loopwarden.streams.sink.RecordSink`, which sends them in batches and is
+:class:`~loopwarden.streams.runtime.sink.RecordSink`, which sends them in batches and is
 flushed before every offset commit. Errors follow the app's one policy
-(:class:`~loopwarden.streams.runner.AgentRunner`). Nothing else happens here.
+(:class:`~loopwarden.streams.runtime.runner.AgentRunner`). Nothing else happens here.
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ from loopwarden.agents.monitor.state import LoopState
 from loopwarden.schemas import codec
 from loopwarden.schemas.memory import memory_id_for, memory_record_key
 from loopwarden.schemas.positions import origin_from_headers
-from loopwarden.streams.app import LoopwardenApp
-from loopwarden.streams.runner import Record
-from loopwarden.streams.table_store import TableStore
-from loopwarden.streams.telemetry.spans import EventSpans
-from loopwarden.streams.topics import LOOP_STATE_TABLE as STATE_TABLE
+from loopwarden.streams.runtime.app import LoopwardenApp
+from loopwarden.streams.runtime.runner import Record
+from loopwarden.streams.runtime.table_store import TableStore
+from loopwarden.streams.runtime.telemetry.spans import EventSpans
+from loopwarden.streams.tools.topics import LOOP_STATE_TABLE as STATE_TABLE
 
 log = logging.getLogger(__name__)
 RECLAIM_CHUNK = 10_000

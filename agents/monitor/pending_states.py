@@ -7,7 +7,7 @@ commits was written fifteen times. :class:`PendingStates` keeps each changed
 loop's live state instead and writes the snapshots when it must:
 
 - before every offset commit (the sink's
-  :meth:`~loopwarden.streams.sink.RecordSink.before_commit` hook): a commit
+  :meth:`~loopwarden.streams.runtime.sink.RecordSink.before_commit` hook): a commit
   never passes an event whose state is not durable. That write is gradual
   (:meth:`PendingStates.write_gradually`): a thousand loops cost about 30 ms
   of snapshots, and written in one go they held every event that arrived
@@ -41,7 +41,7 @@ WRITE_CHUNK = 64
 
 
 class StateStore(Protocol):
-    """Where snapshots go (:class:`~loopwarden.streams.table_store.TableStore`)."""
+    """Where snapshots go (:class:`~loopwarden.streams.runtime.table_store.TableStore`)."""
 
     def get(self, key: bytes) -> bytes | None: ...
 

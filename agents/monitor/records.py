@@ -38,7 +38,7 @@ StateLoader = Callable[[str], LoopState | None]
 
 
 class EventScope(Protocol):
-    """An event's open trace spans (see :mod:`loopwarden.streams.telemetry.spans`)."""
+    """An event's open trace spans (see :mod:`loopwarden.streams.runtime.telemetry.spans`)."""
 
     trace_context: dict[str, str] | None
 

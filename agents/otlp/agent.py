@@ -17,9 +17,9 @@ from typing import Any
 from loopwarden.agents.otlp.spans import SpanError, action_of, decode_spans
 from loopwarden.errors import EventError
 from loopwarden.schemas.dead_letter import DeadLetter
-from loopwarden.streams.app import LoopwardenApp
-from loopwarden.streams.event_builder import encode_event
-from loopwarden.streams.runner import Record
+from loopwarden.streams.client.event_builder import encode_event
+from loopwarden.streams.runtime.app import LoopwardenApp
+from loopwarden.streams.runtime.runner import Record
 
 
 def register_otlp_ingest(app: LoopwardenApp) -> Any:

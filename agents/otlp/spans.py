@@ -37,7 +37,7 @@ from loopwarden.adapters.calls import canonical_args, result_text
 from loopwarden.errors import EventDecodeError, EventError, FieldError
 from loopwarden.schemas.events import ActionEvent
 from loopwarden.schemas.ids import derived_id
-from loopwarden.streams.event_builder import make_action_event
+from loopwarden.streams.client.event_builder import make_action_event
 
 STATUS_ERROR = Status.STATUS_CODE_ERROR  # 2, in both encodings
 TOOL_OPERATION = "execute_tool"

@@ -17,10 +17,10 @@ from opentelemetry import context as otel_context
 
 from loopwarden.errors import LoopwardenError
 from loopwarden.settings import Settings
-from loopwarden.streams.event_builder import make_action_event
-from loopwarden.streams.inbox import WarningInbox, is_stop
-from loopwarden.streams.publisher import AsyncPublisher, default_partition
-from loopwarden.streams.subscriber import WarningSubscriber
+from loopwarden.streams.client.event_builder import make_action_event
+from loopwarden.streams.client.inbox import WarningInbox, is_stop
+from loopwarden.streams.client.publisher import AsyncPublisher, default_partition
+from loopwarden.streams.client.subscriber import WarningSubscriber
 
 log = logging.getLogger("loopwarden.adapters")
 

@@ -5,7 +5,7 @@ hook only hands it a tuple and returns: publishing never blocks the agent, and a
 broker that is down never raises into it. The guard follows the warnings topic —
 only the partitions its loops live on, each from its end, before the loop's first
 event goes out (:mod:`~loopwarden.adapters.connection`) — and keeps the warnings of
-its loops in a :class:`~loopwarden.streams.inbox.WarningInbox`, until the adapter's
+its loops in a :class:`~loopwarden.streams.client.inbox.WarningInbox`, until the adapter's
 next injection point takes them.
 
 If the broker cannot be reached the guard says so once per outage, keeps the last
@@ -30,7 +30,7 @@ from loopwarden.adapters.connection import Connection, Event
 from loopwarden.errors import LoopwardenError
 from loopwarden.schemas.warnings import LoopWarning
 from loopwarden.settings import Settings
-from loopwarden.streams.inbox import WarningInbox
+from loopwarden.streams.client.inbox import WarningInbox
 
 log = logging.getLogger("loopwarden.adapters")
 

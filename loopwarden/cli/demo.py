@@ -38,8 +38,8 @@ def demo(timeout: float, keep_logs: bool) -> None:
     memory) is removed afterwards unless --keep-logs is given or the demo failed.
     """
     from loopwarden.demo import run_demo
-    from loopwarden.streams.broker import EmbeddedBroker
-    from loopwarden.streams.topics import ensure_topics
+    from loopwarden.streams.tools.broker import EmbeddedBroker
+    from loopwarden.streams.tools.topics import ensure_topics
 
     logs = Path(tempfile.mkdtemp(prefix="loopwarden-demo-"))
     started = time.monotonic()

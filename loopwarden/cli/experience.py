@@ -39,7 +39,7 @@ def _echo_json(value: Any) -> None:
 def experience() -> None:
     """Task experience in LanceDB (seed 004): what agents learned to do directly.
 
-    Agents start and end tasks on the stream (loopwarden.streams.tasks.start_task /
+    Agents start and end tasks on the stream (loopwarden.streams.client.tasks.start_task /
     end_task); workers with the experience role answer with advice and learn.
     """
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from loopwarden.agents.monitor.state import LoopState
     from loopwarden.schemas.dead_letter import DeadLetter
     from loopwarden.settings import Settings
-    from loopwarden.streams.subscriber import TopicSubscriber
+    from loopwarden.streams.client.subscriber import TopicSubscriber
 
 
 def _lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
@@ -61,7 +61,7 @@ async def _publish(settings: Settings, source: IO[bytes], batching: bool) -> int
     from loopwarden.cli.options import event_from_json, now, publish_id_prefix
     from loopwarden.errors import EventError
     from loopwarden.schemas import codec
-    from loopwarden.streams.publisher import AsyncPublisher, encode_event
+    from loopwarden.streams.client.publisher import AsyncPublisher, encode_event
 
     bad = 0
     prefix = publish_id_prefix()
@@ -147,8 +147,8 @@ def tail(
 def _subscriber(
     settings: Settings, name: str, loop_id: str | None, scope: str | None, from_beginning: bool
 ) -> TopicSubscriber[Any]:
-    from loopwarden.streams import json_subscribers as json_subs
-    from loopwarden.streams import subscriber as subs
+    from loopwarden.streams.client import json_subscribers as json_subs
+    from loopwarden.streams.client import subscriber as subs
 
     if name == "memory-outcomes":
         return json_subs.MemoryOutcomeSubscriber(

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 @click.option("--port", type=int, default=0, help="Port on 127.0.0.1 (default: a free one).")
 def broker(port: int) -> None:
     """Run the embedded Tansu broker (memory only) on loopback until Ctrl-C."""
-    from loopwarden.streams.broker import EmbeddedBroker
+    from loopwarden.streams.tools.broker import EmbeddedBroker
 
     with EmbeddedBroker(port or None) as running:
         click.echo(f"broker listening on {running.bootstrap_servers}")
@@ -65,7 +65,7 @@ def check_port_free(port: int, name: str) -> None:
 @bootstrap_option
 def topics(bootstrap_servers: str | None) -> None:
     """Create loopwarden's topics (partitions from LOOPWARDEN_TOPICS__PARTITIONS)."""
-    from loopwarden.streams.topics import ensure_topics
+    from loopwarden.streams.tools.topics import ensure_topics
 
     settings = settings_with(bootstrap_servers)
     created = asyncio.run(ensure_topics(settings))
@@ -88,7 +88,7 @@ def topics(bootstrap_servers: str | None) -> None:
 )
 def dev(port: int, web_port: int) -> None:
     """Embedded broker plus one worker, for local development. Ctrl-C stops both."""
-    from loopwarden.streams.broker import EmbeddedBroker
+    from loopwarden.streams.tools.broker import EmbeddedBroker
 
     if web_port:
         check_port_free(web_port, "--web-port / LOOPWARDEN_WEB_PORT")
@@ -113,7 +113,9 @@ def dev(port: int, web_port: int) -> None:
 
 
 def _run_worker(settings: Settings) -> None:
-    from loopwarden.streams.worker import run_worker  # imports faust: keep other commands fast
+    from loopwarden.streams.runtime.worker import (
+        run_worker,  # imports faust: keep other commands fast
+    )
 
     run_worker(settings)  # a LoopwardenError becomes one line and an exit code
 

@@ -10,7 +10,7 @@ import aiohttp
 from pydantic import SecretStr
 
 from loopwarden.faults.harness import cluster, wait_ready
-from loopwarden.streams.broker import free_port
+from loopwarden.streams.tools.broker import free_port
 
 TOKEN = "fault-suite-api-token"
 

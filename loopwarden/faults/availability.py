@@ -28,7 +28,7 @@ from loopwarden.faults.harness import (
     wait_committed,
     wait_ready,
 )
-from loopwarden.streams.publisher import AsyncPublisher, make_action_event
+from loopwarden.streams.client.publisher import AsyncPublisher, make_action_event
 
 
 def _streaks(tag: str, loops: int, length: int) -> Workload:

@@ -23,8 +23,8 @@ from loopwarden.faults.harness import (
     wait_ready,
 )
 from loopwarden.schemas import codec
-from loopwarden.streams.publisher import encode_event, make_action_event
-from loopwarden.streams.subscriber import DeadLetterSubscriber, WarningSubscriber
+from loopwarden.streams.client.publisher import encode_event, make_action_event
+from loopwarden.streams.client.subscriber import DeadLetterSubscriber, WarningSubscriber
 
 MAX_EVENT_BYTES = 8192
 REASONS = frozenset({"decode", "validation", "too_large"})

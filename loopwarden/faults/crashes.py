@@ -28,7 +28,7 @@ from loopwarden.faults.harness import (
     read_json,
     wait_committed,
 )
-from loopwarden.streams.publisher import AsyncPublisher
+from loopwarden.streams.client.publisher import AsyncPublisher
 
 
 async def _publish(c: Cluster, workload: Any, duration_s: float) -> list[str]:

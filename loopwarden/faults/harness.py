@@ -32,10 +32,10 @@ from loopwarden.cli.runtime import start_worker_process, stop_process
 from loopwarden.schemas import codec
 from loopwarden.schemas.events import ActionEvent
 from loopwarden.settings import Settings
-from loopwarden.streams.broker import EmbeddedBroker, free_port
-from loopwarden.streams.offsets import probe_end_offsets
-from loopwarden.streams.publisher import make_action_event
-from loopwarden.streams.topics import ensure_topics
+from loopwarden.streams.client.offsets import probe_end_offsets
+from loopwarden.streams.client.publisher import make_action_event
+from loopwarden.streams.tools.broker import EmbeddedBroker, free_port
+from loopwarden.streams.tools.topics import ensure_topics
 
 MONITOR_WARNINGS = frozenset({"action_type_spin", "code_edit_spin", "action_failed"})
 ACTION_TYPES = ("search", "read_file", "modify_code", "run_tests", "shell", "write_notes")
@@ -337,8 +337,8 @@ async def read_json(bootstrap: str, topic: str) -> list[dict[str, Any]]:
 
 async def wait_ready(settings: Settings, timeout_s: float = 120.0) -> float:
     """Wait until a worker answers (a failed action's warning comes back); returns seconds."""
-    from loopwarden.streams.publisher import AsyncPublisher
-    from loopwarden.streams.subscriber import WarningSubscriber
+    from loopwarden.streams.client.publisher import AsyncPublisher
+    from loopwarden.streams.client.subscriber import WarningSubscriber
 
     began = time.monotonic()
     loop_id = f"ready-{uuid.uuid4().hex[:8]}"

@@ -21,8 +21,8 @@ from pydantic import SecretStr
 
 from loopwarden.faults.harness import cluster, read_topic, wait_committed, wait_ready
 from loopwarden.schemas import codec
-from loopwarden.streams.broker import free_port
-from loopwarden.streams.topics import changelog_topics
+from loopwarden.streams.tools.broker import free_port
+from loopwarden.streams.tools.topics import changelog_topics
 from loopwarden.testing import SECRET_PARAMS, SECRETS, all_secrets
 
 TOKEN = "fault-suite-token"

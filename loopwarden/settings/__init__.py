@@ -242,7 +242,7 @@ class LimitSettings(BaseModel):
 
 
 class ErrorSettings(BaseModel):
-    """The one error policy of every agent (see ``loopwarden.streams.runner``)."""
+    """The one error policy of every agent (see ``loopwarden.streams.runtime.runner``)."""
 
     model_config = ConfigDict(frozen=True)
 

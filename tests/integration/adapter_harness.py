@@ -12,7 +12,7 @@ import itertools
 
 from loopwarden.adapters.guard import LoopGuard
 from loopwarden.settings import Settings
-from loopwarden.streams.publisher import default_partition
+from loopwarden.streams.client.publisher import default_partition
 
 from .conftest import isolated_settings
 
@@ -57,7 +57,7 @@ def published_events(settings: Settings, loop_id: str, count: int) -> list[dict]
 
     import orjson
 
-    from loopwarden.streams.subscriber import TopicSubscriber
+    from loopwarden.streams.client.subscriber import TopicSubscriber
 
     def events_of(record) -> list[dict]:
         value = orjson.loads(record.value)

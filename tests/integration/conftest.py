@@ -23,9 +23,9 @@ import pytest
 from loopwarden.cli.runtime import start_worker_process, stop_process
 from loopwarden.schemas.warnings import WarningKind
 from loopwarden.settings import LimitSettings, Settings
-from loopwarden.streams.broker import EmbeddedBroker
-from loopwarden.streams.subscriber import WarningSubscriber
-from loopwarden.streams.topics import ensure_topics
+from loopwarden.streams.client.subscriber import WarningSubscriber
+from loopwarden.streams.tools.broker import EmbeddedBroker
+from loopwarden.streams.tools.topics import ensure_topics
 
 pytestmark = pytest.mark.integration
 

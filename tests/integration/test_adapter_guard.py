@@ -11,7 +11,7 @@ import pytest
 
 from loopwarden.adapters.guard import LoopGuard
 from loopwarden.settings import Settings
-from loopwarden.streams.broker import EmbeddedBroker, free_port
+from loopwarden.streams.tools.broker import EmbeddedBroker, free_port
 
 from .adapter_harness import published_events
 from .conftest import create_topics
@@ -62,7 +62,7 @@ def test_published_calls_carry_the_callers_trace_context(laddered):
 
 
 def test_a_guard_reads_only_the_warning_partitions_of_its_loops(laddered):
-    from loopwarden.streams.publisher import default_partition
+    from loopwarden.streams.client.publisher import default_partition
 
     settings, other_guard = laddered
     partitions = settings.topics.partitions

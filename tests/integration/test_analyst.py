@@ -16,10 +16,10 @@ import pytest
 from aiohttp import web
 from pydantic import SecretStr
 
-from loopwarden.streams.broker import free_port
-from loopwarden.streams.json_subscribers import AnalysisSubscriber
-from loopwarden.streams.publisher import AsyncPublisher
-from loopwarden.streams.subscriber import WarningSubscriber
+from loopwarden.streams.client.json_subscribers import AnalysisSubscriber
+from loopwarden.streams.client.publisher import AsyncPublisher
+from loopwarden.streams.client.subscriber import WarningSubscriber
+from loopwarden.streams.tools.broker import free_port
 
 from .conftest import http_call, isolated_settings
 

@@ -11,7 +11,7 @@ import sys
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 
-from loopwarden.streams.broker import free_port
+from loopwarden.streams.tools.broker import free_port
 
 pytestmark = pytest.mark.integration
 

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from loopwarden.faults.harness import wait_ready
-from loopwarden.streams.broker import EmbeddedBroker
+from loopwarden.streams.tools.broker import EmbeddedBroker
 
 from .conftest import isolated_settings
 

@@ -19,9 +19,9 @@ from loopwarden.agents.monitor.loop_monitor import LoopMonitor
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.schemas import codec
 from loopwarden.settings import DetectionSettings
-from loopwarden.streams.publisher import make_action_event
-from loopwarden.streams.replay_reader import wait_until_committed
-from loopwarden.streams.subscriber import DeadLetterSubscriber
+from loopwarden.streams.client.publisher import make_action_event
+from loopwarden.streams.client.subscriber import DeadLetterSubscriber
+from loopwarden.streams.tools.replay_reader import wait_until_committed
 
 from .conftest import LayerOneWarnings, create_topics, isolated_settings
 

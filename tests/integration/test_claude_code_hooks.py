@@ -16,7 +16,7 @@ from pydantic import SecretStr
 
 from loopwarden.adapters.calls import CONTEXT_HEADER, STOP_HEADER
 from loopwarden.agents.hooks.claude_code import settings_snippet
-from loopwarden.streams.broker import free_port
+from loopwarden.streams.tools.broker import free_port
 
 from .adapter_harness import (
     STOP_AT,

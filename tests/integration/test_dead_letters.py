@@ -7,8 +7,8 @@ import uuid
 import pytest
 
 from loopwarden.schemas import codec
-from loopwarden.streams.publisher import AsyncPublisher
-from loopwarden.streams.subscriber import DeadLetterSubscriber, WarningSubscriber
+from loopwarden.streams.client.publisher import AsyncPublisher
+from loopwarden.streams.client.subscriber import DeadLetterSubscriber, WarningSubscriber
 
 pytestmark = pytest.mark.integration
 

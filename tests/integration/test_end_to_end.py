@@ -10,9 +10,9 @@ import pytest
 from loopwarden.schemas.levels import ReflectionLevel
 from loopwarden.schemas.reflection import ReflectionRequestKind
 from loopwarden.schemas.warnings import WarningKind
-from loopwarden.streams.publisher import AsyncPublisher
-from loopwarden.streams.subscriber import ReflectionRequestSubscriber, WarningSubscriber
-from loopwarden.streams.sync_publisher import Publisher
+from loopwarden.streams.client.publisher import AsyncPublisher
+from loopwarden.streams.client.subscriber import ReflectionRequestSubscriber, WarningSubscriber
+from loopwarden.streams.client.sync_publisher import Publisher
 
 pytestmark = pytest.mark.integration
 TIMEOUT = 60

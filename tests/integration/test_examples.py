@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from loopwarden.cli.runtime import stop_process
-from loopwarden.streams.broker import free_port
+from loopwarden.streams.tools.broker import free_port
 
 pytestmark = pytest.mark.integration
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -16,10 +16,10 @@ import pytest
 
 from loopwarden.schemas.tasks import Advice
 from loopwarden.storage.experience_table import ExperienceTable
-from loopwarden.streams.publisher import AsyncPublisher
-from loopwarden.streams.subscriber import DeadLetterSubscriber
-from loopwarden.streams.sync_publisher import Publisher
-from loopwarden.streams.tasks import end_task, start_task
+from loopwarden.streams.client.publisher import AsyncPublisher
+from loopwarden.streams.client.subscriber import DeadLetterSubscriber
+from loopwarden.streams.client.sync_publisher import Publisher
+from loopwarden.streams.client.tasks import end_task, start_task
 
 from .conftest import isolated_settings
 

@@ -17,7 +17,7 @@ from confluent_kafka import Producer
 from loopwarden.schemas import codec
 from loopwarden.schemas.ids import new_event_id
 from loopwarden.schemas.positions import default_partition
-from loopwarden.streams.publisher import AsyncPublisher
+from loopwarden.streams.client.publisher import AsyncPublisher
 
 from .conftest import LayerOneWarnings
 

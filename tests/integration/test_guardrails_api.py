@@ -9,7 +9,7 @@ import pytest
 from pydantic import SecretStr
 
 from loopwarden.agents.guardrails.api import SERVED_BY_HEADER
-from loopwarden.streams.broker import free_port
+from loopwarden.streams.tools.broker import free_port
 
 from .conftest import http_call as call
 from .conftest import isolated_settings

@@ -8,9 +8,9 @@ import pytest
 
 from loopwarden.schemas import codec
 from loopwarden.schemas.warnings import WarningKind
-from loopwarden.streams.json_subscribers import DecisionSubscriber
-from loopwarden.streams.publisher import AsyncPublisher
-from loopwarden.streams.subscriber import DeadLetterSubscriber, WarningSubscriber
+from loopwarden.streams.client.json_subscribers import DecisionSubscriber
+from loopwarden.streams.client.publisher import AsyncPublisher
+from loopwarden.streams.client.subscriber import DeadLetterSubscriber, WarningSubscriber
 
 pytestmark = pytest.mark.integration
 
@@ -86,7 +86,7 @@ async def test_answer_to_says_when_no_worker_answers(broker):
     """Issue 7: the README's guardrails snippet hung forever when it missed the decision;
     now it waits for the answer to its own event, and a missing worker is a clear error."""
     from loopwarden.errors import NothingReceivedError
-    from loopwarden.streams.json_subscribers import DecisionSubscriber
+    from loopwarden.streams.client.json_subscribers import DecisionSubscriber
 
     from .conftest import create_topics, isolated_settings
 

@@ -9,8 +9,8 @@ import pytest
 
 from loopwarden.settings import Settings
 from loopwarden.storage.memory_table import MemoryTable
-from loopwarden.streams.json_subscribers import AnalysisSubscriber, MemoryOutcomeSubscriber
-from loopwarden.streams.publisher import AsyncPublisher
+from loopwarden.streams.client.json_subscribers import AnalysisSubscriber, MemoryOutcomeSubscriber
+from loopwarden.streams.client.publisher import AsyncPublisher
 
 from .conftest import isolated_settings
 
@@ -215,7 +215,7 @@ async def test_a_storage_outage_pauses_memory_writes_instead_of_rejecting_them(
 
     import aiohttp
 
-    from loopwarden.streams.broker import free_port
+    from loopwarden.streams.tools.broker import free_port
 
     settings = isolated_settings(broker, "mem-outage")
     index = settings.memory.index.model_copy(
@@ -283,7 +283,7 @@ async def test_bulk_writes_with_deferred_checks_store_every_vector_once(
     import numpy as np
 
     from loopwarden.schemas import codec
-    from loopwarden.streams.subscriber import DeadLetterSubscriber
+    from loopwarden.streams.client.subscriber import DeadLetterSubscriber
 
     settings = isolated_settings(broker, "bulk")
     index = settings.memory.index.model_copy(
@@ -356,7 +356,7 @@ async def test_an_arrow_record_from_another_client_is_checked_redacted_and_answe
     from confluent_kafka import Producer
 
     from loopwarden.schemas.memory_columns import to_ipc
-    from loopwarden.streams.subscriber import DeadLetterSubscriber
+    from loopwarden.streams.client.subscriber import DeadLetterSubscriber
 
     settings = isolated_settings(broker, "arrow")
     memory = settings.memory.model_copy(update={"write_checks": "deferred"})
@@ -477,7 +477,7 @@ async def test_a_stored_batch_is_committed_without_waiting_for_the_commit_interv
     """A bulk load's offsets move once it is stored, not at the next commit interval
     (here 600 s: before, publish → committed waited up to 2.8 s behind publish → stored)."""
 
-    from loopwarden.streams.replay_reader import wait_until_committed
+    from loopwarden.streams.tools.replay_reader import wait_until_committed
 
     settings = isolated_settings(broker, "commit")
     settings = settings.model_copy(

@@ -11,8 +11,8 @@ import uuid
 
 import pytest
 
-from loopwarden.streams.publisher import AsyncPublisher
-from loopwarden.streams.subscriber import DeadLetterSubscriber, WarningSubscriber
+from loopwarden.streams.client.publisher import AsyncPublisher
+from loopwarden.streams.client.subscriber import DeadLetterSubscriber, WarningSubscriber
 
 from .adapter_harness import WARN_AT, laddered_settings
 from .otlp_payloads import otlp_json, otlp_proto, tool_span

@@ -9,7 +9,7 @@ import orjson
 import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from loopwarden.streams.publisher import AsyncPublisher, default_partition, make_action_event
+from loopwarden.streams.client.publisher import AsyncPublisher, default_partition, make_action_event
 
 from .conftest import create_topics, isolated_settings
 

@@ -25,8 +25,8 @@ from loopwarden.schemas.families import rerun_loop_id
 from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.positions import default_partition
 from loopwarden.settings import Settings, settings_env
-from loopwarden.streams.publisher import AsyncPublisher
-from loopwarden.streams.replay_reader import (
+from loopwarden.streams.client.publisher import AsyncPublisher
+from loopwarden.streams.tools.replay_reader import (
     PartitionSpan,
     TopicRangeReader,
     wait_until_committed,
@@ -272,7 +272,7 @@ def test_a_loop_idle_longer_than_the_ttl_is_decided_alike_live_in_detect_and_in_
                 publisher.publish_event(event)
             await publisher.flush()
         await processed_everything(settings)
-        from loopwarden.streams.subscriber import WarningSubscriber
+        from loopwarden.streams.client.subscriber import WarningSubscriber
 
         async with WarningSubscriber(settings, loop_id=loop, from_beginning=True) as warnings:
             received = await warnings.collect(1, 30)

@@ -8,7 +8,7 @@ import time
 import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from loopwarden.streams.publisher import AsyncPublisher, default_partition
+from loopwarden.streams.client.publisher import AsyncPublisher, default_partition
 
 from .conftest import LayerOneWarnings, isolated_settings
 

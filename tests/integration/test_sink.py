@@ -7,8 +7,8 @@ import asyncio
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
-from loopwarden.streams.publisher import default_partition
-from loopwarden.streams.sink import RecordSink
+from loopwarden.streams.client.publisher import default_partition
+from loopwarden.streams.runtime.sink import RecordSink
 
 from .conftest import create_topics, isolated_settings
 
@@ -66,7 +66,7 @@ async def test_a_failed_background_delivery_is_not_flushed_past(tmp_path):
     """Issue 15.3: a background flush that fails must make the next flush fail (so Faust
     does not commit), and the undelivered records are kept and delivered once it can."""
     from loopwarden.errors import PublishError
-    from loopwarden.streams.broker import EmbeddedBroker
+    from loopwarden.streams.tools.broker import EmbeddedBroker
 
     first = EmbeddedBroker(log_path=tmp_path / "first.log").start()
     settings = isolated_settings(first, "sink-fail")

@@ -9,10 +9,10 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.schemas.positions import default_partition
 from loopwarden.schemas.warnings import WarningKind
-from loopwarden.streams.publisher import AsyncPublisher
-from loopwarden.streams.replay_reader import wait_until_committed
-from loopwarden.streams.subscriber import WarningSubscriber
-from loopwarden.streams.topics import LOOP_STATE_TABLE
+from loopwarden.streams.client.publisher import AsyncPublisher
+from loopwarden.streams.client.subscriber import WarningSubscriber
+from loopwarden.streams.tools.replay_reader import wait_until_committed
+from loopwarden.streams.tools.topics import LOOP_STATE_TABLE
 
 from .conftest import isolated_settings
 

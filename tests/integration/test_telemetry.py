@@ -29,10 +29,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.settings import Settings, TelemetrySettings
-from loopwarden.streams.broker import free_port
-from loopwarden.streams.event_builder import encode_event, make_action_event
-from loopwarden.streams.publisher import AsyncPublisher
-from loopwarden.streams.subscriber import WarningSubscriber
+from loopwarden.streams.client.event_builder import encode_event, make_action_event
+from loopwarden.streams.client.publisher import AsyncPublisher
+from loopwarden.streams.client.subscriber import WarningSubscriber
+from loopwarden.streams.tools.broker import free_port
 
 from .conftest import WorkerProcess, create_topics, isolated_settings
 

@@ -7,7 +7,7 @@ import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 
 from loopwarden.errors import ConfigurationError
-from loopwarden.streams.topics import changelog_topics, ensure_topics, topic_names
+from loopwarden.streams.tools.topics import changelog_topics, ensure_topics, topic_names
 
 from .conftest import isolated_settings
 

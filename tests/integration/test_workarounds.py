@@ -1,13 +1,13 @@
 """Contract tests on the real broker: each workaround still does its job (see
-``loopwarden.streams.workarounds``; the wiring is asserted in the unit tests)."""
+``loopwarden.streams.runtime.workarounds``; the wiring is asserted in the unit tests)."""
 
 from __future__ import annotations
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
-from loopwarden.streams.offsets import probe_end_offsets
-from loopwarden.streams.worker import build_worker_app
+from loopwarden.streams.client.offsets import probe_end_offsets
+from loopwarden.streams.runtime.worker import build_worker_app
 
 from .conftest import create_topics, isolated_settings
 
@@ -55,7 +55,7 @@ async def test_the_probe_is_not_fooled_by_a_slow_broker(tmp_path):
     """Issue 15.8: the probe gave up after one empty 100 ms poll; a broker answering a
     fetch in 300 ms (Tansu under load) made recovery stop short and state go backwards."""
     from loopwarden.faults.proxy import BrokerProxy
-    from loopwarden.streams.broker import EmbeddedBroker, free_port
+    from loopwarden.streams.tools.broker import EmbeddedBroker, free_port
 
     proxy_port = free_port()
     with EmbeddedBroker(log_path=tmp_path / "b.log", advertised_port=proxy_port) as slow:

@@ -15,8 +15,8 @@ from loopwarden.adapters.calls import (
     tool_call_fields,
 )
 from loopwarden.schemas.warnings import LoopWarning
-from loopwarden.streams.event_builder import make_action_event
-from loopwarden.streams.inbox import WarningInbox, is_stop
+from loopwarden.streams.client.event_builder import make_action_event
+from loopwarden.streams.client.inbox import WarningInbox, is_stop
 
 
 def warning(loop_id="l1", n=0, step="warn", next_actions=()) -> LoopWarning:

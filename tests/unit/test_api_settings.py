@@ -7,7 +7,7 @@ from loopwarden.agents.guardrails.api import check_api_settings
 from loopwarden.agents.guardrails.openapi import openapi_document
 from loopwarden.errors import ConfigurationError
 from loopwarden.settings import Settings
-from loopwarden.streams.app import create_app
+from loopwarden.streams.runtime.app import create_app
 
 
 def app_with(**changes):

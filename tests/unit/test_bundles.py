@@ -1,11 +1,11 @@
-"""Record bundles (streams/bundles.py) and how the runner opens them, without a broker."""
+"""Record bundles (streams/runtime/bundles.py) and how the runner opens them, without a broker."""
 
 from __future__ import annotations
 
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
-from loopwarden.streams.bundles import bundle_fetched, bundle_records
-from loopwarden.streams.runner import Record
+from loopwarden.streams.runtime.bundles import bundle_fetched, bundle_records
+from loopwarden.streams.runtime.runner import Record
 
 
 def consumed(offset: int, value: bytes, topic: str = "actions", partition: int = 3):

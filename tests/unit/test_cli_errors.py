@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from loopwarden import __version__
 from loopwarden.cli import COMMANDS, main
-from loopwarden.streams.broker import free_port
+from loopwarden.streams.tools.broker import free_port
 
 
 @pytest.fixture

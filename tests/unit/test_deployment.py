@@ -18,9 +18,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from loopwarden.agents.guardrails.api import check_api_settings
 from loopwarden.cli import main
 from loopwarden.settings import Settings
-from loopwarden.streams.app import advertised_web_host, create_app
-from loopwarden.streams.telemetry.metrics import WorkerMetrics
-from loopwarden.streams.telemetry.providers import start_telemetry
+from loopwarden.streams.runtime.app import advertised_web_host, create_app
+from loopwarden.streams.runtime.telemetry.metrics import WorkerMetrics
+from loopwarden.streams.runtime.telemetry.providers import start_telemetry
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -269,7 +269,7 @@ def test_agents_tool_spans_reach_the_otlp_role_through_kafka(monkeypatch):
     (condition,) = config["processors"]["filter/tool_spans"]["traces"]["span"]
     assert '"gen_ai.operation.name"' in condition and '"execute_tool"' in condition
     # the topic is created by the topics service before the collector starts
-    from loopwarden.streams.topics import topic_names
+    from loopwarden.streams.tools.topics import topic_names
 
     assert settings.topics.otlp_spans in topic_names(settings)
     depends = compose()["services"]["otel-collector"]["depends_on"]

@@ -18,7 +18,7 @@ from loopwarden.agents.experience.steps import clean_path, step_of, what_failed
 from loopwarden.agents.experience.tasks import OpenTask
 from loopwarden.schemas.tasks import Advice, TaskSpec
 from loopwarden.settings import ExperienceSettings, Settings
-from loopwarden.streams.event_builder import make_action_event
+from loopwarden.streams.client.event_builder import make_action_event
 
 SETTINGS = ExperienceSettings()
 DETECTION = Settings().detection
@@ -276,7 +276,7 @@ def test_open_task_keeps_a_capped_log_and_skips_redelivered_steps():
 
 def test_task_events_are_validated_and_redacted_at_the_edge():
     from loopwarden.errors import EventValidationError
-    from loopwarden.streams.tasks import task_end_event, task_start_event
+    from loopwarden.streams.client.tasks import task_end_event, task_start_event
 
     start = task_start_event("loop", "log in with password: hunter2 and order", app_name="x")
     assert start.payload.task_description == "log in with password: [REDACTED] and order"

@@ -12,7 +12,7 @@ from loopwarden.agents.experience.tasks import OpenTask
 from loopwarden.agents.memory.embedding import HashingEmbedder
 from loopwarden.schemas.tasks import TaskSpec
 from loopwarden.settings import Settings
-from loopwarden.streams.event_builder import make_action_event
+from loopwarden.streams.client.event_builder import make_action_event
 
 SECRET = "hunter2-Zx9!"
 SETTINGS = Settings()

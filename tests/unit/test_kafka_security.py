@@ -12,8 +12,8 @@ from pydantic import ValidationError
 
 from loopwarden.errors import ConfigurationError
 from loopwarden.settings import KafkaSecurity, Settings
-from loopwarden.streams.app import create_app
-from loopwarden.streams.security import client_options, faust_credentials
+from loopwarden.streams.client.security import client_options, faust_credentials
+from loopwarden.streams.runtime.app import create_app
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import pytest
 
 from loopwarden.errors import EventValidationError
 from loopwarden.schemas.events import validate_action
-from loopwarden.streams.publisher import make_action_event
+from loopwarden.streams.client.publisher import make_action_event
 
 
 def test_a_misspelled_field_is_refused_with_a_suggestion():

@@ -24,7 +24,7 @@ from loopwarden.schemas.memory_columns import (
 from loopwarden.schemas.positions import default_partition, default_partitions
 from loopwarden.schemas.redaction import redact_text
 from loopwarden.schemas.redaction_columns import screen
-from loopwarden.streams.memory_writes import make_memory_write, memory_columns, writes_table
+from loopwarden.streams.client.memory_writes import make_memory_write, memory_columns, writes_table
 from loopwarden.testing import SECRETS
 
 VECTOR = pa.list_(pa.float32())
@@ -268,7 +268,7 @@ def test_an_outcome_array_is_read_outcome_by_outcome():
 
     from loopwarden.schemas import codec
     from loopwarden.settings import Settings
-    from loopwarden.streams.json_subscribers import MemoryOutcomeSubscriber
+    from loopwarden.streams.client.json_subscribers import MemoryOutcomeSubscriber
 
     def consumed(value: bytes) -> ConsumerRecord:
         return ConsumerRecord("outcomes", 0, 7, 0, 0, b"s", value, None, 1, len(value), ())

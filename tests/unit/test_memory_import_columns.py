@@ -11,7 +11,7 @@ from loopwarden.agents.memory.importer import MemoryImporter
 from loopwarden.schemas.memory_columns import check_columns
 from loopwarden.settings import MemorySettings
 from loopwarden.storage.memory_table import MemoryTable
-from loopwarden.streams.memory_writes import make_memory_write, memory_columns, writes_table
+from loopwarden.streams.client.memory_writes import make_memory_write, memory_columns, writes_table
 
 DIMS = 16
 NOW = 1_800_000_000.0

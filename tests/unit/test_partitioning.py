@@ -2,8 +2,8 @@
 
 from aiokafka.partitioner import DefaultPartitioner
 
-from loopwarden.streams.app import broker_urls
-from loopwarden.streams.publisher import default_partition
+from loopwarden.streams.client.publisher import default_partition
+from loopwarden.streams.runtime.app import broker_urls
 
 
 def test_matches_aiokafka_default_partitioner():

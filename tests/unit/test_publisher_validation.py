@@ -4,7 +4,7 @@ import pytest
 
 from loopwarden import AsyncPublisher, Publisher, PublishError
 from loopwarden.errors import EventValidationError
-from loopwarden.streams.publisher import encode_event, make_action_event
+from loopwarden.streams.client.publisher import encode_event, make_action_event
 
 
 async def test_async_publish_rejects_a_bad_field_with_its_path():
@@ -38,7 +38,7 @@ def test_encoded_event_round_trips():
 
 
 def test_bulk_memory_records_respect_both_limits_and_keep_order():
-    from loopwarden.streams.memory_writes import chunk_records
+    from loopwarden.streams.client.memory_writes import chunk_records
 
     items = [(f"e{i}", b"x" * size) for i, size in enumerate([10, 10, 10, 50, 10, 200, 10])]
     chunks = list(chunk_records(items, per_record=2, max_bytes=60))
@@ -58,7 +58,7 @@ def test_bulk_memory_writes_spread_by_memory_id_or_stay_together_by_scope():
 
     from loopwarden.schemas.memory import validate_memory_write
     from loopwarden.schemas.positions import default_partition
-    from loopwarden.streams.memory_writes import make_memory_write, memory_records
+    from loopwarden.streams.client.memory_writes import make_memory_write, memory_records
 
     writes = [make_memory_write(f"fact {i}", event_id=f"e{i}") for i in range(40)]
     writes.append(make_memory_write("other scope", event_id="x", scope="team-b"))

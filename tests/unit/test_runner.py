@@ -1,4 +1,4 @@
-"""The one error policy every agent runs under (streams/runner.py), without a broker."""
+"""The one error policy every agent runs under (streams/runtime/runner.py), without a broker."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from types import SimpleNamespace
 import pytest
 
 from loopwarden.errors import PublishError, StorageUnavailableError, is_retriable
-from loopwarden.streams.backoff import Backoff
-from loopwarden.streams.bundles import RecordBundle
-from loopwarden.streams.dead_letters import DeadLetters, RateLimitedLog
-from loopwarden.streams.runner import AgentRunner, ErrorPolicy, TransientError
+from loopwarden.streams.runtime.backoff import Backoff
+from loopwarden.streams.runtime.bundles import RecordBundle
+from loopwarden.streams.runtime.dead_letters import DeadLetters, RateLimitedLog
+from loopwarden.streams.runtime.runner import AgentRunner, ErrorPolicy, TransientError
 
 
 class Buffer:
@@ -142,7 +142,7 @@ async def test_a_retriable_error_is_retried_a_bounded_number_of_times_then_dead_
 async def test_storage_away_pauses_the_record_says_so_and_resumes_without_a_limit(caplog):
     from opentelemetry.metrics import NoOpMeter
 
-    from loopwarden.streams.telemetry.metrics import WorkerMetrics
+    from loopwarden.streams.runtime.telemetry.metrics import WorkerMetrics
 
     sink = Buffer()
     metrics = WorkerMetrics(NoOpMeter("t"))
@@ -234,7 +234,7 @@ async def test_metrics_count_the_events_records_held_once_per_message():
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
-    from loopwarden.streams.telemetry.metrics import WorkerMetrics
+    from loopwarden.streams.runtime.telemetry.metrics import WorkerMetrics
 
     reader = InMemoryMetricReader()
     metrics = WorkerMetrics(MeterProvider(metric_readers=[reader]).get_meter("t"))

@@ -230,7 +230,7 @@ def test_layer_one_can_key_on_type_and_name():
 
 
 def test_the_publisher_digests_a_long_result_whole():
-    from loopwarden.streams.publisher import make_action_event
+    from loopwarden.streams.client.publisher import make_action_event
 
     long = "x " * 3000
     event = make_action_event("L", "tool", result=long)
@@ -253,7 +253,7 @@ def test_parallel_calls_of_one_response_are_one_step():
 
 
 def test_an_unknown_outcome_is_not_a_failure():
-    from loopwarden.streams.publisher import encode_event
+    from loopwarden.streams.client.publisher import encode_event
 
     unknown = [action(action_type="submit", success=None) for _ in range(5)]
     assert fired(kinds(unknown, ["action_failed", "failure_streak"])) == []

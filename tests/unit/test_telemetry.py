@@ -18,14 +18,14 @@ from loopwarden.errors import EventValidationError
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.events import validate_action
 from loopwarden.settings import DetectionSettings, Settings, TelemetrySettings
-from loopwarden.streams.event_builder import encode_event, make_action_event
-from loopwarden.streams.telemetry.loop_health import LoopHealth
-from loopwarden.streams.telemetry.metrics import Totals, WorkerMetrics
-from loopwarden.streams.telemetry.propagation import carrier_of, extract, headers_of
-from loopwarden.streams.telemetry.providers import start_telemetry
-from loopwarden.streams.telemetry.publishing import PublishSpans
-from loopwarden.streams.telemetry.spans import EventSpans, chat_span
-from loopwarden.streams.telemetry.summary import Summary
+from loopwarden.streams.client.event_builder import encode_event, make_action_event
+from loopwarden.streams.client.propagation import carrier_of, extract, headers_of
+from loopwarden.streams.client.publishing import PublishSpans
+from loopwarden.streams.runtime.telemetry.loop_health import LoopHealth
+from loopwarden.streams.runtime.telemetry.metrics import Totals, WorkerMetrics
+from loopwarden.streams.runtime.telemetry.providers import start_telemetry
+from loopwarden.streams.runtime.telemetry.spans import EventSpans, chat_span
+from loopwarden.streams.runtime.telemetry.summary import Summary
 
 SEED = DetectionSettings(profile="seed")  # these tests use the seed's triggers
 
@@ -316,7 +316,7 @@ def test_loop_health_shows_the_ladder_step_each_loop_was_told():
 
 
 def test_throughput_gives_each_rate_between_readings_a_second_apart():
-    from loopwarden.streams.telemetry.web import Throughput
+    from loopwarden.streams.runtime.telemetry.web import Throughput
 
     rates = Throughput()
     assert rates.update((10, 1, 0), now=100.0) == (0.0, 0.0, 0.0)  # a first reading
@@ -333,7 +333,7 @@ def test_the_lag_of_an_idle_partition_after_a_rebalance_is_zero():
 
     from faust.types import TP
 
-    from loopwarden.streams.telemetry.metrics import partition_lags
+    from loopwarden.streams.runtime.telemetry.metrics import partition_lags
 
     class Consumer:  # the attributes of Faust's consumer the gauge reads
         def __init__(self) -> None:

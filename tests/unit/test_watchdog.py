@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from loopwarden.streams.watchdog import BrokerWatchdog
+from loopwarden.streams.runtime.watchdog import BrokerWatchdog
 
 
 async def test_one_line_down_one_line_back(caplog):

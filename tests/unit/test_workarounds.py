@@ -16,9 +16,9 @@ from faust.transport.drivers import aiokafka as faust_aiokafka
 from faust.web import base as faust_web
 
 from loopwarden.settings import Settings
-from loopwarden.streams import workarounds
-from loopwarden.streams.topics import changelog_topics
-from loopwarden.streams.worker import build_worker_app
+from loopwarden.streams.runtime import workarounds
+from loopwarden.streams.runtime.worker import build_worker_app
+from loopwarden.streams.tools.topics import changelog_topics
 
 
 def test_the_worker_app_uses_the_tuned_consumer_and_producer():

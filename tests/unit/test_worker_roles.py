@@ -8,7 +8,7 @@ import pytest
 
 from loopwarden.errors import ConfigurationError
 from loopwarden.settings import Settings
-from loopwarden.streams.worker import build_worker_app
+from loopwarden.streams.runtime.worker import build_worker_app
 
 
 def agents_of(**changes):
@@ -56,7 +56,7 @@ def test_the_worker_logs_at_its_level_and_builds_no_debug_records():
     script = (
         "import logging, sys\n"
         "from loopwarden.settings import Settings\n"
-        "from loopwarden.streams.worker import build_worker_app, new_faust_worker\n"
+        "from loopwarden.streams.runtime.worker import build_worker_app, new_faust_worker\n"
         "settings = Settings()\n"
         "worker = new_faust_worker(build_worker_app(settings), settings)\n"
         "worker._setup_logging()\n"

@@ -37,11 +37,11 @@ from typing import Any
 
 from loopwarden.errors import TransientError, is_retriable, pauses
 from loopwarden.schemas.dead_letter import SourcePosition
-from loopwarden.streams.backoff import Backoff
-from loopwarden.streams.batching import take_events_bounded
-from loopwarden.streams.bundles import RecordBundle
-from loopwarden.streams.dead_letters import DeadLetters
-from loopwarden.streams.telemetry.metrics import WorkerMetrics
+from loopwarden.streams.runtime.backoff import Backoff
+from loopwarden.streams.runtime.batching import take_events_bounded
+from loopwarden.streams.runtime.bundles import RecordBundle
+from loopwarden.streams.runtime.dead_letters import DeadLetters
+from loopwarden.streams.runtime.telemetry.metrics import WorkerMetrics
 
 log = logging.getLogger(__name__)
 

@@ -9,8 +9,8 @@ from aiokafka.errors import TopicAlreadyExistsError
 
 from loopwarden.errors import ConfigurationError
 from loopwarden.settings import Settings
-from loopwarden.streams.connect import start_client
-from loopwarden.streams.security import client_options
+from loopwarden.streams.client.connect import start_client
+from loopwarden.streams.client.security import client_options
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from opentelemetry.metrics import CallbackOptions, Meter, Observation
 
-from loopwarden.streams.telemetry.sensor import is_input_topic
+from loopwarden.streams.runtime.telemetry.sensor import is_input_topic
 
 # seconds, from half a millisecond to ten seconds
 LATENCY_BUCKETS = (

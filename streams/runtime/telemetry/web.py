@@ -22,8 +22,8 @@ from typing import Any
 from faust.web import Request, Response, View
 from prometheus_client import generate_latest
 
-from loopwarden.streams.telemetry.metrics import partition_lags
-from loopwarden.streams.telemetry.sensor import LifecycleLog
+from loopwarden.streams.runtime.telemetry.metrics import partition_lags
+from loopwarden.streams.runtime.telemetry.sensor import LifecycleLog
 
 PROMETHEUS_TEXT = "text/plain; version=0.0.4"
 ACTION_AGENT = "monitor_actions"

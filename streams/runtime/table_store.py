@@ -2,7 +2,7 @@
 
 Faust sends one changelog record per table write through its own per-message
 produce path. :class:`TableStore` writes the table's store directly and queues
-the changelog record on the :class:`~loopwarden.streams.sink.RecordSink`, to the
+the changelog record on the :class:`~loopwarden.streams.runtime.sink.RecordSink`, to the
 partition of the record being processed (where Faust would have put it), so
 recovery and standbys read it exactly as Faust's own.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from loopwarden.streams.sink import RecordSink
+from loopwarden.streams.runtime.sink import RecordSink
 
 
 class TableStore:

@@ -4,7 +4,7 @@ any consumer group.
 The reader never joins a group (the workers' committed offsets are left alone)
 and never follows a topic: it reads each assigned partition from a start offset
 to the end offset it found when it started, so a replay has a fixed input even
-while workers keep writing. End offsets are probed (:mod:`loopwarden.streams.offsets`)
+while workers keep writing. End offsets are probed (:mod:`loopwarden.streams.client.offsets`)
 because the embedded broker under-reports them. Time ranges are resolved by the
 caller from the records' timestamps: the embedded broker answers
 ListOffsets-by-time with offset 0 for every time.
@@ -23,9 +23,9 @@ from aiokafka.errors import KafkaError
 
 from loopwarden.errors import LoopwardenError
 from loopwarden.settings.kafka_security import KafkaSecurity
-from loopwarden.streams.connect import start_client
-from loopwarden.streams.offsets import probe_end_offsets
-from loopwarden.streams.security import client_options
+from loopwarden.streams.client.connect import start_client
+from loopwarden.streams.client.offsets import probe_end_offsets
+from loopwarden.streams.client.security import client_options
 
 
 @dataclass(frozen=True, slots=True)

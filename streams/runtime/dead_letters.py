@@ -19,10 +19,10 @@ from loopwarden.errors import EventDecodeError, FieldError
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
 from loopwarden.schemas.redaction import redact, redact_text
-from loopwarden.streams.sink import RecordSink
+from loopwarden.streams.runtime.sink import RecordSink
 
 if TYPE_CHECKING:
-    from loopwarden.streams.runner import Record
+    from loopwarden.streams.runtime.runner import Record
 
 log = logging.getLogger(__name__)
 

@@ -41,20 +41,20 @@ from loopwarden.schemas.events import (
 from loopwarden.schemas.families import family_of
 from loopwarden.schemas.ids import new_event_id
 from loopwarden.schemas.known_fields import refuse_unknown_fields
-from loopwarden.schemas.memory import memory_record_key
-from loopwarden.schemas.memory_columns import MEDIA_TYPE
+from loopwarden.schemas.memory import ARROW_MEDIA_TYPE, memory_record_key
 from loopwarden.schemas.positions import default_partition
 from loopwarden.settings import Settings
-from loopwarden.streams.event_builder import encode_event, make_action_event
-from loopwarden.streams.memory_writes import (
+from loopwarden.streams.client.event_builder import encode_event, make_action_event
+from loopwarden.streams.client.memory_writes import (
     MemoryEncoding,
+    arrow_available,
     encode_memory_write,
     make_memory_write,
     memory_write_records,
 )
-from loopwarden.streams.producer import start_producer
-from loopwarden.streams.telemetry.propagation import headers_of
-from loopwarden.streams.telemetry.publishing import PublishSpans
+from loopwarden.streams.client.producer import start_producer
+from loopwarden.streams.client.propagation import headers_of
+from loopwarden.streams.client.publishing import PublishSpans
 
 __all__ = [
     "AsyncPublisher",
@@ -160,7 +160,8 @@ class AsyncPublisher:
 
     def publish_event(self, event: ActionEvent | Mapping[str, Any]) -> str:
         """Enqueue an already built event (or a dict that is validated first); it carries
-        the trace context of the caller's span (see :mod:`~loopwarden.streams.telemetry`)."""
+        the trace context of the caller's span (see
+        :mod:`~loopwarden.streams.client.propagation`)."""
         if not isinstance(event, ActionEvent):
             event = validate_action(dict(event))
         event = self.spans.stamp(event)
@@ -253,7 +254,7 @@ class AsyncPublisher:
         self,
         memories: Iterable[Mapping[str, Any]],
         *,
-        encoding: MemoryEncoding = "arrow",
+        encoding: MemoryEncoding | None = None,
         per_record: int | None = None,
         max_record_bytes: int = 512 * 1024,
     ) -> list[str]:
@@ -269,20 +270,23 @@ class AsyncPublisher:
         ``per_record`` writes (default 2,000 as Arrow, 200 as JSON) or about
         ``max_record_bytes`` per record.
 
-        ``encoding="arrow"`` (the default) sends Arrow IPC records, checked column by
-        column, vectors as float32 columns; ``"json"`` sends JSON arrays, vectors as
-        base64 float32. A worker reads both; with ``memory.write_checks=deferred`` it
-        stores them at append speed. Raises :class:`PublishError` naming how many were
-        not delivered.
+        ``encoding="arrow"`` (the default when numpy and pyarrow are installed:
+        ``loopwarden[bulk]`` or the worker) sends Arrow IPC records, checked column by
+        column, vectors as float32 columns; ``"json"`` (the default without them) sends
+        JSON arrays, vectors as base64 float32. A worker reads both; with
+        ``memory.write_checks=deferred`` it stores them at append speed. Raises
+        :class:`PublishError` naming how many were not delivered.
         """
         if self._producer is None:
             raise PublishError("publisher is not started")
         topic = self.settings.topics.memory_writes
         partitions = await self.topic_partitions(topic)
+        if encoding is None:
+            encoding = "arrow" if arrow_available() else "json"
         records, event_ids = memory_write_records(
             list(memories), encoding, partitions, self._memory_key, per_record, max_record_bytes
         )
-        headers = [("content-type", MEDIA_TYPE.encode())] if encoding == "arrow" else None
+        headers = [("content-type", ARROW_MEDIA_TYPE.encode())] if encoding == "arrow" else None
         deliveries: list[tuple[list[str], asyncio.Future[Any]]] = []
         try:
             for record in records:

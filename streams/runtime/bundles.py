@@ -13,7 +13,7 @@ fetched run of a partition's records into one message whose value is a
 ``kafka.bundle_max_bytes`` of values, standing at the last one's offset).
 Faust's group membership, partition ownership, table changelogs and recovery
 are untouched: only the per-record hand-off is shared.
-:class:`~loopwarden.streams.runner.AgentRunner` opens a bundle and applies the
+:class:`~loopwarden.streams.runtime.runner.AgentRunner` opens a bundle and applies the
 error policy to each record on its own.
 
 Offsets stay exact: a bundle's earlier offsets are acknowledged only with the
@@ -33,7 +33,7 @@ from typing import Any
 import faust
 from aiokafka.structs import ConsumerRecord
 
-from loopwarden.streams.telemetry.service_log import SERVICE_LOG
+from loopwarden.streams.runtime.telemetry.service_log import SERVICE_LOG
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +43,7 @@ class RecordBundle:
     records: tuple[Any, ...]
     opened: list[Any] = field(default_factory=list, compare=False, repr=False)
     """The records as handlers see them, made once for every agent reading the bundle
-    (:meth:`loopwarden.streams.runner.Record.all_of`)."""
+    (:meth:`loopwarden.streams.runtime.runner.Record.all_of`)."""
 
     def __len__(self) -> int:
         return len(self.records)

@@ -22,15 +22,15 @@ from loopwarden.agents.monitor.agent import register_action_monitor
 from loopwarden.agents.otlp.agent import register_otlp_ingest
 from loopwarden.errors import ConfigurationError
 from loopwarden.settings import Settings
-from loopwarden.streams.app import LoopwardenApp, create_app
-from loopwarden.streams.dead_letters import RateLimitedLog
-from loopwarden.streams.diagnostics import register_diagnostics
-from loopwarden.streams.telemetry.providers import Telemetry, start_telemetry
-from loopwarden.streams.telemetry.service_log import SERVICE_LOG
-from loopwarden.streams.telemetry.summary import register_summary
-from loopwarden.streams.telemetry.web import register_telemetry_web
-from loopwarden.streams.topics import ensure_topics
-from loopwarden.streams.watchdog import register_broker_watchdog
+from loopwarden.streams.runtime.app import LoopwardenApp, create_app
+from loopwarden.streams.runtime.dead_letters import RateLimitedLog
+from loopwarden.streams.runtime.diagnostics import register_diagnostics
+from loopwarden.streams.runtime.telemetry.providers import Telemetry, start_telemetry
+from loopwarden.streams.runtime.telemetry.service_log import SERVICE_LOG
+from loopwarden.streams.runtime.telemetry.summary import register_summary
+from loopwarden.streams.runtime.telemetry.web import register_telemetry_web
+from loopwarden.streams.runtime.watchdog import register_broker_watchdog
+from loopwarden.streams.tools.topics import ensure_topics
 
 
 def build_worker_app(

@@ -1,7 +1,9 @@
 """Memory writes as the client builds and sends them (``AsyncPublisher.remember*``).
 
 ``remember_many`` sends Arrow IPC records (:mod:`loopwarden.schemas.memory_columns`)
-by default, or JSON arrays: both grouped per partition and scope.
+when pyarrow is installed (``loopwarden[bulk]``, or the worker), else JSON arrays:
+both grouped per partition and scope. numpy and pyarrow are imported by the Arrow
+path only, so a client without them sends JSON.
 """
 
 from __future__ import annotations
@@ -9,11 +11,9 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
-import pyarrow as pa
-
+from loopwarden.errors import ConfigurationError
 from loopwarden.schemas import codec
 from loopwarden.schemas.events import to_epoch_seconds
 from loopwarden.schemas.ids import new_event_id
@@ -25,15 +25,24 @@ from loopwarden.schemas.memory import (
     memory_record_key,
     validate_memory_write,
 )
-from loopwarden.schemas.memory_columns import (
-    SCORES_TYPE,
-    WIRE_SCHEMA,
-    MemoryColumns,
-    check_columns,
-    concat,
-    to_ipc,
-)
-from loopwarden.schemas.positions import default_partition, default_partitions
+from loopwarden.schemas.positions import default_partition
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from loopwarden.schemas.memory_columns import MemoryColumns
+
+ARROW_EXTRA = "pip install 'loopwarden[bulk]'"
+
+
+def arrow_available() -> bool:
+    """True when the Arrow encoding can be used (numpy and pyarrow importable)."""
+    try:
+        import numpy  # noqa: F401
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def make_memory_write(
@@ -117,8 +126,8 @@ def memory_records(
 
 
 MemoryEncoding = Literal["arrow", "json"]
-"""How ``remember_many`` sends writes: Arrow IPC records (columns, the default) or JSON
-arrays (for readers of the topic that only read JSON)."""
+"""How ``remember_many`` sends writes: Arrow IPC records (columns, the default when
+pyarrow is installed) or JSON arrays (for readers of the topic that only read JSON)."""
 _ITEM_FIELDS = frozenset(MemoryPayload.model_fields) | {"event_id", "occurred_at"}
 _STRING_COLUMNS = ("memory_id", "scope", "memory_type", "layer", "source_loop_id")
 _OPTIONAL_FLOATS = ("importance", "source_reliability")
@@ -129,6 +138,9 @@ class _NotPlain(Exception):
 
 
 def _vectors(values: list[Any]) -> pa.Array:
+    import numpy as np
+    import pyarrow as pa
+
     if all(isinstance(v, np.ndarray) for v in values) and len({v.size for v in values}) == 1:
         matrix = np.stack(values).astype(np.float32, copy=False)  # the common case: one stack
         flat = pa.array(matrix.reshape(-1))
@@ -146,6 +158,10 @@ def _vectors(values: list[Any]) -> pa.Array:
 
 def _items_table(items: Sequence[Mapping[str, Any]], now: float) -> pa.Table:
     """The Arrow columns of ``remember_many`` items, built without a model per item."""
+    import pyarrow as pa
+
+    from loopwarden.schemas.memory_columns import SCORES_TYPE
+
     for item in items:
         if not item.keys() <= _ITEM_FIELDS or not isinstance(item.get("content"), str):
             raise _NotPlain
@@ -173,6 +189,11 @@ def _items_table(items: Sequence[Mapping[str, Any]], now: float) -> pa.Table:
 
 def writes_table(writes: Sequence[MemoryWrite]) -> pa.Table:
     """Validated writes as Arrow columns of the wire schema."""
+    import numpy as np
+    import pyarrow as pa
+
+    from loopwarden.schemas.memory_columns import WIRE_SCHEMA
+
     rows = []
     for write in writes:
         row = write.payload.model_dump()
@@ -187,6 +208,10 @@ def memory_columns(items: Sequence[Mapping[str, Any]]) -> tuple[MemoryColumns, l
     """``remember_many`` items as checked, redacted columns, and their event ids in the
     order given; raises the error a JSON write of the first bad item would
     (:class:`EventValidationError` naming its fields), so a bad item sends nothing."""
+    import pyarrow as pa
+
+    from loopwarden.schemas.memory_columns import check_columns, concat
+
     try:
         table = _items_table(items, time.time())
     except (_NotPlain, pa.ArrowException, TypeError, ValueError):
@@ -217,6 +242,11 @@ def memory_write_records(
     if not items:
         return [], []
     if encoding == "arrow":
+        if not arrow_available():
+            raise ConfigurationError(
+                f"remember_many(encoding='arrow') needs numpy and pyarrow: {ARROW_EXTRA}, "
+                "or send JSON (encoding='json')"
+            )
         columns, event_ids = memory_columns(items)
         return column_records(columns, partitions, key_by, per_record or 2000, max_bytes), event_ids
     writes = [make_memory_write(**item) for item in items]
@@ -234,6 +264,11 @@ def column_records(
     """The Arrow records that carry ``columns``: each write on the partition its key maps
     to, grouped per partition and scope, at most ``per_record`` writes and about
     ``max_bytes`` per record."""
+    import pyarrow as pa
+
+    from loopwarden.schemas.memory_columns import to_ipc
+    from loopwarden.schemas.positions import default_partitions
+
     table = columns.table
     if not table.num_rows:
         return []

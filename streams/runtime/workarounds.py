@@ -10,7 +10,7 @@ assert that each is still in effect, so an upgrade that silently disables one
   ``kafka.fetch_max_wait_ms`` (10 ms) through the attribute aiokafka reads when it
   builds its fetcher.
 - **end-offset probe**: table recovery reads the changelog up to each partition's
-  end offset, which Tansu under-reports (see :mod:`loopwarden.streams.offsets`);
+  end offset, which Tansu under-reports (see :mod:`loopwarden.streams.client.offsets`);
   with ``kafka.probe_end_offsets`` (default on) the true end is probed first.
 - **stale fetches after a seek**: Faust hands a fetched batch from the consumer
   thread to the event loop and yields it record by record; a rebalance or seek
@@ -41,7 +41,7 @@ assert that each is still in effect, so an upgrade that silently disables one
 - **duplicate acks**: a record handed over twice (around the start-up seek) was
   acknowledged twice, and Faust's commit then advanced one offset per interval;
   the acknowledged offsets are de-duplicated before each commit.
-- **record bundles** (:mod:`loopwarden.streams.bundles`): the consumer hands each
+- **record bundles** (:mod:`loopwarden.streams.runtime.bundles`): the consumer hands each
   fetched run of a bundled topic's partition to the agent as one message, and
   keeps a bundle's offsets out of Faust's gap bookkeeping (they are acknowledged
   with the bundle by the ``BundleAcks`` sensor). Contract test:
@@ -50,7 +50,7 @@ assert that each is still in effect, so an upgrade that silently disables one
   commit; the worker's producer delivers the :class:`~.sink.RecordSink` first,
   retrying until it succeeds (raising there would crash the commit task).
 
-These classes expect the app to be a :class:`~loopwarden.streams.app.LoopwardenApp`
+These classes expect the app to be a :class:`~loopwarden.streams.runtime.app.LoopwardenApp`
 (``app.loopwarden`` settings and ``app.sink``).
 """
 
@@ -64,10 +64,10 @@ from faust.transport.drivers import aiokafka as faust_aiokafka
 from faust.types.tuples import ack_lock
 
 from loopwarden.errors import PublishError
-from loopwarden.streams.backoff import Backoff
-from loopwarden.streams.bundles import RecordBundle, bundle_fetched
-from loopwarden.streams.offsets import probe_end_offsets
-from loopwarden.streams.telemetry.service_log import SERVICE_LOG
+from loopwarden.streams.client.offsets import probe_end_offsets
+from loopwarden.streams.runtime.backoff import Backoff
+from loopwarden.streams.runtime.bundles import RecordBundle, bundle_fetched
+from loopwarden.streams.runtime.telemetry.service_log import SERVICE_LOG
 
 log = logging.getLogger(__name__)
 
@@ -190,7 +190,7 @@ class _TunedConsumer(faust_aiokafka.Consumer):
     def ack_bundle_members(self, tp: Any, first: int, last: int) -> None:
         """Acknowledge a bundle's offsets before its last (and any gap between its
         records' offsets: compaction or transaction markers) once the bundle's own
-        message is acknowledged (:class:`~loopwarden.streams.bundles.BundleAcks`)."""
+        message is acknowledged (:class:`~loopwarden.streams.runtime.bundles.BundleAcks`)."""
         with ack_lock:
             committed = self._committed_offset[tp]
             if committed is not None:

@@ -11,7 +11,7 @@ Warnings re-sent after a worker restart carry the same ``warning_id`` and are
 dropped (``dedupe=True``).
 
 Starting at the end of a topic probes the true end offset (see
-:mod:`loopwarden.streams.offsets`): records already written when the subscriber
+:mod:`loopwarden.streams.client.offsets`): records already written when the subscriber
 starts are not delivered, records written after it are.
 """
 
@@ -34,10 +34,10 @@ from loopwarden.schemas.dead_letter import DeadLetter
 from loopwarden.schemas.reflection import ReflectionRequest
 from loopwarden.schemas.warnings import LoopWarning
 from loopwarden.settings import Settings
-from loopwarden.streams.connect import start_client
-from loopwarden.streams.offsets import probe_end_offsets
-from loopwarden.streams.publisher import default_partition
-from loopwarden.streams.security import client_options
+from loopwarden.streams.client.connect import start_client
+from loopwarden.streams.client.offsets import probe_end_offsets
+from loopwarden.streams.client.publisher import default_partition
+from loopwarden.streams.client.security import client_options
 
 log = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ from aiokafka.errors import KafkaError, UnknownError, UnsupportedVersionError
 
 from loopwarden.errors import PublisherUnavailableError
 from loopwarden.settings import KafkaSecurity, PublisherSettings
-from loopwarden.streams.connect import start_client
-from loopwarden.streams.security import client_options
+from loopwarden.streams.client.connect import start_client
+from loopwarden.streams.client.security import client_options
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ from opentelemetry import propagate, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
 
 from loopwarden.schemas.dead_letter import SourcePosition
-from loopwarden.streams.telemetry.propagation import carrier_of, extract
+from loopwarden.streams.client.propagation import carrier_of, extract
 
 
 def messaging_attributes(

@@ -18,7 +18,7 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind, TracerProvider
 
 from loopwarden.schemas.events import ActionEvent
-from loopwarden.streams.telemetry.propagation import carrier_of, has_active_trace
+from loopwarden.streams.client.propagation import carrier_of, has_active_trace
 
 _NOOP_PROVIDERS = frozenset({"ProxyTracerProvider", "NoOpTracerProvider"})
 TRACER_NAME = "loopwarden.publisher"

@@ -9,7 +9,7 @@ own producer, shortly after (``linger_s``) or when the buffer is large.
 
 Delivery stays at-least-once: Faust flushes its producer before it commits
 offsets, and the worker's producer flushes the sink first (see
-:mod:`loopwarden.streams.app`), so no offset is committed before the outputs of
+:mod:`loopwarden.streams.runtime.app`), so no offset is committed before the outputs of
 the records below it are acknowledged. Records of one topic-partition are sent
 in the order they were added. A table's changelog is sent only after the other
 records of the same flush are acknowledged (:meth:`RecordSink.deliver_last`), so
@@ -33,7 +33,7 @@ from aiokafka.producer.message_accumulator import BatchBuilder
 
 from loopwarden.errors import PublishError
 from loopwarden.schemas.positions import default_partition
-from loopwarden.streams.backoff import Backoff
+from loopwarden.streams.runtime.backoff import Backoff
 
 log = logging.getLogger(__name__)
 

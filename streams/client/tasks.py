@@ -22,8 +22,8 @@ from loopwarden.schemas import codec
 from loopwarden.schemas.ids import new_event_id
 from loopwarden.schemas.tasks import Advice, TaskEnd, TaskStart, validate_task_event
 from loopwarden.settings import Settings
-from loopwarden.streams.json_subscribers import JsonSubscriber
-from loopwarden.streams.publisher import AsyncPublisher
+from loopwarden.streams.client.json_subscribers import JsonSubscriber
+from loopwarden.streams.client.publisher import AsyncPublisher
 
 
 class AdviceSubscriber(JsonSubscriber):

@@ -14,7 +14,7 @@ from loopwarden.errors import PublishError
 from loopwarden.schemas.events import ActionEvent, validate_action
 from loopwarden.schemas.tasks import Advice
 from loopwarden.settings import Settings
-from loopwarden.streams.publisher import AsyncPublisher, encode_event, make_action_event
+from loopwarden.streams.client.publisher import AsyncPublisher, encode_event, make_action_event
 
 
 class Publisher:
@@ -81,8 +81,8 @@ class Publisher:
 
     def start_task(self, loop_id: str, task_description: str, **fields: Any) -> Advice:
         """Publish a task start and return the worker's advice (see
-        :func:`loopwarden.streams.tasks.start_task`; ``timeout_s`` defaults to 30 s)."""
-        from loopwarden.streams.tasks import start_task
+        :func:`loopwarden.streams.client.tasks.start_task`; ``timeout_s`` defaults to 30 s)."""
+        from loopwarden.streams.client.tasks import start_task
 
         timeout_s = fields.get("timeout_s", 30.0)
         coro = start_task(self._async, loop_id, task_description, **fields)
@@ -91,7 +91,7 @@ class Publisher:
     def end_task(self, loop_id: str, success: bool, **fields: Any) -> str:
         """Publish the end of the loop's task behind its actions (``feedback_score``,
         ``reason``) and wait for the broker's ack."""
-        from loopwarden.streams.tasks import end_task
+        from loopwarden.streams.client.tasks import end_task
 
         result: str = self._call(end_task(self._async, loop_id, success, **fields))
         return result

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from loopwarden.settings.kafka_security import KafkaSecurity
-from loopwarden.streams.security import client_options
+from loopwarden.streams.client.security import client_options
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """What a worker says at the default (info) level: ready, and a periodic summary.
 
 Its start and rebalances are logged by
-:class:`~loopwarden.streams.telemetry.sensor.LifecycleLog`;
+:class:`~loopwarden.streams.runtime.telemetry.sensor.LifecycleLog`;
 errors by the runner and the dead-letter path, with topic, partition and offset.
 """
 
@@ -11,8 +11,8 @@ import logging
 import time
 from typing import Any
 
-from loopwarden.streams.telemetry.metrics import Totals, partition_lags
-from loopwarden.streams.telemetry.sensor import describe_assignment
+from loopwarden.streams.runtime.telemetry.metrics import Totals, partition_lags
+from loopwarden.streams.runtime.telemetry.sensor import describe_assignment
 
 log = logging.getLogger("loopwarden.worker")
 

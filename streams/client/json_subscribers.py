@@ -16,7 +16,7 @@ from loopwarden.errors import EventDecodeError, LoopwardenError, NothingReceived
 from loopwarden.schemas import codec
 from loopwarden.schemas.families import family_of
 from loopwarden.settings import Settings
-from loopwarden.streams.subscriber import TopicSubscriber
+from loopwarden.streams.client.subscriber import TopicSubscriber
 
 log = logging.getLogger(__name__)
 

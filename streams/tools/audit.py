@@ -20,8 +20,12 @@ from loopwarden.schemas import codec
 from loopwarden.schemas.families import family_of
 from loopwarden.schemas.positions import default_partition
 from loopwarden.settings import Settings
-from loopwarden.streams.producer import start_producer
-from loopwarden.streams.replay_reader import PartitionSpan, TopicRangeReader, committed_offsets
+from loopwarden.streams.client.producer import start_producer
+from loopwarden.streams.tools.replay_reader import (
+    PartitionSpan,
+    TopicRangeReader,
+    committed_offsets,
+)
 
 INPUTS = ("actions", "completions")
 Progress = Callable[[int], None]

@@ -1,9 +1,9 @@
 """The Faust application, tuned for per-record cost and fast group joins.
 
 The Faust/aiokafka workarounds (fetch wait, end-offset probe, sink flush before
-commits) live in :mod:`loopwarden.streams.workarounds`, each with a contract
+commits) live in :mod:`loopwarden.streams.runtime.workarounds`, each with a contract
 test. The built-in Monitor sensor costs about 40 % of throughput and is removed;
-:mod:`loopwarden.streams.telemetry` replaces it (metrics per event, not per
+:mod:`loopwarden.streams.runtime.telemetry` replaces it (metrics per event, not per
 Faust message, spans, rebalance and summary logs). Faust's ``/router`` and
 ``/table`` pages are off: they would serve table values without authentication.
 
@@ -25,20 +25,20 @@ from opentelemetry.trace import Tracer
 
 from loopwarden.schemas import codec
 from loopwarden.settings import Settings
-from loopwarden.streams.backoff import Backoff
-from loopwarden.streams.bundles import BundleAcks
-from loopwarden.streams.dead_letters import DeadLetters
-from loopwarden.streams.replies import Replies
-from loopwarden.streams.runner import AgentRunner, ErrorPolicy
-from loopwarden.streams.security import faust_credentials
-from loopwarden.streams.sink import RecordSink
-from loopwarden.streams.telemetry.loop_health import LoopHealth
-from loopwarden.streams.telemetry.metrics import LagObserver, WorkerMetrics
-from loopwarden.streams.telemetry.propagation import headers_of
-from loopwarden.streams.telemetry.providers import Telemetry, start_telemetry
-from loopwarden.streams.telemetry.sensor import LifecycleLog
-from loopwarden.streams.telemetry.service_log import SERVICE_LOG
-from loopwarden.streams.workarounds import TunedTransport
+from loopwarden.streams.client.propagation import headers_of
+from loopwarden.streams.client.security import faust_credentials
+from loopwarden.streams.runtime.backoff import Backoff
+from loopwarden.streams.runtime.bundles import BundleAcks
+from loopwarden.streams.runtime.dead_letters import DeadLetters
+from loopwarden.streams.runtime.replies import Replies
+from loopwarden.streams.runtime.runner import AgentRunner, ErrorPolicy
+from loopwarden.streams.runtime.sink import RecordSink
+from loopwarden.streams.runtime.telemetry.loop_health import LoopHealth
+from loopwarden.streams.runtime.telemetry.metrics import LagObserver, WorkerMetrics
+from loopwarden.streams.runtime.telemetry.providers import Telemetry, start_telemetry
+from loopwarden.streams.runtime.telemetry.sensor import LifecycleLog
+from loopwarden.streams.runtime.telemetry.service_log import SERVICE_LOG
+from loopwarden.streams.runtime.workarounds import TunedTransport
 
 
 class LoopwardenApp(faust.App):
@@ -80,7 +80,7 @@ class LoopwardenApp(faust.App):
         stop them).
 
         ``bundled``: the consumer hands each fetched run of a partition's records
-        to the agent as one :class:`~loopwarden.streams.bundles.RecordBundle`
+        to the agent as one :class:`~loopwarden.streams.runtime.bundles.RecordBundle`
         message (its runner must be :class:`AgentRunner`, which opens bundles).
         """
         kafka = self.loopwarden.kafka

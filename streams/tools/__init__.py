@@ -1,0 +1,1 @@
+"""Tools beside the client and the worker: the embedded broker, topic creation, audit replay."""

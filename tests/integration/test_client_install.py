@@ -1,0 +1,102 @@
+"""``pip install loopwarden`` alone, in a fresh venv: an agent publishes and is warned.
+
+The venv gets the project without extras (the client and its few libraries, from
+the package registry or pip's cache); the worker runs from the test venv
+(``loopwarden[worker]``). The client venv must not hold a worker library, and the
+tour's agent — publish a repeated call, read the warning — must work there.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+import venv
+from pathlib import Path
+
+import pytest
+
+from loopwarden.settings import settings_env
+
+from .conftest import isolated_settings
+
+pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parents[2]
+WORKER_ONLY = ("faust-streaming", "lancedb", "numpy", "pyarrow", "opentelemetry-sdk", "aiohttp")
+AGENT = """
+import asyncio, sys
+
+from loopwarden import AsyncPublisher, Settings, WarningSubscriber
+
+
+async def main(loop_id: str) -> None:
+    settings = Settings()
+    async with WarningSubscriber(settings, loop_id=loop_id) as warnings:
+        async with AsyncPublisher(settings) as publisher:
+            for _ in range(3):
+                await publisher.publish(
+                    loop_id, "web_search", params={"q": "flaky test"}, result="No results"
+                )
+        async with asyncio.timeout(120):
+            async for warning in warnings:
+                print("WARNING", warning.kind, warning.loop_id)
+                break
+    print("MODULES", ",".join(sorted(m for m in sys.modules if "." not in m)))
+
+
+asyncio.run(main(sys.argv[1]))
+"""
+
+
+@pytest.fixture(scope="module")
+def client_python(tmp_path_factory) -> Path:
+    """A venv with ``pip install <project>`` and nothing else."""
+    where = tmp_path_factory.mktemp("client-venv")
+    venv.create(where, with_pip=True)
+    python = where / "bin" / "python"
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(ROOT)],
+        check=True,
+        cwd=where,
+        timeout=600,
+    )
+    return python
+
+
+def test_the_client_installs_without_the_worker_libraries(client_python):
+    listed = subprocess.run(
+        [str(client_python), "-m", "pip", "list", "--format=freeze"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.lower()
+    installed = {line.split("==")[0] for line in listed.splitlines()}
+    assert "loopwarden" in installed and "aiokafka" in installed
+    assert not installed & set(WORKER_ONLY), sorted(installed & set(WORKER_ONLY))
+
+
+def test_an_agent_with_the_client_alone_is_warned_by_a_worker(
+    client_python, broker, worker_factory, tmp_path
+):
+    settings = isolated_settings(broker, "client-only")
+    settings = settings.model_copy(update={"roles": frozenset({"monitor"})})
+    worker_factory(settings)
+    script = tmp_path / "agent.py"
+    script.write_text(AGENT)
+    loop_id = f"client-only-{uuid.uuid4().hex[:6]}"
+    done = subprocess.run(
+        [str(client_python), str(script), loop_id],
+        env={**os.environ, **settings_env(settings), "PYTHONPATH": ""},
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=tmp_path,  # not the project root: the installed package is used
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    warned = [line.split() for line in lines if line.startswith("WARNING ")]
+    assert warned and warned[0][2] == loop_id, done.stdout  # the seed profile's kind
+    modules = next(line for line in lines if line.startswith("MODULES")).split()[1].split(",")
+    assert not {"faust", "lancedb", "numpy", "pyarrow"} & set(modules)
+    assert sys.executable != str(client_python)
