@@ -3,13 +3,13 @@
 Two corpora go through the redaction every event gets at the edge
 (``schemas/redaction.py``):
 
-- **secrets**: every text of the secrets corpus (``loopwarden.testing.SECRETS``) alone,
+- **secrets**: every text of the secrets corpus (``secrets_corpus.SECRETS``) alone,
   inside an error line, inside a JSON document and as a command argument, plus the
   secrets only their key names give away (``SECRET_PARAMS``) as event parameters.
   Counted: secrets still in clear (the goal is 0).
 - **ordinary text**: every distinct error line, command and output line of the real
   runs in the trajectories dataset, plus text that names a secret without holding
-  one (``loopwarden.testing.NAMES_A_SECRET``: ``/etc/passwd: Permission denied``, ``a
+  one (``secrets_corpus.NAMES_A_SECRET``: ``/etc/passwd: Permission denied``, ``a
   password is required``, …) and parameters whose keys only mention one
   (``KEYS_THAT_NAME_A_SECRET``: ``secret_name``, ``auth_method``, …).
   Counted: lines altered (the goal is ≤ 0.5 %).
@@ -32,7 +32,14 @@ from pathlib import Path
 import orjson
 
 from loopwarden.schemas.redaction import redact, redact_text
-from loopwarden.testing import KEYS_THAT_NAME_A_SECRET, NAMES_A_SECRET, SECRET_PARAMS, SECRETS
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
+from secrets_corpus import (
+    KEYS_THAT_NAME_A_SECRET,
+    NAMES_A_SECRET,
+    SECRET_PARAMS,
+    SECRETS,
+)
 
 RESULTS = Path(__file__).parent / "results"
 DEFAULT_DIR = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "trajectories"

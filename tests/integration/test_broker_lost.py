@@ -7,8 +7,8 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+from faultsuite.harness import wait_ready
 
-from loopwarden.faults.harness import wait_ready
 from loopwarden.streams.tools.broker import EmbeddedBroker
 
 from .conftest import isolated_settings

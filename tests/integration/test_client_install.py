@@ -9,6 +9,7 @@ tour's agent — publish a repeated call, read the warning — must work there.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import uuid
@@ -49,14 +50,38 @@ asyncio.run(main(sys.argv[1]))
 """
 
 
+SKIPPED_IN_COPY = shutil.ignore_patterns(
+    ".git", ".venv", "build", "site", "*.egg-info", "__pycache__", "results", ".*cache"
+)
+
+
+SHIPPED = """
+from importlib.util import find_spec
+print(f"client:{find_spec('loopwarden.streams.client.publisher') is not None}")
+print(f"faults:{find_spec('loopwarden.faults') is not None}")
+print(f"corpus:{find_spec('loopwarden.testing') is not None}")
+"""
+
+
 @pytest.fixture(scope="module")
 def client_python(tmp_path_factory) -> Path:
-    """A venv with ``pip install <project>`` and nothing else."""
+    """A venv with ``pip install <project>`` and nothing else (built from a copy of the
+    tree: setuptools builds in the source folder)."""
     where = tmp_path_factory.mktemp("client-venv")
-    venv.create(where, with_pip=True)
-    python = where / "bin" / "python"
+    source = where / "source"
+    shutil.copytree(ROOT, source, ignore=SKIPPED_IN_COPY)
+    venv.create(where / "venv", with_pip=True)
+    python = where / "venv" / "bin" / "python"
     subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(ROOT)],
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            str(source),
+        ],
         check=True,
         cwd=where,
         timeout=600,
@@ -74,6 +99,10 @@ def test_the_client_installs_without_the_worker_libraries(client_python):
     installed = {line.split("==")[0] for line in listed.splitlines()}
     assert "loopwarden" in installed and "aiokafka" in installed
     assert not installed & set(WORKER_ONLY), sorted(installed & set(WORKER_ONLY))
+    shipped = subprocess.run(
+        [str(client_python), "-c", SHIPPED], capture_output=True, text=True, check=True, cwd="/"
+    ).stdout.split()
+    assert shipped == ["client:True", "faults:False", "corpus:False"]  # test support stays out
 
 
 def test_an_agent_with_the_client_alone_is_warned_by_a_worker(

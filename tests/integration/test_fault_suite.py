@@ -8,8 +8,7 @@ restarts and failover of one loop are also covered by test_restart.py.
 from __future__ import annotations
 
 import pytest
-
-from loopwarden.faults.suite import SCENARIOS
+from faultsuite.suite import SCENARIOS
 
 pytestmark = pytest.mark.integration
 

@@ -126,8 +126,9 @@ async def test_state_records_wait_until_the_outputs_are_delivered(broker):
     """Issue 15.8 (outputs lost under kill -9): a changelog record landed while the
     warnings of the same event did not; the next worker's restored state skipped the
     event as a replay and its warnings were never sent. State now goes last."""
+    from faultsuite.harness import read_topic
+
     from loopwarden.errors import PublishError
-    from loopwarden.faults.harness import read_topic
 
     settings = isolated_settings(broker, "sink-order")
     create_topics(settings)

@@ -54,7 +54,8 @@ async def test_the_probe_finds_the_end_of_a_batched_partition(broker):
 async def test_the_probe_is_not_fooled_by_a_slow_broker(tmp_path):
     """Issue 15.8: the probe gave up after one empty 100 ms poll; a broker answering a
     fetch in 300 ms (Tansu under load) made recovery stop short and state go backwards."""
-    from loopwarden.faults.proxy import BrokerProxy
+    from faultsuite.proxy import BrokerProxy
+
     from loopwarden.streams.tools.broker import EmbeddedBroker, free_port
 
     proxy_port = free_port()

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from loopwarden.faults.harness import cluster_settings
+from faultsuite.harness import cluster_settings
+
 from loopwarden.settings import Settings
 
 

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 import numpy as np
 import pyarrow as pa
 import pytest
+from secrets_corpus import SECRETS
 
 from loopwarden.errors import EventDecodeError, EventValidationError
 from loopwarden.schemas.memory import MemoryWrite, validate_memory_write
@@ -25,7 +26,6 @@ from loopwarden.schemas.positions import default_partition, default_partitions
 from loopwarden.schemas.redaction import redact_text
 from loopwarden.schemas.redaction_columns import screen
 from loopwarden.streams.client.memory_writes import make_memory_write, memory_columns, writes_table
-from loopwarden.testing import SECRETS
 
 VECTOR = pa.list_(pa.float32())
 GOOD = {"event_id": "e-good", "occurred_at": 1_700_000_000.0, "content": "a plain memory"}

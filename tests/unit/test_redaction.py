@@ -1,10 +1,10 @@
 """Secrets are redacted before anything is stored or embedded."""
 
 import pytest
+from secrets_corpus import KEYS_THAT_NAME_A_SECRET, NAMES_A_SECRET
 
 from loopwarden.schemas.events import ActionPayload
 from loopwarden.schemas.redaction import REDACTED, redact, redact_fields, redact_text
-from loopwarden.testing import KEYS_THAT_NAME_A_SECRET, NAMES_A_SECRET
 
 
 def test_passwords_and_tokens():

@@ -1,13 +1,14 @@
 """Issue 15.1: a secret in any field an event can carry reaches no output in clear.
 
 Each processor is run as the worker runs it (raw record in, outputs and the
-state snapshot out); every secret of :mod:`loopwarden.testing` is put in every
+state snapshot out); every secret of :mod:`secrets_corpus` is put in every
 free-text field, and the outputs are searched for it.
 """
 
 from __future__ import annotations
 
 import pytest
+from secrets_corpus import SECRET_PARAMS, SECRETS, all_secrets
 
 from loopwarden.agents.analyst.analyst import ReflectionAnalyst
 from loopwarden.agents.guardrails.records import GuardrailProcessor
@@ -16,7 +17,6 @@ from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.memory import validate_memory_write
 from loopwarden.schemas.reflection import validate_reflection_request
-from loopwarden.testing import SECRET_PARAMS, SECRETS, all_secrets
 
 SOURCE = SourcePosition("actions", 0, 0)
 TEXTS = [text for _, text, _ in SECRETS]

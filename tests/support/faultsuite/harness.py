@@ -186,7 +186,7 @@ class Cluster:
         self.broker.start()
         bootstrap = self.broker.bootstrap_servers
         if self._proxy_port:
-            from loopwarden.faults.proxy import BrokerProxy
+            from faultsuite.proxy import BrokerProxy
 
             self.proxy = BrokerProxy(self._proxy_port, self.broker.port).start()
             bootstrap = f"127.0.0.1:{self._proxy_port}"

@@ -16,8 +16,7 @@ from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient
 
-from loopwarden.errors import PublishError
-from loopwarden.faults.harness import (
+from faultsuite.harness import (
     MONITOR_WARNINGS,
     Cluster,
     Workload,
@@ -28,6 +27,7 @@ from loopwarden.faults.harness import (
     wait_committed,
     wait_ready,
 )
+from loopwarden.errors import PublishError
 from loopwarden.streams.client.publisher import AsyncPublisher, make_action_event
 
 

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from loopwarden.faults.api import api_ok, api_run
-from loopwarden.faults.availability import availability_ok, failover_run, outage_run
-from loopwarden.faults.bad_input import bad_input_ok, bad_input_run
-from loopwarden.faults.crashes import crash_ok, crash_run
-from loopwarden.faults.secrets import secrets_ok, secrets_run
+from faultsuite.api import api_ok, api_run
+from faultsuite.availability import availability_ok, failover_run, outage_run
+from faultsuite.bad_input import bad_input_ok, bad_input_run
+from faultsuite.crashes import crash_ok, crash_run
+from faultsuite.secrets import secrets_ok, secrets_run
 
 
 @dataclass(frozen=True)

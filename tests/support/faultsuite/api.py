@@ -9,7 +9,7 @@ from typing import Any
 import aiohttp
 from pydantic import SecretStr
 
-from loopwarden.faults.harness import cluster, wait_ready
+from faultsuite.harness import cluster, wait_ready
 from loopwarden.streams.tools.broker import free_port
 
 TOKEN = "fault-suite-api-token"

@@ -18,12 +18,12 @@ import lancedb
 from aiohttp import web
 from aiokafka import AIOKafkaProducer
 from pydantic import SecretStr
+from secrets_corpus import SECRET_PARAMS, SECRETS, all_secrets
 
-from loopwarden.faults.harness import cluster, read_topic, wait_committed, wait_ready
+from faultsuite.harness import cluster, read_topic, wait_committed, wait_ready
 from loopwarden.schemas import codec
 from loopwarden.streams.tools.broker import free_port
 from loopwarden.streams.tools.topics import changelog_topics
-from loopwarden.testing import SECRET_PARAMS, SECRETS, all_secrets
 
 TOKEN = "fault-suite-token"
 

@@ -14,14 +14,14 @@ from typing import Any
 
 from aiokafka import AIOKafkaProducer
 
-from loopwarden.cli.runtime import stop_process
-from loopwarden.faults.harness import (
+from faultsuite.harness import (
     Cluster,
     cluster,
     expected_outputs,
     make_workload,
     wait_ready,
 )
+from loopwarden.cli.runtime import stop_process
 from loopwarden.schemas import codec
 from loopwarden.streams.client.publisher import encode_event, make_action_event
 from loopwarden.streams.client.subscriber import DeadLetterSubscriber, WarningSubscriber

@@ -18,7 +18,7 @@ from typing import Any
 
 import lancedb
 
-from loopwarden.faults.harness import (
+from faultsuite.harness import (
     MONITOR_WARNINGS,
     Cluster,
     cluster,
