@@ -54,6 +54,16 @@ def dumps_line(value: Any) -> bytes:
     return orjson.dumps(value, option=_DUMP_OPTIONS | orjson.OPT_APPEND_NEWLINE)
 
 
+def dumps_sorted(value: Any, default: Callable[[Any], Any] | None = None) -> bytes:
+    """JSON with sorted keys: the same bytes for equal values (signatures, digests)."""
+    return orjson.dumps(value, default=default, option=_DUMP_OPTIONS | orjson.OPT_SORT_KEYS)
+
+
+def dumps_indented(value: Any) -> str:
+    """JSON for people to read and paste (two-space indentation)."""
+    return orjson.dumps(value, option=_DUMP_OPTIONS | orjson.OPT_INDENT_2).decode()
+
+
 def loads(data: bytes | bytearray | memoryview | str) -> Any:
     """Decode JSON, raising :class:`EventDecodeError` with orjson's reason."""
     try:

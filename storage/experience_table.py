@@ -17,10 +17,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import orjson
 import pyarrow as pa
 from lancedb.index import BTree, IvfHnswSq
 
+from loopwarden.schemas import codec
 from loopwarden.storage.conflicts import retry_on_conflict
 from loopwarden.storage.lancedb_tables import connect, open_or_create, open_vector_table
 from loopwarden.storage.memory_schema import quote
@@ -87,14 +87,14 @@ def _encode(row: dict[str, Any], columns: Sequence[str]) -> dict[str, Any]:
     out = dict(row)
     for column in columns:
         if column in out and not isinstance(out[column], str):
-            out[column] = orjson.dumps(out[column]).decode()
+            out[column] = codec.dumps(out[column]).decode()
     return out
 
 
 def _decode(row: dict[str, Any], columns: Sequence[str]) -> dict[str, Any]:
     for column in columns:
         if isinstance(row.get(column), str):
-            row[column] = orjson.loads(row[column])
+            row[column] = codec.loads(row[column])
     if "vector" in row and row["vector"] is not None:
         row["vector"] = np.asarray(row["vector"], dtype=np.float32)
     return row
@@ -133,7 +133,7 @@ class ExperienceTable:
         records = []
         for row, vector in fresh:
             record = _encode(row, JSON_COLUMNS)
-            record["size_bytes"] = len(orjson.dumps({k: record[k] for k in JSON_COLUMNS}))
+            record["size_bytes"] = len(codec.dumps({k: record[k] for k in JSON_COLUMNS}))
             record["vector"] = np.asarray(vector, dtype=np.float32)
             records.append(record)
         data = pa.Table.from_pylist(records, schema=self.schema)

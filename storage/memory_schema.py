@@ -7,8 +7,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-import orjson
 import pyarrow as pa
+
+from loopwarden.schemas import codec
 
 SCORE_COLUMNS = ("r", "c", "t", "a", "p", "o", "e")
 
@@ -72,7 +73,7 @@ def with_cards(data: pa.Table) -> pa.Table:
     size = _NUMBERS.size
     texts = zip(*(data.column(name).to_pylist() for name in CARD_FIELDS), strict=True)
     cards = [
-        packed[i * size : (i + 1) * size] + orjson.dumps(fields) for i, fields in enumerate(texts)
+        packed[i * size : (i + 1) * size] + codec.dumps(fields) for i, fields in enumerate(texts)
     ]
     index = data.schema.get_field_index("card")
     return data.set_column(index, "card", pa.array(cards, pa.binary()))
@@ -81,7 +82,7 @@ def with_cards(data: pa.Table) -> pa.Table:
 def read_card(card: bytes) -> dict[str, Any]:
     """The columns a card holds, by name."""
     numbers = _NUMBERS.unpack_from(card)
-    fields = orjson.loads(card[_NUMBERS.size :])
+    fields = codec.loads(card[_NUMBERS.size :])
     return {
         **dict(zip(CARD_NUMBERS, numbers, strict=True)),
         **dict(zip(CARD_FIELDS, fields, strict=True)),

@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from loopwarden.agents.experience.steps import Step
+from loopwarden.schemas import codec
 
 
 @dataclass
@@ -45,9 +44,9 @@ class OpenTask:
 
     def snapshot(self) -> bytes:
         """The state as table bytes."""
-        return orjson.dumps(self.__dict__)
+        return codec.dumps(self.__dict__)
 
     @classmethod
     def restore(cls, data: bytes) -> OpenTask:
         """The state from :meth:`snapshot` bytes."""
-        return cls(**orjson.loads(data))
+        return cls(**codec.loads(data))

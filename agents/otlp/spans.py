@@ -28,13 +28,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Status, TracesData
 
 from loopwarden.adapters.calls import canonical_args, result_text
 from loopwarden.errors import EventDecodeError, EventError, FieldError
+from loopwarden.schemas import codec
 from loopwarden.schemas.events import ActionEvent
 from loopwarden.schemas.ids import derived_id
 from loopwarden.streams.client.event_builder import make_action_event
@@ -118,7 +118,7 @@ def _json_value(value: dict[str, Any]) -> Any:
 
 def _json_spans(data: bytes) -> Iterator[Span]:
     try:
-        traces = orjson.loads(data)
+        traces = codec.loads(data)
         for resource_spans in traces.get("resourceSpans", []):
             for scope_spans in resource_spans.get("scopeSpans", []):
                 for span in scope_spans.get("spans", []):
@@ -136,7 +136,7 @@ def _json_spans(data: bytes) -> Iterator[Span]:
                             for kv in span.get("attributes", [])
                         },
                     )
-    except (orjson.JSONDecodeError, AttributeError, KeyError, TypeError, ValueError) as exc:
+    except (EventDecodeError, AttributeError, KeyError, TypeError, ValueError) as exc:
         raise EventDecodeError(f"not OTLP/JSON trace data: {exc}") from exc
 
 

@@ -17,8 +17,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-import orjson
-
+from loopwarden.schemas import codec
 from loopwarden.schemas.events import ActionEvent
 
 
@@ -52,5 +51,5 @@ def call_signature(event: ActionEvent, volatile_keys: str, volatile_values: str)
         "n": _plain(values.sub("<v>", payload.action_name)) if payload.action_name else None,
         "p": _canonical(payload.params, keys, values),
     }
-    encoded = orjson.dumps(canonical, option=orjson.OPT_SORT_KEYS)
+    encoded = codec.dumps_sorted(canonical)
     return hashlib.blake2b(encoded, digest_size=8).hexdigest()

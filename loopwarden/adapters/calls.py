@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import orjson
-
+from loopwarden.errors import EventDecodeError
+from loopwarden.schemas import codec
 from loopwarden.schemas.warnings import LoopWarning
 
 CONTEXT_HEADER = "[loopwarden] Loop warning — read before your next step:"
@@ -15,7 +15,7 @@ STOP_HEADER = "[loopwarden] This run was stopped: it kept repeating itself."
 
 
 def _json_safe(value: Any) -> Any:
-    return orjson.loads(orjson.dumps(value, default=str, option=orjson.OPT_NON_STR_KEYS))
+    return codec.loads(codec.dumps(value, default=str))
 
 
 def canonical_args(args: Any) -> dict[str, Any]:
@@ -23,8 +23,8 @@ def canonical_args(args: Any) -> dict[str, Any]:
     anything else under ``input``."""
     if isinstance(args, str):
         try:
-            parsed = orjson.loads(args) if args.strip() else {}
-        except orjson.JSONDecodeError:
+            parsed = codec.loads(args) if args.strip() else {}
+        except EventDecodeError:
             return {"input": args}
         return parsed if isinstance(parsed, dict) else {"input": parsed}
     if args is None:
@@ -47,7 +47,7 @@ def result_text(result: Any) -> str | None:
     if isinstance(content, str):
         return content
     try:
-        return orjson.dumps(result, default=str, option=orjson.OPT_SORT_KEYS).decode()
+        return codec.dumps_sorted(result, default=str).decode()
     except TypeError:
         return str(result)
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import click
+
+from loopwarden.schemas import codec
 
 DEFAULT_PORT = 6066
 
@@ -29,4 +29,4 @@ def hooks(url: str | None, token_env: str | None) -> None:
     if url is None:
         port = Settings().web_port or DEFAULT_PORT
         url = f"http://127.0.0.1:{port}/hooks/claude-code"
-    click.echo(json.dumps(settings_snippet(url, token_env), indent=2))
+    click.echo(codec.dumps_indented(settings_snippet(url, token_env)))

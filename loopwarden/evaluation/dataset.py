@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from loopwarden.schemas import codec
 from loopwarden.schemas.events import RESULT_MAX_CHARS
 
 BOOKKEEPING = frozenset(
@@ -120,7 +119,7 @@ def load(root: Path) -> list[Run]:
     annotations = {}
     for raw in (root / "loops.jsonl").read_bytes().splitlines():
         if raw.strip():
-            note = orjson.loads(raw)
+            note = codec.loads(raw)
             annotations[note["loop_id"]] = note
     outcomes = {}
     if (root / "labels.csv").exists():
@@ -128,7 +127,7 @@ def load(root: Path) -> list[Run]:
             outcomes = {row["loop_id"]: row.get("outcome", "") for row in csv.DictReader(handle)}
     runs = []
     for path in sorted((root / "events").glob("*/*.jsonl")):
-        lines = [orjson.loads(raw) for raw in path.read_bytes().splitlines() if raw.strip()]
+        lines = [codec.loads(raw) for raw in path.read_bytes().splitlines() if raw.strip()]
         if not lines or lines[0]["loop_id"] not in annotations:
             continue
         note = annotations[lines[0]["loop_id"]]

@@ -7,12 +7,12 @@ default. Nested groups use ``__`` in the variable name, e.g.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from loopwarden.schemas import codec
 from loopwarden.settings.detection import DetectionSettings as DetectionSettings
 from loopwarden.settings.detection import Language as Language
 from loopwarden.settings.experience import ExperienceSettings as ExperienceSettings
@@ -383,7 +383,9 @@ def settings_env(settings: Settings) -> dict[str, str]:
         elif isinstance(value, bool):
             env[name] = "true" if value else "false"
         elif isinstance(value, frozenset | set | list | tuple):
-            env[name] = json.dumps(sorted(value) if isinstance(value, frozenset | set) else value)
+            env[name] = codec.dumps(
+                sorted(value) if isinstance(value, frozenset | set) else value
+            ).decode()
         else:
             env[name] = str(value)
 

@@ -7,7 +7,6 @@ model, so a wrong name or value is one clear error naming the setting.
 
 from __future__ import annotations
 
-import json
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -15,7 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from loopwarden.errors import ConfigurationError
+from loopwarden.errors import ConfigurationError, EventDecodeError
+from loopwarden.schemas import codec
 from loopwarden.settings import Settings
 
 
@@ -27,8 +27,8 @@ def parse_assignment(text: str) -> tuple[str, Any]:
             f"expected NAME=VALUE (e.g. detection.spin_threshold=4), got {text!r}"
         )
     try:
-        value: Any = json.loads(raw)
-    except ValueError:
+        value: Any = codec.loads(raw)
+    except EventDecodeError:
         value = raw
     return name.strip(), value
 
@@ -40,8 +40,8 @@ def load_config_file(path: Path) -> dict[str, Any]:
     except OSError as exc:
         raise ConfigurationError(f"cannot read {path}: {exc.strerror or exc}") from exc
     try:
-        data = tomllib.loads(text.decode()) if path.suffix == ".toml" else json.loads(text)
-    except (ValueError, UnicodeDecodeError) as exc:
+        data = tomllib.loads(text.decode()) if path.suffix == ".toml" else codec.loads(text)
+    except (ValueError, UnicodeDecodeError, EventDecodeError) as exc:
         kind = "TOML" if path.suffix == ".toml" else "JSON"
         raise ConfigurationError(f"{path} is not valid {kind}: {exc}") from exc
     if not isinstance(data, dict):
