@@ -163,11 +163,12 @@ class ApiError(LoopwardenError):
 
 def is_retriable(exc: BaseException) -> bool:
     """Whether a retry may cure ``exc``: its own ``retriable`` (ours, aiokafka's), else
-    True for the built-in kinds that mean "not now" (timeouts, connections, other I/O)."""
+    True for the built-in kinds that mean "not now" (``OSError``: timeouts, connections,
+    other I/O)."""
     retriable = getattr(exc, "retriable", None)
     if isinstance(retriable, bool):
         return retriable
-    return isinstance(exc, TimeoutError | OSError)
+    return isinstance(exc, OSError)
 
 
 def pauses(exc: BaseException) -> bool:

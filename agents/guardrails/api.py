@@ -39,7 +39,7 @@ from loopwarden.agents.guardrails.agent import FAMILY_TABLE
 from loopwarden.agents.guardrails.engine import GuardrailEngine
 from loopwarden.agents.guardrails.openapi import LoopCompleteRequest, openapi_document
 from loopwarden.agents.guardrails.state import FamilyState
-from loopwarden.errors import ConfigurationError, EventValidationError
+from loopwarden.errors import ApiError, ConfigurationError, EventValidationError
 from loopwarden.schemas import codec
 from loopwarden.schemas.completions import OverridePayload, validate_guardrail_event
 from loopwarden.schemas.events import field_errors
@@ -47,7 +47,7 @@ from loopwarden.schemas.families import family_of
 from loopwarden.schemas.ids import derived_id, new_event_id
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.table_store import TableStore
-from loopwarden.streams.runtime.web_api import ApiError, answer_json, check_bearer, read_json_body
+from loopwarden.streams.runtime.web_api import answer_json, check_bearer, read_json_body
 
 log = logging.getLogger(__name__)
 

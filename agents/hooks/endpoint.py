@@ -29,7 +29,7 @@ from loopwarden.agents.hooks.claude_code import (
     post_tool_use_answer,
     pre_tool_use_answer,
 )
-from loopwarden.errors import LoopwardenError
+from loopwarden.errors import ApiError, LoopwardenError
 from loopwarden.schemas.events import field_errors
 from loopwarden.schemas.ids import derived_id
 from loopwarden.streams.client.event_builder import encode_event, make_action_event
@@ -37,7 +37,7 @@ from loopwarden.streams.client.inbox import WarningInbox
 from loopwarden.streams.client.subscriber import WarningSubscriber
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.backoff import Backoff
-from loopwarden.streams.runtime.web_api import ApiError, answer_json, check_bearer, read_json_body
+from loopwarden.streams.runtime.web_api import answer_json, check_bearer, read_json_body
 
 log = logging.getLogger(__name__)
 

@@ -8,6 +8,7 @@ path only, so a client without them sends JSON.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 ARROW_EXTRA = "pip install 'loopwarden[bulk]'"
 
 
+@functools.cache
 def arrow_available() -> bool:
     """True when the Arrow encoding can be used (numpy and pyarrow importable)."""
     try:

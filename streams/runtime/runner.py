@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from loopwarden.errors import TransientError, is_retriable, pauses
+from loopwarden.errors import is_retriable, pauses
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.streams.runtime.backoff import Backoff
 from loopwarden.streams.runtime.batching import take_events_bounded
@@ -52,9 +52,6 @@ class ErrorPolicy(StrEnum):
     DEAD_LETTER = "dead_letter"
     SKIP = "skip"
     RAISE = "raise"
-
-
-__all__ = ["AgentRunner", "ErrorPolicy", "Record", "TransientError"]
 
 
 @dataclass(frozen=True, slots=True)

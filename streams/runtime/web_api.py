@@ -13,8 +13,6 @@ from pydantic import SecretStr
 from loopwarden.errors import ApiError
 from loopwarden.schemas import codec
 
-__all__ = ["ApiError", "answer_json", "check_bearer", "read_json_body"]
-
 
 async def read_json_body(request: Request, limit: int) -> tuple[bytes, dict[str, Any]]:
     """The raw body and its JSON object; 413 when over ``limit`` bytes, 400 when not an

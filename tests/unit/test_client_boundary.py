@@ -17,14 +17,17 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT_DIRS = [ROOT / "streams" / "client", ROOT / "schemas", ROOT / "loopwarden" / "settings"]
-CLIENT_FILES = [
-    ROOT / "loopwarden" / name
-    for name in ("__init__.py", "errors.py", "adapters/guard.py", "adapters/calls.py")
-] + [ROOT / "loopwarden" / "adapters" / "connection.py"]
+CLIENT_NAMES = ("__init__.py", "errors.py", "adapters/guard.py", "adapters/calls.py")
+CLIENT_FILES = [ROOT / "loopwarden" / name for name in (*CLIENT_NAMES, "adapters/connection.py")]
 BULK_ONLY = {"memory_columns.py", "redaction_columns.py"}
 """Schemas of the Arrow path: the worker's, and a client's with ``loopwarden[bulk]``."""
-WORKER_PACKAGES = ("loopwarden.streams.runtime", "loopwarden.streams.tools", "loopwarden.agents")
-WORKER_PACKAGES += ("loopwarden.storage",)
+WORKER_PACKAGES = (
+    "loopwarden.streams.runtime",
+    "loopwarden.streams.tools",
+    "loopwarden.agents",
+    "loopwarden.storage",
+    "opentelemetry.sdk",
+)
 WORKER_LIBRARIES = ("faust", "lancedb", "numpy", "pyarrow", "opentelemetry.sdk", "aiohttp")
 
 
@@ -59,10 +62,7 @@ def test_a_client_module_imports_nothing_of_the_worker_at_its_top(path):
     heavy = {
         name
         for name in imported_names(path)
-        if name.startswith(WORKER_PACKAGES)
-        or name.split(".")[0] in {"faust", "lancedb"}
-        or name.split(".")[0] in {"numpy", "pyarrow", "aiohttp"}
-        or name.startswith("opentelemetry.sdk")
+        if name.startswith(WORKER_PACKAGES) or name.split(".")[0] in WORKER_LIBRARIES
     }
     assert not heavy, f"{path.name} imports {sorted(heavy)}"
 

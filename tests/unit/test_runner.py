@@ -7,11 +7,16 @@ from types import SimpleNamespace
 
 import pytest
 
-from loopwarden.errors import PublishError, StorageUnavailableError, is_retriable
+from loopwarden.errors import (
+    PublishError,
+    StorageUnavailableError,
+    TransientError,
+    is_retriable,
+)
 from loopwarden.streams.runtime.backoff import Backoff
 from loopwarden.streams.runtime.bundles import RecordBundle
 from loopwarden.streams.runtime.dead_letters import DeadLetters, RateLimitedLog
-from loopwarden.streams.runtime.runner import AgentRunner, ErrorPolicy, TransientError
+from loopwarden.streams.runtime.runner import AgentRunner, ErrorPolicy
 
 
 class Buffer:
