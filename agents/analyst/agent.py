@@ -14,17 +14,19 @@ import logging
 from typing import Any
 
 from loopwarden.agents import findings
-from loopwarden.agents.analyst.analyst import MemoryContext, ReflectionAnalyst
+from loopwarden.agents.analyst.analyst import ReflectionAnalyst
+from loopwarden.agents.capabilities import WorkerResources, capability
+from loopwarden.agents.memory.service import LanceMemoryContext
 from loopwarden.agents.provenance import analyst_stamp
 from loopwarden.errors import EventError, EventTooLargeError, FieldError
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import DeadLetter
 from loopwarden.schemas.events import SCHEMA_VERSION
-from loopwarden.schemas.families import family_of
 from loopwarden.schemas.reflection import validate_reflection_request
 from loopwarden.schemas.trace_context import carried
 from loopwarden.schemas.warnings import WarningKind
 from loopwarden.streams.runtime.app import LoopwardenApp
+from loopwarden.streams.runtime.capability_runner import run_capability
 from loopwarden.streams.runtime.runner import Record
 from loopwarden.streams.runtime.telemetry.spans import process_span
 
@@ -78,17 +80,15 @@ def cached(analysis: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def register_analyst(app: LoopwardenApp, memory: MemoryContext | None = None) -> ReflectionAnalyst:
-    """Declare the reflections topic and the ``analyze_reflections`` agent."""
+def register_analyst(app: LoopwardenApp, resources: WorkerResources) -> ReflectionAnalyst:
+    """Declare the ``analyze_reflections`` agent (memories as context for the model)."""
     settings = app.loopwarden
-    names = settings.topics
+    memory = LanceMemoryContext(resources.memory)
     stamp = analyst_stamp(settings.analyst)
-    requests = app.raw_topic(names.reflection_requests)
-    app.raw_topic(names.reflections)
     analyst = ReflectionAnalyst(
         settings.analyst, memory, language=settings.detection.language, tracer=app.otel_tracer
     )
-    sink = app.sink
+    outputs = app.outputs
 
     async def handle(record: Record) -> None:
         try:
@@ -117,18 +117,12 @@ def register_analyst(app: LoopwardenApp, memory: MemoryContext | None = None) ->
             analysis = await analyst.analyze(request)
             if span is not None and analysis["kind"] == "semantic_spin_check":
                 span.set_attribute("loopwarden.spin.confirmed", bool(analysis["is_spinning"]))
-        loop_id = analysis["loop_id"]
-        sink.add(names.reflections, loop_id.encode(), codec.dumps(analysis))
+        outputs.emit("reflections", analysis)
         if analysis["kind"] == "semantic_spin_check" and analysis["is_spinning"]:
             event_ids = [a["event_id"] for a in request.get("recent_actions", [])]
             warning = logic_spin_warning(analysis, event_ids, stamp)
-            app.send_warning(carried(warning, request.get("trace_context")))
-        sink.add(names.loop_completions, family_of(loop_id).encode(), codec.dumps(cached(analysis)))
+            outputs.emit("warnings", carried(warning, request.get("trace_context")))
+        outputs.emit("loop_completions", cached(analysis))
 
-    runner = app.runner("analyze_reflections")
-
-    @app.agent(requests, name="analyze_reflections", concurrency=settings.analyst.concurrency)
-    async def analyze_reflections(stream: Any) -> None:
-        await runner.run(stream, handle)
-
+    run_capability(app, capability("analyst"), handle, concurrency=settings.analyst.concurrency)
     return analyst

@@ -14,7 +14,8 @@ from typing import Any, Protocol
 from opentelemetry.trace import Tracer
 
 from loopwarden.agents.analyst.heuristics import Verdict, reflect, semantic_spin
-from loopwarden.agents.analyst.llm import ChatCompletionsClient
+from loopwarden.agents.analyst.llm import VerdictClient
+from loopwarden.agents.llm import ModelEndpoint
 from loopwarden.agents.spin import texts
 from loopwarden.errors import ModelEndpointError
 from loopwarden.schemas import codec
@@ -54,17 +55,8 @@ class ReflectionAnalyst:
         self.settings = settings or AnalystSettings()
         self.memory = memory or NoMemory()
         self.language = language
-        self.client = (
-            ChatCompletionsClient(
-                self.settings.base_url,
-                self.settings.model,
-                self.settings.api_key.get_secret_value() if self.settings.api_key else None,
-                self.settings.timeout_s,
-                tracer=tracer,
-            )
-            if self.settings.base_url
-            else None
-        )
+        endpoint = ModelEndpoint.from_settings(self.settings)
+        self.client = VerdictClient(endpoint, tracer) if endpoint is not None else None
 
     async def close(self) -> None:
         """Release the HTTP session."""

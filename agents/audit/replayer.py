@@ -1,9 +1,11 @@
 """Re-running the workers' decisions over recorded records, with the workers' own code.
 
-:class:`Replayer` feeds records of the actions and loop-completions topics to the
-very :class:`RecordProcessor` and :class:`GuardrailProcessor` the Faust agents
-use (built by the same ``for_settings``), keeping every loop's and family's
-state in memory. Records before the audited range rebuild state silently;
+:class:`Replayer` feeds each record to the processor of the capability that reads
+its topic — every capability of :func:`~loopwarden.agents.capabilities.replayable`
+(the action monitor, the guardrails), built by the same ``for_settings`` as the
+worker's — keeping every loop's and family's state in memory, and keeps the
+named outputs of the outcome that are audited (warnings, reflection requests,
+decisions). Records before the audited range rebuild state silently;
 records inside it are the ones whose outputs are collected. Nothing is re-routed:
 an event is applied where it was read, under the position the worker would
 have applied it at (its origin), so duplicate detection works as it did live.
@@ -15,10 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from loopwarden.agents.guardrails.records import GuardrailProcessor
-from loopwarden.agents.guardrails.state import FamilyState
-from loopwarden.agents.monitor.records import RecordProcessor
-from loopwarden.agents.monitor.state import LoopState
+from loopwarden.agents.capabilities import replayable
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
 from loopwarden.schemas.families import family_of
@@ -59,6 +58,8 @@ class Reproduced:
     kind: str
     output: Output
     position: Position
+    output_name: str
+    """The named output it is (``warnings``, ``reflection_requests``, ``decisions``)."""
 
     @property
     def output_id(self) -> str:
@@ -96,61 +97,59 @@ class Replayer:
 
     def __init__(self, settings: Settings, loop_id: str | None = None) -> None:
         self.settings = settings
-        self.actions_topic = settings.topics.actions
-        self.completions_topic = settings.topics.loop_completions
-        self.monitor = RecordProcessor.for_settings(settings)
-        self.guardrails = GuardrailProcessor.for_settings(settings)
         self.loop_id = loop_id
         self.family = family_of(loop_id) if loop_id is not None else None
-        self.loops: dict[str, LoopState] = {}
-        self.families: dict[str, FamilyState] = {}
+        self.capabilities = {c.role: c for c in replayable()}
+        self.processors = {
+            role: c.replay.build(settings) for role, c in self.capabilities.items() if c.replay
+        }
+        self.by_topic = {
+            topic: role
+            for role, c in self.capabilities.items()
+            for topic in c.inputs(settings.topics)[:1]  # not the re-route topics
+        }
+        self.states: dict[str, dict[str, Any]] = {role: {} for role in self.capabilities}
         self.state = ReplayState()
         if loop_id is not None and self.family is not None:
             self.state.dead_letter_keys = {loop_id.encode(), self.family.encode()}
 
     @property
+    def loops(self) -> dict[str, Any]:
+        """Every loop's state so far (the monitor's)."""
+        return self.states["monitor"]
+
+    @property
+    def families(self) -> dict[str, Any]:
+        """Every family's state so far (the guardrails')."""
+        return self.states["guardrails"]
+
+    @property
     def stamps(self) -> dict[str, Output]:
         """The replay's ``produced_by`` stamps, by component."""
-        return {"monitor": self.monitor.stamp, "guardrails": self.guardrails.stamp}
+        return {role: processor.stamp for role, processor in self.processors.items()}
 
     def apply(self, record: RecordLike, inside: bool) -> None:
         """Apply one record; collect its outputs when it is ``inside`` the range."""
-        if record.topic == self.actions_topic:
-            self._apply_action(record, inside)
-        elif record.topic == self.completions_topic:
-            self._apply_completion(record, inside)
-        else:
+        role = self.by_topic.get(record.topic)
+        if role is None:
             raise ValueError(f"not an input topic: {record.topic!r}")
-
-    def _source(self, record: RecordLike) -> SourcePosition:
-        return SourcePosition(record.topic, record.partition, record.offset, record.timestamp)
-
-    def _apply_action(self, record: RecordLike, inside: bool) -> None:
-        out = self.monitor.process(record.value, record.key, self._source(record), self.loops.get)
-        self.loops.update(out.states)
-        self._note(record, inside, out.seen, out.dead_letters, lambda loop: loop == self.loop_id)
-        if inside:
-            for warning in out.warnings:
-                self._keep("warning", warning, record, warning["loop_id"] == self.loop_id)
-            for request in out.requests:
-                self._keep(
-                    "reflection_request", request, record, request["loop_id"] == self.loop_id
-                )
-
-    def _apply_completion(self, record: RecordLike, inside: bool) -> None:
-        source = self._source(record)
-        out = self.guardrails.process(record.value, record.key, source, self.families.get)
-        self.families.update(out.states)
+        source = SourcePosition(record.topic, record.partition, record.offset, record.timestamp)
+        states = self.states[role]
+        out = self.processors[role].process(record.value, record.key, source, states.get)
+        states.update(out.states)
+        replay = self.capabilities[role].replay
+        assert replay is not None  # replayable() holds only capabilities with one
+        by_family = replay.keyed_by == "family"
 
         def ours(loop: str) -> bool:
-            return family_of(loop) == self.family
+            return family_of(loop) == self.family if by_family else loop == self.loop_id
 
         self._note(record, inside, out.seen, out.dead_letters, ours)
         if inside:
-            for decision in out.decisions:
-                self._keep("rerun_decision", decision, record, ours(decision["loop_id"]))
-            for warning in out.warnings:
-                self._keep("warning", warning, record, ours(warning["loop_id"]))
+            for name, output in out.outputs():
+                kind = output_kind(output)
+                if name in replay.audited and kind is not None:
+                    self._keep(name, kind, output, record, ours(output["loop_id"]))
 
     def _note(
         self,
@@ -185,9 +184,9 @@ class Replayer:
         """Each reproduced output's bytes as a worker writes them → its id."""
         return {codec.dumps(r.output): output_id for output_id, r in self.state.outputs.items()}
 
-    def _keep(self, kind: str, output: Output, record: RecordLike, ours: bool) -> None:
+    def _keep(self, name: str, kind: str, output: Output, record: RecordLike, ours: bool) -> None:
         if self.loop_id is not None and not ours:
             return
         position = Position(record.topic, record.partition, record.offset)
-        reproduced = Reproduced(kind, output, position)
+        reproduced = Reproduced(kind, output, position, name)
         self.state.outputs[reproduced.output_id] = reproduced

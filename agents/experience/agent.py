@@ -30,10 +30,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from loopwarden.agents.capabilities import WorkerResources, capability
 from loopwarden.agents.experience.learning import learnable
 from loopwarden.agents.experience.metrics import ExperienceMetrics
 from loopwarden.agents.experience.steps import step_of
-from loopwarden.agents.experience.store import ExperienceStore
 from loopwarden.agents.experience.tasks import OpenTask
 from loopwarden.errors import EventDecodeError, EventError
 from loopwarden.schemas import codec
@@ -41,8 +41,8 @@ from loopwarden.schemas.dead_letter import DeadLetter
 from loopwarden.schemas.events import TASK_EVENT_TYPES, validate_action
 from loopwarden.schemas.tasks import TaskEnd, TaskSpec, TaskStart, validate_task_event
 from loopwarden.schemas.trace_context import carried
-from loopwarden.streams.client.propagation import headers_of
 from loopwarden.streams.runtime.app import LoopwardenApp
+from loopwarden.streams.runtime.capability_runner import Batches, run_capability
 from loopwarden.streams.runtime.runner import Record
 from loopwarden.streams.runtime.table_store import TableStore
 from loopwarden.streams.tools.topics import TASK_TABLE
@@ -64,17 +64,15 @@ class Batch:
     letters: list[DeadLetter] = field(default_factory=list)
 
 
-def register_experience(app: LoopwardenApp, store: ExperienceStore) -> Any:
-    """Declare the advice topic, the open-task table and the ``replay_experience`` agent."""
+def register_experience(app: LoopwardenApp, resources: WorkerResources) -> Any:
+    """Declare the open-task table and the ``replay_experience`` agent."""
+    store = resources.experience
     settings = app.loopwarden
-    names = settings.topics
     cfg = settings.experience
     detection = settings.detection
-    actions = app.raw_topic(names.actions, bundled=True)
-    app.raw_topic(names.advice)
     table = app.Table(
         TASK_TABLE,
-        partitions=names.partitions,
+        partitions=settings.topics.partitions,
         key_type=bytes,
         value_type=bytes,
         help="Open tasks: what they are, the advice they got, their steps so far.",
@@ -180,12 +178,7 @@ def register_experience(app: LoopwardenApp, store: ExperienceStore) -> Any:
             app.dead_letters.send(letter)
         if batch.lifecycle:
             for item in await asyncio.to_thread(apply, batch):
-                app.sink.add(
-                    names.advice,
-                    item["loop_id"].encode(),
-                    codec.dumps(item),
-                    headers=headers_of(item.get("trace_context")),
-                )
+                app.outputs.emit("advice", item)
         for loop_id, (task, partition) in batch.tasks.items():
             if task is None:
                 states.delete(loop_id.encode(), partition)
@@ -225,10 +218,5 @@ def register_experience(app: LoopwardenApp, store: ExperienceStore) -> Any:
                     "open task of loop %s idle past experience.task_ttl_s: dropped", task.loop_id
                 )
 
-    runner = app.runner("replay_experience")
-
-    @app.agent(actions, name="replay_experience")
-    async def replay_experience(stream: Any) -> None:
-        await runner.run_batches(stream, handle, BATCH_MAX_MESSAGES, cfg.batch_within_s)
-
-    return replay_experience
+    batches = Batches(BATCH_MAX_MESSAGES, cfg.batch_within_s)
+    return run_capability(app, capability("experience"), handle, batches=batches)

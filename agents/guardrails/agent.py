@@ -16,12 +16,14 @@ import logging
 import time
 from typing import Any
 
+from loopwarden.agents.capabilities import WorkerResources, capability
+from loopwarden.agents.guardrails.api import register_guardrails_api
 from loopwarden.agents.guardrails.records import GuardrailProcessor
 from loopwarden.agents.guardrails.state import FamilyState
 from loopwarden.agents.monitor.expiry import IdleLoopSweeper, trusted_event_time
-from loopwarden.schemas import codec
 from loopwarden.schemas.positions import origin_from_headers
 from loopwarden.streams.runtime.app import LoopwardenApp
+from loopwarden.streams.runtime.capability_runner import run_capability
 from loopwarden.streams.runtime.runner import Record
 from loopwarden.streams.runtime.table_store import TableStore
 from loopwarden.streams.runtime.telemetry.spans import process_span
@@ -30,12 +32,11 @@ from loopwarden.streams.tools.topics import FAMILY_TABLE
 log = logging.getLogger(__name__)
 
 
-def register_guardrails(app: LoopwardenApp) -> TableStore:
-    """Declare the completions topic, the family table and the ``apply_guardrails`` agent."""
+def register_guardrails(app: LoopwardenApp, resources: WorkerResources) -> TableStore:
+    """Declare the family table and the ``apply_guardrails`` agent (and, with the web
+    port open, the guardrails' HTTP API)."""
     settings = app.loopwarden
     names = settings.topics
-    completions = app.raw_topic(names.loop_completions, names.completions_reroute, bundled=True)
-    app.raw_topic(names.decisions)
     table = app.Table(
         FAMILY_TABLE,
         partitions=names.partitions,
@@ -49,7 +50,6 @@ def register_guardrails(app: LoopwardenApp) -> TableStore:
     sweeper = IdleLoopSweeper(
         limits.idle_family_ttl_s, limits.expiry_sweep_interval_s, limits.max_clock_skew_s
     )
-    sink = app.sink
 
     def load_state(family: str) -> FamilyState | None:
         data = store.get(family.encode())
@@ -94,10 +94,7 @@ def register_guardrails(app: LoopwardenApp) -> TableStore:
         for letter in outcome.dead_letters:
             app.dead_letters.send(letter)
         app.reroute(names.completions_reroute, outcome.reroutes)
-        for decision in outcome.decisions:
-            sink.add(names.decisions, decision["family_id"].encode(), codec.dumps(decision))
-        for warning in outcome.warnings:
-            app.send_warning(warning)
+        app.outputs.emit_all(outcome.outputs())
         for event_id, result in outcome.replies:
             app.replies.resolve(event_id, result)
             app.loop_health.family(result)
@@ -105,12 +102,9 @@ def register_guardrails(app: LoopwardenApp) -> TableStore:
             for key in sweeper.expired(source.partition, store.keys, peek):
                 store.delete(key, source.partition)
 
-    runner = app.runner("apply_guardrails")
-
-    @app.agent(completions, name="apply_guardrails")
-    async def apply_guardrails(stream: Any) -> None:
-        await runner.run(stream, handle)
-
+    run_capability(app, capability("guardrails"), handle)
+    if settings.web_port:
+        register_guardrails_api(app, store)
     return store
 
 

@@ -35,7 +35,6 @@ from typing import Any
 from faust.web import Request, Response, View
 from pydantic import ValidationError
 
-from loopwarden.agents.guardrails.agent import FAMILY_TABLE
 from loopwarden.agents.guardrails.engine import GuardrailEngine
 from loopwarden.agents.guardrails.openapi import LoopCompleteRequest, openapi_document
 from loopwarden.agents.guardrails.state import FamilyState
@@ -48,6 +47,7 @@ from loopwarden.schemas.ids import derived_id, new_event_id
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.table_store import TableStore
 from loopwarden.streams.runtime.web_api import answer_json, check_bearer, read_json_body
+from loopwarden.streams.tools.topics import FAMILY_TABLE
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ arrives, so the outcome depends on the events alone, not on when a sweep ran.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +44,13 @@ class GuardrailRecordOutcome:
     reroutes: list[Reroute] = field(default_factory=list)
     seen: list[tuple[str, str]] = field(default_factory=list)
     """(event id, loop id) of every event applied or skipped here (not re-routed)."""
+
+    def outputs(self) -> Iterator[tuple[str, Output]]:
+        """The named outputs, in the order they are sent."""
+        for decision in self.decisions:
+            yield "decisions", decision
+        for warning in self.warnings:
+            yield "warnings", warning
 
 
 class GuardrailProcessor:

@@ -22,6 +22,7 @@ from typing import Any
 from faust.web import Request, Response, View
 from pydantic import ValidationError
 
+from loopwarden.agents.capabilities import WorkerResources, capability
 from loopwarden.agents.hooks.claude_code import (
     INJECTING,
     HookInput,
@@ -37,6 +38,7 @@ from loopwarden.streams.client.inbox import WarningInbox
 from loopwarden.streams.client.subscriber import WarningSubscriber
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.backoff import Backoff
+from loopwarden.streams.runtime.capability_runner import declare_topics
 from loopwarden.streams.runtime.web_api import answer_json, check_bearer, read_json_body
 
 log = logging.getLogger(__name__)
@@ -45,9 +47,10 @@ PATH = "/hooks/claude-code"
 READY_TIMEOUT_S = 10.0
 
 
-def register_claude_code_hooks(app: LoopwardenApp) -> WarningInbox:
+def register_claude_code_hooks(app: LoopwardenApp, resources: WorkerResources) -> WarningInbox:
     """Serve ``POST /hooks/claude-code`` and follow the warnings for it."""
     settings = app.loopwarden
+    declare_topics(app, capability("hooks"))
     cfg = settings.ingest
     inbox = WarningInbox(max_loops=cfg.hook_sessions, ttl_s=cfg.hook_session_ttl_s)
     following = asyncio.Event()
@@ -82,7 +85,7 @@ def register_claude_code_hooks(app: LoopwardenApp) -> WarningInbox:
             )
         except LoopwardenError as exc:
             raise ApiError(422, f"the hook's action is not a valid event: {exc}") from exc
-        app.sink.add(settings.topics.actions, hook.session_id.encode(), encode_event(event))
+        app.outputs.emit("actions", event, encoded=encode_event(event))
 
     async def handle(request: Request) -> dict[str, Any]:
         if settings.api.token is not None:

@@ -38,14 +38,14 @@ from typing import Any
 
 from opentelemetry.trace import SpanKind
 
+from loopwarden.agents.capabilities import WorkerResources, capability
 from loopwarden.agents.memory.maintenance import Maintenance
 from loopwarden.agents.memory.records import MemoryInputs, inputs_of
-from loopwarden.agents.memory.service import MemoryService
 from loopwarden.errors import is_retriable
-from loopwarden.schemas import codec
 from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.memory_columns import MemoryColumns
 from loopwarden.streams.runtime.app import LoopwardenApp
+from loopwarden.streams.runtime.capability_runner import Batches, run_capability
 from loopwarden.streams.runtime.runner import Record
 from loopwarden.streams.runtime.telemetry.spans import child_span
 
@@ -85,14 +85,11 @@ def _by_scope(outcomes: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]
     return groups
 
 
-def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
-    """Declare the memory topics and the ``store_memories`` agent."""
-    settings = app.loopwarden
-    names = settings.topics
-    writes_topic = app.raw_topic(names.memory_writes)
-    app.raw_topic(names.memory_outcomes)
-    sink = app.sink
-    cfg = settings.memory
+def register_memory(app: LoopwardenApp, resources: WorkerResources) -> Any:
+    """Declare the ``store_memories`` agent and the leader's upkeep timers."""
+    service = resources.memory
+    cfg = app.loopwarden.memory
+    outputs = app.outputs
 
     def apply(inputs: MemoryInputs) -> Outcomes:
         with service.lock, service.boundary.calls("memory write"):
@@ -148,7 +145,7 @@ def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
                 log.warning("memory maintenance failed (%s); next cycle as planned", exc)
                 return
             log.info("memory maintenance: %s", report)
-            sink.add(names.memory_outcomes, b"*", codec.dumps(report))
+            outputs.emit("memory_outcomes", report)
 
     def traced_apply(inputs: MemoryInputs) -> Outcomes:
         size = len(inputs.writes) + sum(len(batch) for batch in inputs.columns)
@@ -207,10 +204,10 @@ def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
             single, per_batch = await one_by_one(inputs)
         for outcome in single:
             outcome.setdefault("type", "memory_outcome")
-            sink.add(names.memory_outcomes, outcome["scope"].encode(), codec.dumps(outcome))
+            outputs.emit("memory_outcomes", outcome)
         for outcomes in per_batch:  # an Arrow record's outcomes: one array per scope
-            for scope, group in _by_scope(outcomes).items():
-                sink.add(names.memory_outcomes, scope.encode(), codec.dumps(group))
+            for group in _by_scope(outcomes).values():
+                outputs.emit("memory_outcomes", group)
         every = single + [o for outcomes in per_batch for o in outcomes]
         app.metrics.memory_rows(sum(o["status"] in ROWS_WRITTEN for o in every))
         first, last = records[0].source, records[-1].source
@@ -224,15 +221,5 @@ def register_memory(app: LoopwardenApp, service: MemoryService) -> None:
             dict(Counter(o["status"] for o in every)),
         )
 
-    runner = app.runner("store_memories")
-
-    @app.agent(writes_topic, name="store_memories")
-    async def store_memories(stream: Any) -> None:
-        await runner.run_batches(
-            stream,
-            handle,
-            cfg.batch_max_writes,
-            cfg.batch_within_s,
-            cfg.batch_max_bytes,
-            commit=True,
-        )
+    batches = Batches(cfg.batch_max_writes, cfg.batch_within_s, cfg.batch_max_bytes, commit=True)
+    return run_capability(app, capability("memory"), handle, batches=batches)

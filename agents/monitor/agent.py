@@ -5,11 +5,11 @@ undecodable value) from the actions topic and its re-route topic, hands each
 record to :class:`RecordProcessor` (a consumed message is a bundle of records,
 see :mod:`loopwarden.streams.runtime.bundles`), keeps the loop states it changed and
 writes them to the ``loop-state`` table once per offset commit
-(:mod:`~loopwarden.agents.monitor.pending_states`), and queues the changelog records,
-warnings, reflection requests, re-routed events and dead letters on the app's
-:class:`~loopwarden.streams.runtime.sink.RecordSink`, which sends them in batches and is
-flushed before every offset commit. Errors follow the app's one policy
-(:class:`~loopwarden.streams.runtime.runner.AgentRunner`). Nothing else happens here.
+(:mod:`~loopwarden.agents.monitor.pending_states`), emits the outcome's named outputs
+(warnings, reflection requests, lessons to remember) through ``app.outputs`` and queues
+re-routed events and dead letters on the app's batched sink, flushed before every
+offset commit. The agent itself, its topics and its error policy are the generic
+runner's (:func:`~loopwarden.streams.runtime.capability_runner.run_capability`).
 """
 
 from __future__ import annotations
@@ -19,14 +19,14 @@ import logging
 import time
 from typing import Any
 
+from loopwarden.agents.capabilities import WorkerResources, capability
 from loopwarden.agents.monitor.expiry import IdleLoopSweeper, trusted_event_time
 from loopwarden.agents.monitor.pending_states import PendingStates
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.agents.monitor.state import LoopState
-from loopwarden.schemas import codec
-from loopwarden.schemas.memory import memory_id_for, memory_record_key
 from loopwarden.schemas.positions import origin_from_headers
 from loopwarden.streams.runtime.app import LoopwardenApp
+from loopwarden.streams.runtime.capability_runner import run_capability
 from loopwarden.streams.runtime.runner import Record
 from loopwarden.streams.runtime.table_store import TableStore
 from loopwarden.streams.runtime.telemetry.spans import EventSpans
@@ -36,15 +36,10 @@ log = logging.getLogger(__name__)
 RECLAIM_CHUNK = 10_000
 
 
-def register_action_monitor(app: LoopwardenApp) -> Any:
-    """Declare the topics, the state table and the ``monitor_actions`` agent on ``app``."""
+def register_action_monitor(app: LoopwardenApp, resources: WorkerResources) -> Any:
+    """Declare the state table and the ``monitor_actions`` agent on ``app``."""
     settings = app.loopwarden
     names = settings.topics
-    key_by = settings.publisher.memory_key  # lessons are keyed as the client keys writes
-
-    actions = app.raw_topic(names.actions, names.actions_reroute, bundled=True)
-    for output in (names.warnings, names.reflection_requests, names.dead_letter):
-        app.raw_topic(output)  # declared so that Faust creates them; written through the sink
     states = app.Table(
         STATE_TABLE,
         partitions=names.partitions,
@@ -63,10 +58,10 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
         limits.idle_loop_ttl_s, limits.expiry_sweep_interval_s, limits.max_clock_skew_s
     )
 
-    sink = app.sink
-    store = TableStore(states, sink)
+    outputs = app.outputs
+    store = TableStore(states, app.sink)
     pending = PendingStates(store)
-    sink.before_commit(pending.write_gradually)  # no commit passes a state not durable
+    app.sink.before_commit(pending.write_gradually)  # no commit passes a state not durable
     max_skew = limits.max_clock_skew_s
 
     def load_state(loop_id: str) -> LoopState | None:
@@ -145,19 +140,11 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
                     event_id,
                 )
         app.reroute(names.actions_reroute, outcome.reroutes)
-        for warning in outcome.warnings:
-            app.send_warning(warning)
+        outputs.emit_all(outcome.outputs())
         if outcome.warned:
             now = time.time()
             for kind, published_at in outcome.warned:
                 metrics.warning_latency(kind, now - published_at)
-        for write in outcome.memory_writes:
-            scope = write["payload"]["scope"]
-            memory_id = memory_id_for(scope, write["event_id"])
-            key = memory_record_key(scope, memory_id, key_by)
-            sink.add(names.memory_writes, key, codec.dumps(write))
-        for request in outcome.requests:
-            sink.add(names.reflection_requests, request["loop_id"].encode(), codec.dumps(request))
         sweeper.record_seen(source.partition, time.monotonic())
         if sweeper.due(source.partition, time.monotonic()):
             pending.write()  # the sweep reads the stored states
@@ -173,10 +160,4 @@ def register_action_monitor(app: LoopwardenApp) -> Any:
                 processor.evict(key.decode())
         return outcome.events
 
-    runner = app.runner("monitor_actions", on_error=drop_failed_states)
-
-    @app.agent(actions, name="monitor_actions")
-    async def monitor_actions(stream: Any) -> None:
-        await runner.run(stream, handle)
-
-    return monitor_actions
+    return run_capability(app, capability("monitor"), handle, on_error=drop_failed_states)

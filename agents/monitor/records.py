@@ -20,7 +20,7 @@ origin, so every loop's state lives in one place whatever the producer did.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -97,6 +97,15 @@ class RecordOutcome:
     duplicates: list[tuple[str, str, int]] = field(default_factory=list)
     """(loop id, event id, the loop's count so far) of each event skipped because its id
     was already applied in its loop."""
+
+    def outputs(self) -> Iterator[tuple[str, Output]]:
+        """The named outputs, in the order they are sent."""
+        for warning in self.warnings:
+            yield "warnings", warning
+        for write in self.memory_writes:
+            yield "memory_writes", write
+        for request in self.requests:
+            yield "reflection_requests", request
 
 
 class RecordProcessor:

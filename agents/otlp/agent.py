@@ -14,20 +14,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from loopwarden.agents.capabilities import WorkerResources, capability
 from loopwarden.agents.otlp.spans import SpanError, action_of, decode_spans
 from loopwarden.errors import EventError
 from loopwarden.schemas.dead_letter import DeadLetter
 from loopwarden.streams.client.event_builder import encode_event
 from loopwarden.streams.runtime.app import LoopwardenApp
+from loopwarden.streams.runtime.capability_runner import run_capability
 from loopwarden.streams.runtime.runner import Record
 
 
-def register_otlp_ingest(app: LoopwardenApp) -> Any:
-    """Declare the span topic and the ``ingest_otlp_spans`` agent on ``app``."""
-    settings = app.loopwarden
-    names = settings.topics
-    encoding = settings.ingest.otlp_encoding
-    spans_topic = app.raw_topic(names.otlp_spans)
+def register_otlp_ingest(app: LoopwardenApp, resources: WorkerResources) -> Any:
+    """Declare the ``ingest_otlp_spans`` agent on ``app``."""
+    encoding = app.loopwarden.ingest.otlp_encoding
 
     def handle(record: Record) -> int:
         value = record.value or b""
@@ -46,14 +45,8 @@ def register_otlp_ingest(app: LoopwardenApp) -> Any:
                 letter = DeadLetter.from_error(exc, value, record.source, record.key, index)
                 app.dead_letters.send(letter)
                 continue
-            app.sink.add(names.actions, event.loop_id.encode(), encode_event(event))
+            app.outputs.emit("actions", event, encoded=encode_event(event))
             published += 1
         return published
 
-    runner = app.runner("ingest_otlp_spans")
-
-    @app.agent(spans_topic, name="ingest_otlp_spans")
-    async def ingest_otlp_spans(stream: Any) -> None:
-        await runner.run(stream, handle)
-
-    return ingest_otlp_spans
+    return run_capability(app, capability("otlp"), handle)

@@ -280,11 +280,12 @@ def detect(source: IO[bytes], requests: bool, progress: bool | None) -> None:
     the formats of `loopwarden publish`; bad lines are reported on stderr and the
     exit code is then 4.
     """
-    from loopwarden.agents.monitor.records import RecordProcessor
+    from loopwarden.agents.capabilities import capability
     from loopwarden.settings import Settings
 
-    settings = Settings()
-    processor = RecordProcessor.for_settings(settings)
+    replay = capability("monitor").replay
+    assert replay is not None  # the monitor is replayable
+    processor: RecordProcessor = replay.build(Settings())  # the worker's processor
     states: dict[str, LoopState] = {}
     name = getattr(source, "name", "-")
     show = progress if progress is not None else (name != "<stdin>" and sys.stderr.isatty())

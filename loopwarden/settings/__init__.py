@@ -20,6 +20,7 @@ from loopwarden.settings.ingest import IngestSettings as IngestSettings
 from loopwarden.settings.kafka_security import KafkaSecurity as KafkaSecurity
 from loopwarden.settings.memory import MemoryIndexSettings as MemoryIndexSettings
 from loopwarden.settings.memory import MemorySettings
+from loopwarden.settings.outputs import WebhookSettings as WebhookSettings
 from loopwarden.settings.telemetry import TelemetrySettings
 
 Role = Literal["monitor", "guardrails", "analyst", "memory", "experience", "hooks", "otlp"]
@@ -337,6 +338,7 @@ class Settings(BaseSettings):
     errors: ErrorSettings = ErrorSettings()
     publisher: PublisherSettings = PublisherSettings()
     telemetry: TelemetrySettings = TelemetrySettings()
+    webhook: WebhookSettings = WebhookSettings()
 
     def namespaced(
         self, tag: str, *, bootstrap_servers: str | None = None, partitions: int | None = None

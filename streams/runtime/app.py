@@ -23,13 +23,12 @@ import faust
 from mode import ServiceT
 from opentelemetry.trace import Tracer
 
-from loopwarden.schemas import codec
 from loopwarden.settings import Settings
-from loopwarden.streams.client.propagation import headers_of
 from loopwarden.streams.client.security import faust_credentials
 from loopwarden.streams.runtime.backoff import Backoff
 from loopwarden.streams.runtime.bundles import BundleAcks
 from loopwarden.streams.runtime.dead_letters import DeadLetters
+from loopwarden.streams.runtime.outputs import OutputRouter
 from loopwarden.streams.runtime.replies import Replies
 from loopwarden.streams.runtime.runner import AgentRunner, ErrorPolicy
 from loopwarden.streams.runtime.sink import RecordSink
@@ -38,6 +37,7 @@ from loopwarden.streams.runtime.telemetry.metrics import LagObserver, WorkerMetr
 from loopwarden.streams.runtime.telemetry.providers import Telemetry, start_telemetry
 from loopwarden.streams.runtime.telemetry.sensor import LifecycleLog
 from loopwarden.streams.runtime.telemetry.service_log import SERVICE_LOG
+from loopwarden.streams.runtime.telemetry.warning_sink import WarningTelemetry
 from loopwarden.streams.runtime.workarounds import TunedTransport
 
 
@@ -48,6 +48,9 @@ class LoopwardenApp(faust.App):
 
     loopwarden: Settings
     sink: RecordSink
+    outputs: OutputRouter
+    output_sinks: dict[str, Any]
+    """The sinks besides Kafka attached from settings, by name (``webhook``)."""
     dead_letters: DeadLetters
     replies: Replies
     runners: dict[str, AgentRunner]
@@ -61,18 +64,6 @@ class LoopwardenApp(faust.App):
         """loopwarden's OpenTelemetry tracer; None with tracing off (no span work at all).
         (``tracer`` is Faust's own opentracing hook.)"""
         return self.telemetry.tracer
-
-    def send_warning(self, warning: dict[str, Any]) -> None:
-        """Queue a warning (any agent's): counted, shown on the loop-health page, and sent
-        with the trace context of the event that caused it in its headers."""
-        self.sink.add(
-            self.loopwarden.topics.warnings,
-            warning["loop_id"].encode(),
-            codec.dumps(warning),
-            headers=headers_of(warning.get("trace_context")),
-        )
-        self.metrics.warning(warning["kind"], warning["level"])
-        self.loop_health.warning(warning)
 
     def raw_topic(self, *names: str, bundled: bool = False) -> Any:
         """A topic (or several, read as one stream) of bytes keys and values with the
@@ -212,6 +203,8 @@ def create_app(settings: Settings, telemetry: Telemetry | None = None) -> Loopwa
         lambda: app.producer._ensure_producer(),  # the aiokafka producer Faust flushes
         linger_s=kafka.producer_linger_ms / 1000.0,
     )
+    app.outputs = OutputRouter(app.sink, settings)
+    app.outputs.attach(WarningTelemetry(app.metrics, app.loop_health))
     app.dead_letters = DeadLetters(
         app.sink,
         settings.topics.dead_letter,

@@ -9,22 +9,13 @@ import os
 
 import faust
 
-from loopwarden.agents.analyst.agent import register_analyst
-from loopwarden.agents.experience.agent import register_experience
-from loopwarden.agents.experience.store import ExperienceStore
-from loopwarden.agents.guardrails.agent import register_guardrails
-from loopwarden.agents.guardrails.api import register_guardrails_api
-from loopwarden.agents.hooks.endpoint import register_claude_code_hooks
-from loopwarden.agents.memory.agent import register_memory
-from loopwarden.agents.memory.judge import ConflictJudge
-from loopwarden.agents.memory.service import LanceMemoryContext, MemoryService
-from loopwarden.agents.monitor.agent import register_action_monitor
-from loopwarden.agents.otlp.agent import register_otlp_ingest
+from loopwarden.agents.capabilities import CAPABILITIES, WorkerResources
 from loopwarden.errors import ConfigurationError
 from loopwarden.settings import Settings
 from loopwarden.streams.runtime.app import LoopwardenApp, create_app
 from loopwarden.streams.runtime.dead_letters import RateLimitedLog
 from loopwarden.streams.runtime.diagnostics import register_diagnostics
+from loopwarden.streams.runtime.output_sinks import attach_output_sinks
 from loopwarden.streams.runtime.telemetry.providers import Telemetry, start_telemetry
 from loopwarden.streams.runtime.telemetry.service_log import SERVICE_LOG
 from loopwarden.streams.runtime.telemetry.summary import register_summary
@@ -40,33 +31,13 @@ def build_worker_app(
     telemetry endpoints (``telemetry``: the providers, default from ``settings``)."""
     settings = settings or Settings()
     app = create_app(settings, telemetry)
-    if "monitor" in settings.roles:
-        register_action_monitor(app)
-    if "guardrails" in settings.roles:
-        families = register_guardrails(app)
-        if settings.web_port:
-            register_guardrails_api(app, families)
-    memory = MemoryService(
-        settings.memory,
-        judge=ConflictJudge(settings.analyst),
-        prewarm=True,
-        background_upkeep=True,
-    )
-    if "memory" in settings.roles:
-        register_memory(app, memory)
-    if "experience" in settings.roles:
-        shared = ExperienceStore(
-            settings.experience, settings.memory, shared_embedder=lambda: memory.embedder
-        )
-        register_experience(app, shared)
-    if "analyst" in settings.roles and settings.analyst.enabled:
-        register_analyst(app, LanceMemoryContext(memory))
-    if "otlp" in settings.roles:
-        register_otlp_ingest(app)
-    if "hooks" in settings.roles and settings.web_port:
-        register_claude_code_hooks(app)
+    resources = WorkerResources(settings)
+    for capability in CAPABILITIES:
+        if capability.runs_in(settings):
+            capability.wire(app, resources)
     if not app.agents:
         raise ConfigurationError("this worker has no agents to run: check LOOPWARDEN_ROLES")
+    attach_output_sinks(app)
     register_broker_watchdog(app)
     register_diagnostics(app)
     register_summary(app)

@@ -15,19 +15,22 @@ from loopwarden.agents.audit.recorded import Recorded
 from loopwarden.agents.audit.recorded_settings import stamps_of, with_recorded
 from loopwarden.agents.audit.replayer import Replayer
 from loopwarden.agents.audit.window import PartitionWindow, Place
+from loopwarden.agents.capabilities import Capability, replayable
 from loopwarden.errors import EventDecodeError
 from loopwarden.schemas import codec
 from loopwarden.schemas.families import family_of
 from loopwarden.schemas.positions import default_partition
 from loopwarden.settings import Settings
 from loopwarden.streams.client.producer import start_producer
+from loopwarden.streams.runtime.outputs import ROUTES
 from loopwarden.streams.tools.replay_reader import (
     PartitionSpan,
     TopicRangeReader,
     committed_offsets,
 )
 
-INPUTS = ("actions", "completions")
+INPUTS = tuple(c.replay.input for c in replayable() if c.replay is not None)
+"""The names ``--input`` takes: each replayable capability's (``actions``, ``completions``)."""
 Progress = Callable[[int], None]
 
 
@@ -54,9 +57,22 @@ class AuditResult:
     spans: list[PartitionSpan] = field(default_factory=list)
 
 
+def _replayed(name: str) -> Capability:
+    """The capability whose input ``--input`` calls ``name``."""
+    for each in replayable():
+        if each.replay is not None and each.replay.input == name:
+            return each
+    raise ValueError(f"no replayable input named {name!r}; known: {list(INPUTS)}")
+
+
 def _topic(settings: Settings, name: str) -> str:
-    topics = settings.topics
-    return topics.actions if name == "actions" else topics.loop_completions
+    return _replayed(name).inputs(settings.topics)[0]  # the input, not its re-route topic
+
+
+def audited_outputs() -> list[str]:
+    """The named outputs an audit compares: every replayable capability's."""
+    names = (n for c in replayable() if c.replay is not None for n in c.replay.audited)
+    return list(dict.fromkeys(names))
 
 
 async def _input_spans(
@@ -67,7 +83,9 @@ async def _input_spans(
         topic = _topic(settings, name)
         partitions = await reader.partitions(topic)
         if scope.loop_id is not None:
-            key = scope.loop_id if name == "actions" else family_of(scope.loop_id)
+            replay = _replayed(name).replay
+            by_family = replay is not None and replay.keyed_by == "family"
+            key = family_of(scope.loop_id) if by_family else scope.loop_id
             partitions = [default_partition(key.encode(), len(partitions))]
         if scope.offsets is not None:
             partitions = [p for p in partitions if (name, p) in scope.offsets]
@@ -88,11 +106,14 @@ async def _input_spans(
 async def _output_spans(
     reader: TopicRangeReader, settings: Settings, scope: AuditScope
 ) -> list[PartitionSpan]:
-    names = settings.topics
+    keyed: dict[str, str | None] = {}
+    for name in audited_outputs():
+        route = ROUTES[name]
+        keyed[route.topic(settings.topics)] = (
+            route.key_of_loop(scope.loop_id) if scope.loop_id else None
+        )
+    keyed[settings.topics.dead_letter] = None
     spans = []
-    keyed = {names.warnings: scope.loop_id, names.reflection_requests: scope.loop_id}
-    keyed[names.decisions] = family_of(scope.loop_id) if scope.loop_id else None
-    keyed[names.dead_letter] = None
     for topic, key in keyed.items():
         partitions = await reader.partitions(topic)
         if key is not None:
@@ -200,10 +221,8 @@ async def emit(settings: Settings, result: AuditResult, topic: str) -> int:
     try:
         for reproduced in result.replayer.state.outputs.values():
             output: Any = reproduced.output
-            key = output.get("family_id") if reproduced.kind == "rerun_decision" else None
-            await producer.send(
-                topic, codec.dumps(output), key=str(key or output["loop_id"]).encode()
-            )
+            key = ROUTES[reproduced.output_name].key(output, settings)
+            await producer.send(topic, codec.dumps(output), key=key)
             sent += 1
         await producer.flush()
     finally:

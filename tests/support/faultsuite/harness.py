@@ -26,7 +26,7 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from loopwarden.agents.monitor.records import RecordProcessor
+from loopwarden.agents.capabilities import capability
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.cli.runtime import start_worker_process, stop_process
 from loopwarden.schemas import codec
@@ -101,7 +101,9 @@ class Expected:
 
 def expected_outputs(workload: Workload, settings: Settings) -> Expected:
     """Run the monitor over the workload as the worker would (each loop in publish order)."""
-    monitor = RecordProcessor.for_settings(settings).monitor  # the worker's stamp
+    replay = capability("monitor").replay  # the worker's processor, and its stamp
+    assert replay is not None
+    monitor = replay.build(settings).monitor
     states: dict[str, LoopState] = {}
     warnings: dict[str, dict[str, Any]] = {}
     requests: dict[str, dict[str, Any]] = {}

@@ -1,0 +1,190 @@
+"""Each capability's Faust wiring, in process, on the real broker (no worker subprocess).
+
+The app is the worker's own (:func:`build_worker_app`, one role at a time); a
+recording :class:`OutputSink` attached to its router sees every named output the
+capability emits, and the client reads the same outputs from their topics: the
+capability's input topic, its agent, the generic runner and the router's routes
+are all exercised. Behaviour in depth is the subprocess tests' and the unit tests'.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from loopwarden.agents.capabilities import CAPABILITIES
+from loopwarden.schemas.warnings import WarningKind
+from loopwarden.settings import Settings
+from loopwarden.settings.outputs import WebhookSettings
+from loopwarden.streams.client.json_subscribers import DecisionSubscriber, MemoryOutcomeSubscriber
+from loopwarden.streams.client.publisher import AsyncPublisher
+from loopwarden.streams.client.subscriber import WarningSubscriber
+from loopwarden.streams.client.tasks import start_task
+from loopwarden.streams.tools.broker import free_port
+
+from .conftest import isolated_settings
+from .inprocess import running_app
+from .otlp_payloads import otlp_proto, tool_span
+
+pytestmark = pytest.mark.integration
+TIMEOUT = 60
+
+
+class Recording:
+    """An output sink that keeps what it is handed."""
+
+    def __init__(self, *outputs: str) -> None:
+        self.outputs = frozenset(outputs)
+        self.seen: list[tuple[str, Any]] = []
+
+    def deliver(self, output: str, value: Any) -> None:
+        self.seen.append((output, value))
+
+    def of(self, output: str) -> list[Any]:
+        return [value for name, value in self.seen if name == output]
+
+
+def only(broker, name: str, *roles: str, **changes: Any) -> Settings:
+    settings = isolated_settings(broker, name)
+    return settings.model_copy(update={"roles": frozenset(roles), **changes})
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:6]}"
+
+
+async def test_the_monitor_routes_its_warning_to_the_topic_and_the_sinks(broker):
+    settings = only(broker, "wire-monitor", "monitor")
+    loop_id = unique("spin")
+    async with running_app(settings) as app:
+        assert {a.rsplit(".", 1)[-1] for a in app.agents} == {"monitor_actions"}
+        recording = Recording("warnings", "reflection_requests")
+        app.outputs.attach(recording)
+        async with WarningSubscriber(settings, loop_id=loop_id) as warnings:
+            async with AsyncPublisher(settings) as publisher:
+                ids = [await publisher.publish(loop_id, "web_search") for _ in range(3)]
+            (warning,) = await warnings.collect(1, TIMEOUT)
+    assert warning.kind is WarningKind.ACTION_TYPE_SPIN
+    assert warning.event_ids == ids
+    (delivered,) = recording.of("warnings")
+    assert delivered["warning_id"] == warning.warning_id
+    assert [r["loop_id"] for r in recording.of("reflection_requests")] == [loop_id]
+
+
+async def test_the_guardrails_route_decisions_by_family(broker):
+    settings = only(broker, "wire-guardrails", "guardrails")
+    family = unique("fam")
+    async with running_app(settings) as app:
+        recording = Recording("decisions")
+        app.outputs.attach(recording)
+        async with DecisionSubscriber(settings, loop_id=family) as decisions:
+            async with AsyncPublisher(settings) as publisher:
+                await publisher.complete_loop(family, 0.9, 0.1)
+            (decision,) = await decisions.collect(1, TIMEOUT)
+    assert decision["family_id"] == family
+    assert [d["decision_id"] for d in recording.of("decisions")] == [decision["decision_id"]]
+
+
+async def test_the_memory_agent_answers_a_write_with_its_outcome(broker):
+    settings = only(broker, "wire-memory", "memory")
+    scope = unique("scope")
+    async with running_app(settings) as app:
+        recording = Recording("memory_outcomes")
+        app.outputs.attach(recording)
+        async with MemoryOutcomeSubscriber(settings, scope=scope) as outcomes:
+            async with AsyncPublisher(settings) as publisher:
+                await publisher.remember("the build needs make", event_id=f"{scope}-1", scope=scope)
+            (outcome,) = await outcomes.collect(1, TIMEOUT)
+    assert outcome["scope"] == scope
+    assert [o["scope"] for o in recording.of("memory_outcomes")] == [scope]
+
+
+async def test_otlp_spans_become_actions_the_monitor_warns_on(broker):
+    settings = only(broker, "wire-otlp", "otlp", "monitor")
+    conversation = unique("conv")
+    async with running_app(settings) as app:
+        recording = Recording("actions")
+        app.outputs.attach(recording)
+        async with WarningSubscriber(settings, loop_id=conversation) as warnings:
+            async with AsyncPublisher(settings, topic=settings.topics.otlp_spans) as spans:
+                for n in range(3):
+                    span = tool_span("grep", conversation, call_id=f"c{n}")
+                    await spans.send_raw(otlp_proto(span))
+            (warning,) = await warnings.collect(1, TIMEOUT)
+    assert warning.kind is WarningKind.ACTION_TYPE_SPIN
+    assert {a["loop_id"] for a in recording.of("actions")} == {conversation}  # plain JSON
+    assert len(recording.of("actions")) == 3
+
+
+async def test_the_experience_agent_answers_a_task_start_with_advice(broker):
+    settings = only(broker, "wire-experience", "experience")
+    loop_id = unique("task")
+    async with running_app(settings) as app:
+        recording = Recording("advice")
+        app.outputs.attach(recording)
+        async with AsyncPublisher(settings) as publisher:
+            advice = await start_task(publisher, loop_id, "book a table for two", timeout_s=TIMEOUT)
+    assert advice.loop_id == loop_id
+    assert [a["loop_id"] for a in recording.of("advice")] == [loop_id]
+
+
+class Webhook:
+    """A loopback HTTP endpoint that answers ``statuses`` in turn (then 200) and keeps bodies."""
+
+    def __init__(self, *statuses: int) -> None:
+        self.statuses = list(statuses)
+        self.bodies: list[dict[str, Any]] = []
+        self.auth: list[str | None] = []
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/hook"
+
+    async def handle(self, request: web.Request) -> web.Response:
+        self.auth.append(request.headers.get("Authorization"))
+        status = self.statuses.pop(0) if self.statuses else 200
+        if status == 200:
+            self.bodies.append(await request.json())
+        return web.Response(status=status)
+
+    async def __aenter__(self) -> Webhook:
+        app = web.Application()
+        app.router.add_post("/hook", self.handle)
+        self.runner = web.AppRunner(app)
+        await self.runner.setup()
+        await web.TCPSite(self.runner, "127.0.0.1", self.port).start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.runner.cleanup()
+
+
+async def test_a_warning_reaches_the_webhook_after_a_failed_post(broker):
+    async with Webhook(503) as hook:
+        webhook = WebhookSettings(url=hook.url, token="t0ken", retry_initial_s=0.05)
+        settings = only(broker, "wire-webhook", "monitor", webhook=webhook)
+        loop_id = unique("hooked")
+        async with running_app(settings) as app:
+            async with WarningSubscriber(settings, loop_id=loop_id) as warnings:
+                async with AsyncPublisher(settings) as publisher:
+                    for _ in range(3):
+                        await publisher.publish(loop_id, "read_file")
+                (warning,) = await warnings.collect(1, TIMEOUT)
+            sink = app.output_sinks["webhook"]
+            assert sink in app.outputs.sinks("warnings")
+            await sink.idle.wait()  # cleared when the warning was handed over
+    (body,) = hook.bodies
+    assert [o["output"] for o in body["outputs"]] == ["warnings"]
+    assert body["outputs"][0]["value"]["warning_id"] == warning.warning_id
+    assert hook.auth == ["Bearer t0ken", "Bearer t0ken"]  # the 503, then the retry
+    assert sink.delivered == 1
+    assert not sink.dropped
+
+
+def test_every_capability_with_an_input_topic_has_a_wiring_test_here():
+    tested = {"monitor", "guardrails", "memory", "otlp", "experience"}
+    # the analyst's wiring is test_analyst's (it needs a model server), the hooks' is
+    # test_claude_code_hooks' (an HTTP endpoint, no input topic)
+    elsewhere = {"analyst", "hooks"}
+    assert {c.role for c in CAPABILITIES} == tested | elsewhere
