@@ -14,7 +14,7 @@ context travels in the request's headers.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import openai
 from opentelemetry.trace import Tracer
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 Answer = TypeVar("Answer", bound=BaseModel)
 RETRIABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 """HTTP statuses after which the same request may succeed."""
+FAILURES = (openai.OpenAIError, ValidationError, ValueError)
+"""What a call may raise: the package's errors, and an answer that is not the schema."""
 NO_KEY = "unused"
 """Sent when no key is configured (local servers ignore it; the package needs one)."""
 
@@ -95,6 +97,17 @@ class StructuredChat:
             "max_retries": 0,  # the caller's error policy retries, bounded
         }
 
+    def _request(
+        self, system: str, user: str, answer: type[Answer], headers: dict[str, str]
+    ) -> dict[str, Any]:
+        return {
+            "model": self.endpoint.model,
+            "messages": _messages(system, user),
+            "response_format": answer,
+            "temperature": 0,
+            "extra_headers": headers,
+        }
+
     async def ask(self, system: str, user: str, answer: type[Answer], name: str) -> Answer:
         """The model's answer to ``user`` as ``answer``; ``name`` names the schema."""
         if self._async is None:
@@ -102,19 +115,11 @@ class StructuredChat:
         headers: dict[str, str] = {}
         with chat_span(self.tracer, self.endpoint.model, self.endpoint.url, headers) as span:
             try:
-                reply = await self._async.chat.completions.parse(
-                    model=self.endpoint.model,
-                    messages=_messages(system, user),
-                    response_format=answer,
-                    temperature=0,
-                    extra_headers=headers,
-                )
-            except (openai.OpenAIError, ValidationError, ValueError) as exc:
-                if span is not None and isinstance(exc, openai.APIStatusError):
-                    span.set_attribute("http.response.status_code", exc.status_code)
-                raise _failure(exc, self.endpoint, name) from exc
-            if span is not None:
-                span.set_attribute("http.response.status_code", 200)
+                request = self._request(system, user, answer, headers)
+                reply = await self._async.chat.completions.parse(**request)
+            except FAILURES as exc:
+                raise self._failed(exc, span, name) from exc
+            _status(span, 200)
         return _parsed(reply, answer, name)
 
     def ask_blocking(self, system: str, user: str, answer: type[Answer], name: str) -> Answer:
@@ -122,18 +127,19 @@ class StructuredChat:
         if self._blocking is None:
             self._blocking = openai.OpenAI(**self._options())  # type: ignore[arg-type]
         headers: dict[str, str] = {}
-        with chat_span(self.tracer, self.endpoint.model, self.endpoint.url, headers):
+        with chat_span(self.tracer, self.endpoint.model, self.endpoint.url, headers) as span:
             try:
-                reply = self._blocking.chat.completions.parse(
-                    model=self.endpoint.model,
-                    messages=_messages(system, user),
-                    response_format=answer,
-                    temperature=0,
-                    extra_headers=headers,
-                )
-            except (openai.OpenAIError, ValidationError, ValueError) as exc:
-                raise _failure(exc, self.endpoint, name) from exc
+                request = self._request(system, user, answer, headers)
+                reply = self._blocking.chat.completions.parse(**request)
+            except FAILURES as exc:
+                raise self._failed(exc, span, name) from exc
+            _status(span, 200)
         return _parsed(reply, answer, name)
+
+    def _failed(self, exc: Exception, span: Any, name: str) -> ModelEndpointError:
+        if isinstance(exc, openai.APIStatusError):
+            _status(span, exc.status_code)
+        return _failure(exc, self.endpoint, name)
 
     async def close(self) -> None:
         """Close the HTTP connections."""
@@ -143,6 +149,11 @@ class StructuredChat:
         if self._blocking is not None:
             self._blocking.close()
             self._blocking = None
+
+
+def _status(span: Any, status: int) -> None:
+    if span is not None:
+        span.set_attribute("http.response.status_code", status)
 
 
 def _parsed(reply: object, answer: type[Answer], name: str) -> Answer:

@@ -13,7 +13,8 @@ import uuid
 from typing import Any
 
 import pytest
-from aiohttp import web
+from loopback_http import ScriptedEndpoint, serving_post
+from output_recording import Recording
 
 from loopwarden.agents.capabilities import CAPABILITIES
 from loopwarden.schemas.warnings import WarningKind
@@ -23,7 +24,6 @@ from loopwarden.streams.client.json_subscribers import DecisionSubscriber, Memor
 from loopwarden.streams.client.publisher import AsyncPublisher
 from loopwarden.streams.client.subscriber import WarningSubscriber
 from loopwarden.streams.client.tasks import start_task
-from loopwarden.streams.tools.broker import free_port
 
 from .conftest import isolated_settings
 from .inprocess import running_app
@@ -31,20 +31,6 @@ from .otlp_payloads import otlp_proto, tool_span
 
 pytestmark = pytest.mark.integration
 TIMEOUT = 60
-
-
-class Recording:
-    """An output sink that keeps what it is handed."""
-
-    def __init__(self, *outputs: str) -> None:
-        self.outputs = frozenset(outputs)
-        self.seen: list[tuple[str, Any]] = []
-
-    def deliver(self, output: str, value: Any) -> None:
-        self.seen.append((output, value))
-
-    def of(self, output: str) -> list[Any]:
-        return [value for name, value in self.seen if name == output]
 
 
 def only(broker, name: str, *roles: str, **changes: Any) -> Settings:
@@ -131,38 +117,10 @@ async def test_the_experience_agent_answers_a_task_start_with_advice(broker):
     assert [a["loop_id"] for a in recording.of("advice")] == [loop_id]
 
 
-class Webhook:
-    """A loopback HTTP endpoint that answers ``statuses`` in turn (then 200) and keeps bodies."""
-
-    def __init__(self, *statuses: int) -> None:
-        self.statuses = list(statuses)
-        self.bodies: list[dict[str, Any]] = []
-        self.auth: list[str | None] = []
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/hook"
-
-    async def handle(self, request: web.Request) -> web.Response:
-        self.auth.append(request.headers.get("Authorization"))
-        status = self.statuses.pop(0) if self.statuses else 200
-        if status == 200:
-            self.bodies.append(await request.json())
-        return web.Response(status=status)
-
-    async def __aenter__(self) -> Webhook:
-        app = web.Application()
-        app.router.add_post("/hook", self.handle)
-        self.runner = web.AppRunner(app)
-        await self.runner.setup()
-        await web.TCPSite(self.runner, "127.0.0.1", self.port).start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.runner.cleanup()
-
-
 async def test_a_warning_reaches_the_webhook_after_a_failed_post(broker):
-    async with Webhook(503) as hook:
-        webhook = WebhookSettings(url=hook.url, token="t0ken", retry_initial_s=0.05)
+    hook = ScriptedEndpoint(503)
+    async with serving_post("/hook", hook.handle) as base:
+        webhook = WebhookSettings(url=f"{base}/hook", token="t0ken", retry_initial_s=0.05)
         settings = only(broker, "wire-webhook", "monitor", webhook=webhook)
         loop_id = unique("hooked")
         async with running_app(settings) as app:
@@ -174,7 +132,8 @@ async def test_a_warning_reaches_the_webhook_after_a_failed_post(broker):
             sink = app.output_sinks["webhook"]
             assert sink in app.outputs.sinks("warnings")
             await sink.idle.wait()  # cleared when the warning was handed over
-    (body,) = hook.bodies
+    assert hook.answered == [503, 200]
+    body = hook.received[-1]
     assert [o["output"] for o in body["outputs"]] == ["warnings"]
     assert body["outputs"][0]["value"]["warning_id"] == warning.warning_id
     assert hook.auth == ["Bearer t0ken", "Bearer t0ken"]  # the 503, then the retry

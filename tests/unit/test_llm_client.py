@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 import pytest
 from aiohttp import web
+from loopback_http import serving_post
 
 from loopwarden.agents.analyst.llm import ModelVerdict, VerdictClient
 from loopwarden.agents.llm import ModelEndpoint, StructuredChat
@@ -55,16 +56,8 @@ class Model:
 
 @contextlib.asynccontextmanager
 async def serving(model: Model) -> AsyncIterator[ModelEndpoint]:
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", model.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
-        yield ModelEndpoint(f"http://127.0.0.1:{port}/v1", "m", "k-1", timeout_s=1.0)
-    finally:
-        await runner.cleanup()
+    async with serving_post("/v1/chat/completions", model.handle) as base:
+        yield ModelEndpoint(f"{base}/v1", "m", "k-1", timeout_s=1.0)
 
 
 async def test_a_verdict_is_asked_with_the_models_strict_schema_and_validated():

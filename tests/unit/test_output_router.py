@@ -5,21 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from output_recording import Recording
 
 from loopwarden.agents.capabilities import CAPABILITIES, capability, replayable
 from loopwarden.schemas.families import family_of
 from loopwarden.settings import Settings
 from loopwarden.streams.runtime.outputs import ROUTES, OutputRouter
 from loopwarden.streams.runtime.sink import RecordSink
-
-
-class Recording:
-    def __init__(self, *outputs: str) -> None:
-        self.outputs = frozenset(outputs)
-        self.seen: list[tuple[str, Any]] = []
-
-    def deliver(self, output: str, value: Any) -> None:
-        self.seen.append((output, value))
 
 
 def never_connected() -> Any:

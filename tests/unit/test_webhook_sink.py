@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from aiohttp import web
+from loopback_http import ScriptedEndpoint, serving_post
 from pydantic import ValidationError
 
 from loopwarden.settings.outputs import WebhookSettings
@@ -16,33 +16,10 @@ from loopwarden.streams.runtime.webhook_sink import WebhookSink
 from loopwarden.streams.tools.broker import free_port
 
 
-class Endpoint:
-    """Answers ``statuses`` in turn (then 200) and keeps what it received."""
-
-    def __init__(self, *statuses: int) -> None:
-        self.statuses = list(statuses)
-        self.received: list[dict[str, Any]] = []
-        self.answered: list[int] = []
-
-    async def handle(self, request: web.Request) -> web.Response:
-        status = self.statuses.pop(0) if self.statuses else 200
-        self.answered.append(status)
-        self.received.append(await request.json())
-        return web.Response(status=status, text="nope" if status >= 400 else "ok")
-
-
 @contextlib.asynccontextmanager
-async def serving(endpoint: Endpoint) -> AsyncIterator[str]:
-    app = web.Application()
-    app.router.add_post("/hook", endpoint.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
-        yield f"http://127.0.0.1:{port}/hook"
-    finally:
-        await runner.cleanup()
+async def serving(endpoint: ScriptedEndpoint) -> AsyncIterator[str]:
+    async with serving_post("/hook", endpoint.handle) as base:
+        yield f"{base}/hook"
 
 
 @contextlib.asynccontextmanager
@@ -61,7 +38,7 @@ def settings(url: str, **changes: Any) -> WebhookSettings:
 
 
 async def test_outputs_are_posted_in_order_in_batches():
-    endpoint = Endpoint()
+    endpoint = ScriptedEndpoint()
     async with serving(endpoint) as url:
         sink = WebhookSink(settings(url, max_batch=2, outputs={"warnings", "advice"}))
         for n in range(3):
@@ -75,7 +52,7 @@ async def test_outputs_are_posted_in_order_in_batches():
 
 
 async def test_a_server_error_is_retried_until_it_is_taken():
-    endpoint = Endpoint(500, 429)
+    endpoint = ScriptedEndpoint(500, 429)
     async with serving(endpoint) as url:
         sink = WebhookSink(settings(url))
         sink.deliver("warnings", {"n": 1})
@@ -86,7 +63,7 @@ async def test_a_server_error_is_retried_until_it_is_taken():
 
 
 async def test_a_client_error_drops_the_batch_and_says_so(caplog):
-    endpoint = Endpoint(400)
+    endpoint = ScriptedEndpoint(400)
     async with serving(endpoint) as url:
         sink = WebhookSink(settings(url))
         sink.deliver("warnings", {"n": 1})

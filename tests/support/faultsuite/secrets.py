@@ -17,6 +17,7 @@ import aiohttp
 import lancedb
 from aiohttp import web
 from aiokafka import AIOKafkaProducer
+from loopback_http import serving_post
 from pydantic import SecretStr
 from secrets_corpus import SECRET_PARAMS, SECRETS, all_secrets
 
@@ -46,16 +47,8 @@ class CapturingModel:
 async def capturing_model() -> AsyncIterator[tuple[CapturingModel, str]]:
     """A running :class:`CapturingModel` and its base URL."""
     model = CapturingModel()
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", model.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
-        yield model, f"http://127.0.0.1:{port}/v1"
-    finally:
-        await runner.cleanup()
+    async with serving_post("/v1/chat/completions", model.handle) as base:
+        yield model, f"{base}/v1"
 
 
 def _found(blob: bytes | str) -> list[str]:
