@@ -92,24 +92,32 @@ def register_memory(app: LoopwardenApp, resources: WorkerResources) -> Any:
     outputs = app.outputs
 
     def apply(inputs: MemoryInputs) -> Outcomes:
-        with service.lock, service.boundary.calls("memory write"):
-            now = time.time()
-            if cfg.write_checks == "deferred":
+        now = time.time()
+        if cfg.write_checks == "deferred":
+            with service.lock, service.boundary.calls("memory write"):
                 importer = service.importer
                 return importer.import_writes(inputs.writes, now), importer.import_columns(
                     inputs.columns, now
                 )
-            # checked one by one: every write of the batch in event-time order
-            tagged = [(w, -1) for w in inputs.writes] + [
-                (w, b) for b, batch in enumerate(inputs.columns) for w in batch.to_writes()
-            ]
-            tagged.sort(key=lambda item: item[0].occurred_at)
-            outcomes = service.writer.write([w for w, _ in tagged], now)
-            single: list[dict[str, Any]] = []
-            per_batch: list[list[dict[str, Any]]] = [[] for _ in inputs.columns]
-            for (_, b), outcome in zip(tagged, outcomes, strict=True):
-                (single if b < 0 else per_batch[b]).append(outcome)
-            return single, per_batch
+        # checked one by one: every write of the batch in event-time order
+        tagged = [(w, -1) for w in inputs.writes] + [
+            (w, b) for b, batch in enumerate(inputs.columns) for w in batch.to_writes()
+        ]
+        tagged.sort(key=lambda item: item[0].occurred_at)
+        writer = service.writer
+        with service.lock, service.boundary.calls("memory write"):
+            prepared = writer.prepare([w for w, _ in tagged])
+            questions = writer.questions(prepared, now)
+        # the model judge, when there is one, is asked outside the lock: searches and
+        # maintenance go on while it thinks
+        verdicts = service.judge.answer_all(questions) if service.judge and questions else {}
+        with service.lock, service.boundary.calls("memory write"):
+            outcomes = writer.apply(prepared, now, verdicts)  # never asks the judge itself
+        single: list[dict[str, Any]] = []
+        per_batch: list[list[dict[str, Any]]] = [[] for _ in inputs.columns]
+        for (_, b), outcome in zip(tagged, outcomes, strict=True):
+            (single if b < 0 else per_batch[b]).append(outcome)
+        return single, per_batch
 
     def maintain() -> dict[str, Any]:
         with service.lock:

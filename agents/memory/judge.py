@@ -24,6 +24,10 @@ JUDGE_PROMPT = (
 )
 
 
+Question = tuple[str, str]
+"""What the judge is asked: (the stored memory, the new one)."""
+
+
 class Judgement(BaseModel):
     """The judge's validated answer."""
 
@@ -44,6 +48,15 @@ class ConflictJudge:
     def enabled(self) -> bool:
         """A model endpoint is configured."""
         return bool(self.settings.base_url)
+
+    def answer(self, question: Question) -> Judgement | str:
+        """The model's judgement of ``question``, or why there is none."""
+        judged = self.judge(*question)
+        return judged if judged is not None else str(self.last_error)
+
+    def answer_all(self, questions: list[Question]) -> dict[Question, Judgement | str]:
+        """:meth:`answer` for each question, in order (a blocking call each)."""
+        return {question: self.answer(question) for question in questions}
 
     def judge(self, existing: str, candidate: str) -> Judgement | None:
         """The model's judgement, or None on any failure (recorded in ``last_error``)."""

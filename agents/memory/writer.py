@@ -9,6 +9,12 @@
 - ids derive from the event id, and a memory remembers which events corroborated
   it, so a replayed write changes nothing.
 
+With a model judge, the worker asks it outside its storage lock: :meth:`MemoryWriter.prepare`
+and :meth:`MemoryWriter.questions` read (under the lock), the judge answers every
+question (without it), :meth:`MemoryWriter.apply` writes with the answers (under the
+lock again). A question the answers do not hold — a neighbour that changed in
+between — falls back to the heuristic and says so.
+
 A batch costs one id look-up, one multi-vector neighbour query per scope, one
 similarity matrix for the batch itself, one upsert of new rows, one partial
 update of the memories it corroborated or contradicted and one relations write:
@@ -25,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from loopwarden.agents.memory.embedding import Embedder
-from loopwarden.agents.memory.judge import ConflictJudge
+from loopwarden.agents.memory.judge import ConflictJudge, Judgement, Question
 from loopwarden.agents.memory.rows import (
     content_vectors,
     new_row,
@@ -71,6 +77,15 @@ EVIDENCE_COLUMNS = (
 """What a write changes in a memory it corroborates or contradicts."""
 
 
+@dataclass(frozen=True, slots=True)
+class PreparedWrites:
+    """Writes redacted and embedded, ready to be checked and applied."""
+
+    writes: list[MemoryWrite]
+    vectors: np.ndarray
+    question_vectors: np.ndarray
+
+
 @dataclass
 class _Batch:
     """What a batch has decided so far: new rows, changed rows, relations."""
@@ -79,6 +94,10 @@ class _Batch:
     changed: dict[str, dict[str, Any]] = field(default_factory=dict)
     new_at: dict[int, str] = field(default_factory=dict)  # write index → its new row's id
     relations: list[tuple[str, str, str, float, str]] = field(default_factory=list)
+    verdicts: dict[Question, Judgement | str] | None = None
+    """The judge's answers asked beforehand (None: ask it inline)."""
+    asked: list[Question] | None = None
+    """When set, the questions for the judge are collected here instead of asked."""
 
     def current(self, row: dict[str, Any]) -> dict[str, Any]:
         """The batch's version of a stored row."""
@@ -107,20 +126,54 @@ class MemoryWriter:
         self.judge = judge
 
     def write(self, writes: Sequence[MemoryWrite], now: float) -> list[dict[str, Any]]:
-        """Process ``writes`` in order (later writes see earlier ones of the batch)."""
-        if not writes:
+        """Process ``writes`` in order (later writes see earlier ones of the batch); a
+        model judge, when configured, is asked inline."""
+        return self.apply(self.prepare(writes), now)
+
+    def prepare(self, writes: Sequence[MemoryWrite]) -> PreparedWrites:
+        """Redact (a no-op for what the validator redacted) and embed ``writes``."""
+        redacted = [w.redacted() for w in writes]
+        vectors = content_vectors(redacted, self.embedder)
+        return PreparedWrites(
+            redacted, vectors, questions_vectors(redacted, vectors, self.embedder)
+        )
+
+    def questions(self, prepared: PreparedWrites, now: float) -> list[Question]:
+        """What applying ``prepared`` would ask the model judge (the table is only read)."""
+        if self.judge is None or not self.judge.enabled or not prepared.writes:
             return []
-        writes = [w.redacted() for w in writes]  # a no-op for what the validator redacted
+        batch = _Batch(asked=[])
+        self._decide(prepared, now, batch)
+        return list(dict.fromkeys(batch.asked or []))
+
+    def apply(
+        self,
+        prepared: PreparedWrites,
+        now: float,
+        verdicts: dict[Question, Judgement | str] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Check and store ``prepared``; ``verdicts``: the judge's answers asked beforehand
+        (see :meth:`questions`), else the judge is asked inline."""
+        if not prepared.writes:
+            return []
+        batch = _Batch(verdicts=verdicts)
+        outcomes = self._decide(prepared, now, batch)
+        self.table.relate_many(batch.relations)
+        self.table.update_columns(list(batch.changed.values()), EVIDENCE_COLUMNS)
+        if batch.new:  # their ids were looked up above: append, no second look-up
+            self.table.append(rows_to_arrow(list(batch.new.values()), self.table.table.schema))
+        return outcomes
+
+    def _decide(self, prepared: PreparedWrites, now: float, batch: _Batch) -> list[dict[str, Any]]:
+        """Every write's outcome, and in ``batch`` what the table is to be changed by."""
+        writes, vectors = prepared.writes, prepared.vectors
         contents = [w.payload.content for w in writes]
         questions = [list(w.payload.potential_questions) for w in writes]
         tags = [list(w.payload.tags) for w in writes]
-        vectors = content_vectors(writes, self.embedder)
-        question_vectors = questions_vectors(writes, vectors, self.embedder)
         ids = [w.memory_id for w in writes]
         stored = self.table.existing_ids(list(dict.fromkeys(ids)))
         nearby = self._stored_neighbours(writes, vectors)
         similarity = vectors @ vectors.T  # unit vectors: cosine within the batch
-        batch = _Batch()
         outcomes = []
         for i, write in enumerate(writes):
             if ids[i] in stored or ids[i] in batch.new:
@@ -139,16 +192,12 @@ class MemoryWriter:
                     tags[i],
                     questions[i],
                     vectors[i],
-                    question_vectors[i],
+                    prepared.question_vectors[i],
                     candidates,
                     batch,
                     now,
                 )
             )
-        self.table.relate_many(batch.relations)
-        self.table.update_columns(list(batch.changed.values()), EVIDENCE_COLUMNS)
-        if batch.new:  # their ids were looked up above: append, no second look-up
-            self.table.append(rows_to_arrow(list(batch.new.values()), self.table.table.schema))
         return outcomes
 
     # -- one write ------------------------------------------------------------------------
@@ -193,7 +242,9 @@ class MemoryWriter:
                 return outcome
         contradictions = 0
         for row, similarity in candidates:
-            kind, confidence, reason = self._relationship(content, row["content"], similarity)
+            kind, confidence, reason = self._relationship(
+                content, row["content"], similarity, batch
+            )
             if kind == "none" or confidence < cfg.conflict_threshold:
                 continue
             contradictions += 1
@@ -222,7 +273,7 @@ class MemoryWriter:
         return outcome
 
     def _relationship(
-        self, content: str, existing: str, similarity: float
+        self, content: str, existing: str, similarity: float, batch: _Batch
     ) -> tuple[str, float, str]:
         """The model judge above similarity 0.4 when configured, else (or on failure) the
         heuristic of seed 002 §5."""
@@ -235,9 +286,16 @@ class MemoryWriter:
             or (similarity < self.cfg.conflict_llm_min_similarity)
         ):
             return label, confidence, reason
-        judged = self.judge.judge(existing, content)
-        if judged is None:
-            return label, confidence, f"{reason} (judge failed: {self.judge.last_error})"
+        question = (existing, content)
+        if batch.asked is not None:
+            batch.asked.append(question)
+            return label, confidence, reason
+        if batch.verdicts is None:
+            judged: Judgement | str = self.judge.answer(question)
+        else:
+            judged = batch.verdicts.get(question, "the neighbour changed while it was asked")
+        if isinstance(judged, str):
+            return label, confidence, f"{reason} (judge failed: {judged})"
         return judged.label, judged.confidence, f"model: {judged.reason}"
 
     def _stored_neighbours(

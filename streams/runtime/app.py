@@ -49,6 +49,8 @@ class LoopwardenApp(faust.App):
     loopwarden: Settings
     sink: RecordSink
     outputs: OutputRouter
+    resources: Any
+    """What the capabilities share (:class:`~loopwarden.agents.capabilities.WorkerResources`)."""
     output_sinks: dict[str, Any]
     """The sinks besides Kafka attached from settings, by name (``webhook``)."""
     dead_letters: DeadLetters

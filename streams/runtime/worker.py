@@ -31,7 +31,7 @@ def build_worker_app(
     telemetry endpoints (``telemetry``: the providers, default from ``settings``)."""
     settings = settings or Settings()
     app = create_app(settings, telemetry)
-    resources = WorkerResources(settings)
+    resources = app.resources = WorkerResources(settings)
     for capability in CAPABILITIES:
         if capability.runs_in(settings):
             capability.wire(app, resources)

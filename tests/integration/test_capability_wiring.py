@@ -12,7 +12,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import orjson
 import pytest
+from aiohttp import web
 from loopback_http import ScriptedEndpoint, serving_post
 from output_recording import Recording
 
@@ -147,3 +149,37 @@ def test_every_capability_with_an_input_topic_has_a_wiring_test_here():
     # test_claude_code_hooks' (an HTTP endpoint, no input topic)
     elsewhere = {"analyst", "hooks"}
     assert {c.role for c in CAPABILITIES} == tested | elsewhere
+
+
+async def test_the_memory_judge_is_asked_outside_the_storage_lock(broker):
+    lock_held: list[bool] = []
+    holder: dict[str, Any] = {}
+
+    async def judge(request: web.Request) -> web.Response:
+        lock_held.append(holder["app"].resources.memory.lock.locked())
+        answer = {"label": "contradicts", "confidence": 0.9, "reason": "count changed"}
+        message = {"role": "assistant", "content": orjson.dumps(answer).decode()}
+        return web.json_response({"choices": [{"index": 0, "message": message}]})
+
+    async with serving_post("/v1/chat/completions", judge) as base:
+        settings = only(broker, "wire-judge", "memory")
+        analyst = settings.analyst.model_copy(update={"base_url": f"{base}/v1"})
+        settings = settings.model_copy(update={"analyst": analyst})
+        scope = unique("judged")
+        async with running_app(settings) as app:
+            holder["app"] = app
+            async with MemoryOutcomeSubscriber(settings, scope=scope) as outcomes:
+                async with AsyncPublisher(settings) as publisher:
+                    await publisher.remember(
+                        "The staging cluster has three nodes", event_id=f"{scope}-1", scope=scope
+                    )
+                    (first,) = await outcomes.collect(1, TIMEOUT)
+                    await publisher.remember(
+                        "The staging cluster does not have three nodes",
+                        event_id=f"{scope}-2",
+                        scope=scope,
+                    )
+                (second,) = await outcomes.collect(1, TIMEOUT)
+    assert first["status"] == "stored"
+    assert second["conflicts"][0]["reason"] == "model: count changed"
+    assert lock_held == [False]

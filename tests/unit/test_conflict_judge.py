@@ -85,3 +85,42 @@ def test_the_judge_labels_supersedes_and_falls_back_when_malformed(model, tmp_pa
 
 def test_no_endpoint_means_no_judge():
     assert ConflictJudge(AnalystSettings()).judge("a", "b") is None
+
+
+def test_asked_beforehand_the_judge_is_not_called_while_applying(model, tmp_path):
+    url, seen, answers = model
+    judge = ConflictJudge(AnalystSettings(base_url=url, timeout_s=2))
+    table = MemoryTable(str(tmp_path), CFG.hashing_dims)
+    writer = MemoryWriter(table, HashingEmbedder(CFG.hashing_dims), CFG, judge)
+    writer.write([write("a", "The staging cluster has three nodes", tags=["infra"])], 1.0)
+    answers.append(json.dumps({"label": "contradicts", "confidence": 0.8, "reason": "count"}))
+    prepared = writer.prepare(
+        [write("b", "The staging cluster has five nodes now", tags=["capacity"])]
+    )
+    questions = writer.questions(prepared, 2.0)
+    assert questions == [
+        ("The staging cluster has three nodes", "The staging cluster has five nodes now")
+    ]
+    assert table.count() == 1 and not seen  # asking what to ask reads only
+    verdicts = judge.answer_all(questions)
+    asked = len(seen)
+    (outcome,) = writer.apply(prepared, 2.0, verdicts)
+    assert len(seen) == asked == 1  # applying asked nothing more
+    assert outcome["conflicts"][0]["reason"] == "model: count"
+    assert table.count() == 2
+
+
+def test_a_question_the_answers_lack_falls_back_and_says_why(model, tmp_path):
+    url, seen, _ = model
+    judge = ConflictJudge(AnalystSettings(base_url=url, timeout_s=2))
+    table = MemoryTable(str(tmp_path), CFG.hashing_dims)
+    writer = MemoryWriter(table, HashingEmbedder(CFG.hashing_dims), CFG, judge)
+    writer.write([write("a", "The staging cluster has three nodes", tags=["infra"])], 1.0)
+    prepared = writer.prepare(
+        [write("b", "The staging cluster does not have three nodes", tags=["ops"])]
+    )
+    assert writer.questions(prepared, 2.0)  # the judge would have been asked
+    (outcome,) = writer.apply(prepared, 2.0, verdicts={})
+    assert not seen
+    reasons = [c["reason"] for c in outcome["conflicts"]]
+    assert reasons and all("judge failed: the neighbour changed" in r for r in reasons)
