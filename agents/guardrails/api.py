@@ -47,6 +47,7 @@ from loopwarden.schemas.ids import derived_id, new_event_id
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.table_store import TableStore
 from loopwarden.streams.runtime.web_api import answer_json, check_bearer, read_json_body
+from loopwarden.streams.runtime.workarounds import aiokafka_producer
 from loopwarden.streams.tools.topics import FAMILY_TABLE
 
 log = logging.getLogger(__name__)
@@ -90,7 +91,7 @@ def register_guardrails_api(app: LoopwardenApp, store: TableStore) -> None:
             return None
         try:
             # Faust maps the key with the producer's metadata: make sure it has the topic.
-            await app.producer._ensure_producer().partitions_for(store.changelog)
+            await aiokafka_producer(app).partitions_for(store.changelog)
             owner = app.router.key_store(FAMILY_TABLE, family.encode())
         except (KeyError, TypeError) as exc:
             raise ApiError(503, "partition assignment not known yet; retry shortly") from exc

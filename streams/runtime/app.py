@@ -38,7 +38,11 @@ from loopwarden.streams.runtime.telemetry.providers import Telemetry, start_tele
 from loopwarden.streams.runtime.telemetry.sensor import LifecycleLog
 from loopwarden.streams.runtime.telemetry.service_log import SERVICE_LOG
 from loopwarden.streams.runtime.telemetry.warning_sink import WarningTelemetry
-from loopwarden.streams.runtime.workarounds import TunedTransport
+from loopwarden.streams.runtime.workarounds import (
+    TunedTransport,
+    aiokafka_producer,
+    without_monitor,
+)
 
 
 class LoopwardenApp(faust.App):
@@ -139,7 +143,7 @@ class LoopwardenApp(faust.App):
 
     def on_init_dependencies(self) -> Iterable[ServiceT]:
         services = super().on_init_dependencies()
-        self.sensors.remove(self.monitor)
+        without_monitor(self)
         return services
 
 
@@ -202,7 +206,7 @@ def create_app(settings: Settings, telemetry: Telemetry | None = None) -> Loopwa
     app.loop_health = LoopHealth()
     app.sensors.add(LifecycleLog(app))
     app.sink = RecordSink(
-        lambda: app.producer._ensure_producer(),  # the aiokafka producer Faust flushes
+        lambda: aiokafka_producer(app),  # the aiokafka producer Faust flushes
         linger_s=kafka.producer_linger_ms / 1000.0,
     )
     app.outputs = OutputRouter(app.sink, settings)

@@ -19,6 +19,8 @@ import logging
 import signal
 from typing import Any
 
+from loopwarden.streams.runtime.workarounds import consumer_state, partition_offsets
+
 log = logging.getLogger("loopwarden.diagnostics")
 
 
@@ -51,11 +53,10 @@ def describe(app: Any) -> str:
 
 def _consumer_lines(app: Any) -> list[str]:
     consumer = app.consumer
+    state = consumer_state(consumer)
     lines = [
         f"consumer: flow active {app.flow_control.is_active()}, "
-        f"paused {sorted(map(str, getattr(consumer, '_paused_partitions', ())))}, "
-        f"buffered {len(getattr(consumer, '_buffered_partitions', ()))}, "
-        f"unacked messages {len(getattr(consumer, '_unacked_messages', ()))}, "
+        f"paused {state.paused}, buffered {state.buffered}, unacked messages {state.unacked}, "
         f"stale fetched records dropped {getattr(consumer, 'stale_records', 0)}"
     ]
     try:
@@ -63,10 +64,11 @@ def _consumer_lines(app: Any) -> list[str]:
     except Exception as exc:  # not started or mid-rebalance
         return [*lines, f"consumer assignment unavailable: {exc!r}"]
     for tp in assignment:
-        acked = consumer._acked.get(tp) or []
+        offsets = partition_offsets(consumer, tp)
+        acked = offsets.acked
         lines.append(
-            f"  {tp.topic}[{tp.partition}]: read {consumer._read_offset.get(tp)}, "
-            f"committed {consumer._committed_offset.get(tp)}, "
+            f"  {tp.topic}[{tp.partition}]: read {offsets.read}, "
+            f"committed {offsets.committed}, "
             f"acked waiting {len(acked)}" + (f" ({acked[0]}..{acked[-1]})" if acked else "")
         )
     return lines

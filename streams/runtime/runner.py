@@ -38,10 +38,10 @@ from typing import Any
 from loopwarden.errors import is_retriable, pauses
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.streams.runtime.backoff import Backoff
-from loopwarden.streams.runtime.batching import take_events_bounded
 from loopwarden.streams.runtime.bundles import RecordBundle
 from loopwarden.streams.runtime.dead_letters import DeadLetters
 from loopwarden.streams.runtime.telemetry.metrics import WorkerMetrics
+from loopwarden.streams.runtime.workarounds import take_events_bounded
 
 log = logging.getLogger(__name__)
 

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from loopwarden.errors import BrokerError
+from loopwarden.streams.runtime.workarounds import aiokafka_producer
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +84,7 @@ def register_broker_watchdog(app: Any, interval_s: float = 5.0) -> BrokerWatchdo
     """A timer on ``app`` that probes the broker with a metadata request."""
 
     async def probe() -> set[str]:
-        cluster = await app.producer._ensure_producer().client.fetch_all_metadata()
+        cluster = await aiokafka_producer(app).client.fetch_all_metadata()
         return set(cluster.topics())
 
     async def stop(reason: str) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 from opentelemetry.metrics import CallbackOptions, Meter, Observation
 
 from loopwarden.streams.runtime.telemetry.sensor import is_input_topic
+from loopwarden.streams.runtime.workarounds import committed_offset
 
 # seconds, from half a millisecond to ten seconds
 LATENCY_BUCKETS = (
@@ -189,7 +190,7 @@ def partition_lags(app: Any) -> list[PartitionLag]:
         # record read, except after a seek (every rebalance), when it is the next one to
         # read as well: counting it as read + 1 showed a phantom lag of 1 on every idle
         # partition after a rebalance. The end is the broker's high-water mark.
-        committed = consumer._committed_offset.get(tp) or 0
+        committed = committed_offset(consumer, tp) or 0
         try:
             highwater = consumer.highwater(tp) or 0
         except Exception:

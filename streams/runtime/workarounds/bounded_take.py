@@ -90,7 +90,7 @@ async def _take(
                 notify(consuming)
                 full.clear()
                 consumed.set()
-            if commit:  # the sink is delivered first (see streams.workarounds)
+            if commit:  # the sink is delivered first (see workarounds.consumer)
                 await stream.app.consumer.commit()
     finally:
         stream.enable_acks = enable_acks

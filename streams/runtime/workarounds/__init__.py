@@ -1,0 +1,109 @@
+"""Every Faust/aiokafka workaround loopwarden needs, in one place, each with a contract test.
+
+``tests/unit/test_workarounds.py`` and ``tests/integration/test_workarounds.py``
+assert that each is still in effect, so an upgrade that silently disables one
+(a renamed hook, a changed call, a private attribute gone) fails a test instead
+of a deployment. Nothing outside this package touches a private name of Faust,
+mode or aiokafka.
+
+In :mod:`.consumer` (the worker's consumer, producer and transport):
+
+- **fetch wait**: faust hard-codes the consumer's ``fetch_max_wait_ms`` to 1500 ms
+  in its aiokafka driver, and Tansu parks every fetch for the full wait, so each
+  consume hop would cost up to 1.5 s. The worker consumer gets
+  ``kafka.fetch_max_wait_ms`` (10 ms) through the attribute aiokafka reads when it
+  builds its fetcher.
+- **end-offset probe**: table recovery reads the changelog up to each partition's
+  end offset, which Tansu under-reports (see :mod:`loopwarden.streams.client.offsets`);
+  with ``kafka.probe_end_offsets`` (default on) the true end is probed first.
+- **stale fetches after a seek**: Faust hands a fetched batch from the consumer
+  thread to the event loop and yields it record by record; a rebalance or seek
+  in between (kills during start-up make one a second after the first join)
+  rewinds aiokafka to the committed offsets, yet Faust keeps yielding the old
+  batch under the new generation. Its records then arrive ahead of the rewound
+  ones: Faust's read offset jumps past records it then drops as already read
+  (never processed, never acked: the commit stalls, or a recorded gap commits
+  past them), and its acked list gets duplicates (commits crawl one offset per
+  interval). Loop states skipped those events as replays and went backwards.
+  The consumer thread now notes each partition's position when it hands a batch
+  over, and the consumer stops yielding a batch whose partition was reassigned
+  or moved since: aiokafka re-fetches from the new position.
+- **acks of skipped records**: a stream skips the records it reads while a
+  rebalance is under way (flow suspended) or that belong to an earlier
+  generation, and Faust acks them anyway ("otherwise the lag would increase").
+  The revocation commit then passed records nobody processed, and the worker
+  that got the partition back started after them: a loop's state missed an event
+  (iteration one behind), and a memory agent's buffered batch (95 writes) was
+  never applied. Acks that arrive while the flow is suspended, or for an
+  earlier generation, now only mark the message done: its offset is not
+  committed, so the record is read again (a replay is idempotent).
+- **stream buffers kept on resume** (``LoopwardenApp.FlowControlQueue``): Faust
+  empties every stream buffer when the flow resumes, also right after the seek
+  that ends a rebalance, so records already fetched from the new position were
+  lost while the consumer had read past them (a loop one event behind, a commit
+  stuck behind the gap). Only table recovery's changelog buffer is still cleared.
+- **duplicate acks**: a record handed over twice (around the start-up seek) was
+  acknowledged twice, and Faust's commit then advanced one offset per interval;
+  the acknowledged offsets are de-duplicated before each commit.
+- **record bundles** (:mod:`loopwarden.streams.runtime.bundles`): the consumer hands each
+  fetched run of a bundled topic's partition to the agent as one message, and
+  keeps a bundle's offsets out of Faust's gap bookkeeping (they are acknowledged
+  with the bundle by the ``BundleAcks`` sensor). Contract test:
+  ``tests/integration/test_bundles.py``.
+- **sink flush before commits**: Faust flushes its producer before every offset
+  commit; the worker's producer delivers the :class:`~.sink.RecordSink` first,
+  retrying until it succeeds (raising there would crash the commit task).
+
+In :mod:`.bounded_take`:
+
+- **batches bounded by bytes**: Faust's ``Stream.take_events`` sizes a batch in
+  records only; :func:`take_events_bounded` follows its body (buffering
+  processor, passive consumption, acks after the batch) with a byte budget too,
+  on the stream's private ``_active_agens``, ``_enable_passive`` and
+  ``_processors``.
+
+In :mod:`.private_reads` (reads of private state, each behind one function):
+
+- **the aiokafka producer** (:func:`aiokafka_producer`): the sink, the broker
+  watchdog and the guardrails API use the producer Faust flushes before commits,
+  reached through ``Producer._ensure_producer``.
+- **offsets Faust keeps** (:func:`partition_offsets`, :func:`committed_offset`):
+  the lag metric and the
+  ``SIGUSR1`` dump read the consumer's ``_committed_offset``, ``_read_offset``
+  and ``_acked`` (and, :func:`consumer_state`, its paused and buffered partitions
+  and unacked messages).
+- **no Monitor sensor** (:func:`without_monitor`): Faust's built-in ``Monitor``
+  costs about 40 % of throughput and is removed from the app's sensors.
+"""
+
+from loopwarden.streams.runtime.workarounds.bounded_take import take_events_bounded
+from loopwarden.streams.runtime.workarounds.consumer import (
+    TunedTransport,
+    _SinkFlushingProducer,
+    _TunedConsumer,
+    _TunedConsumerThread,
+)
+from loopwarden.streams.runtime.workarounds.private_reads import (
+    ConsumerState,
+    PartitionOffsets,
+    aiokafka_producer,
+    committed_offset,
+    consumer_state,
+    partition_offsets,
+    without_monitor,
+)
+
+__all__ = [
+    "ConsumerState",
+    "PartitionOffsets",
+    "TunedTransport",
+    "_SinkFlushingProducer",
+    "_TunedConsumer",
+    "_TunedConsumerThread",
+    "aiokafka_producer",
+    "committed_offset",
+    "consumer_state",
+    "partition_offsets",
+    "take_events_bounded",
+    "without_monitor",
+]
