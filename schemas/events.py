@@ -15,6 +15,7 @@ workers keep reading newer events.
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Any, Literal, TypeVar
@@ -237,6 +238,32 @@ def _path(loc: tuple[int | str, ...]) -> str:
 def field_errors(exc: ValidationError) -> tuple[FieldError, ...]:
     """Turn pydantic's errors into ``FieldError(path, message)`` pairs."""
     return tuple(FieldError(_path(err["loc"]), err["msg"]) for err in exc.errors())
+
+
+def envelope(
+    payload: dict[str, Any],
+    *,
+    loop_id: str | None = None,
+    kind: str | None = None,
+    event_id: str | None = None,
+    occurred_at: float | None = None,
+    published_at: float | None = None,
+) -> dict[str, Any]:
+    """The one envelope every client-made event travels in (validated by its type's
+    ``validate_*``): a new event id and the current time unless given."""
+    from loopwarden.schemas.ids import new_event_id
+
+    now = time.time()
+    data: dict[str, Any] = {"event_id": event_id or new_event_id()}
+    if kind is not None:
+        data["type"] = kind
+    if loop_id is not None:
+        data["loop_id"] = loop_id
+    data["occurred_at"] = now if occurred_at is None else occurred_at
+    if published_at is not None:
+        data["published_at"] = published_at
+    data["payload"] = payload
+    return data
 
 
 def validate_envelope(obj: Any, validate: Callable[[Any], T]) -> T:

@@ -56,26 +56,21 @@ def write(
     scores: tuple[str, ...],
 ) -> None:
     """Store a memory (redacted, de-duplicated, conflict-checked) and print the outcome."""
-    from loopwarden.schemas.ids import new_event_id
+    from loopwarden.schemas.events import envelope
     from loopwarden.schemas.memory import validate_memory_write
 
     try:
         parsed = {k.strip(): float(v) for k, v in (s.split("=", 1) for s in scores)}
-        event = validate_memory_write(
-            {
-                "event_id": new_event_id(),
-                "occurred_at": time.time(),
-                "payload": {
-                    "content": content,
-                    "tags": list(tags),
-                    "potential_questions": list(questions),
-                    "entity_refs": list(entities),
-                    "scope": scope,
-                    "memory_type": memory_type,
-                    "scores": parsed,
-                },
-            }
-        )
+        payload = {
+            "content": content,
+            "tags": list(tags),
+            "potential_questions": list(questions),
+            "entity_refs": list(entities),
+            "scope": scope,
+            "memory_type": memory_type,
+            "scores": parsed,
+        }
+        event = validate_memory_write(envelope(payload))
     except ValueError as exc:  # a --score that is not DIM=NUMBER
         raise click.BadParameter(str(exc), param_hint="--score") from exc
     (outcome,) = _service().writer.write([event], time.time())

@@ -10,10 +10,10 @@ from loopwarden.schemas.events import (
     RESULT_MAX_CHARS,
     ActionEvent,
     ActionPayload,
+    envelope,
     result_digest,
     validate_action,
 )
-from loopwarden.schemas.ids import new_event_id
 from loopwarden.schemas.known_fields import refuse_unknown_fields
 
 
@@ -32,13 +32,9 @@ def make_action_event(
     if isinstance(result, str) and len(result) > RESULT_MAX_CHARS:
         payload.setdefault("result_digest", result_digest(result))  # of the whole result
         payload["result"] = result[:RESULT_MAX_CHARS]
+    body = {"action_type": action_type, **payload}
     return validate_action(
-        {
-            "event_id": event_id or new_event_id(),
-            "loop_id": loop_id,
-            "occurred_at": time.time() if occurred_at is None else occurred_at,
-            "payload": {"action_type": action_type, **payload},
-        }
+        envelope(body, loop_id=loop_id, event_id=event_id, occurred_at=occurred_at)
     )
 
 

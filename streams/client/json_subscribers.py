@@ -33,21 +33,30 @@ class JsonSubscriber(TopicSubscriber[dict[str, Any]]):
 
     A record holding a JSON array (the memory outcomes of an Arrow record) yields each
     of its objects. Subclasses name the topic (a field of ``settings.topics``) and the
-    id field.
+    id field; ``loop_id`` keeps one loop's records (the record key ``key_of`` gives).
     """
 
     topic_setting: ClassVar[str]
     identity_field: ClassVar[str | None] = None
     answer_field: ClassVar[str | None] = None  # the field naming the event answered
 
+    @staticmethod
+    def key_of(loop_id: str) -> str:
+        """The record key of ``loop_id``'s records on this topic."""
+        return loop_id
+
     def __init__(
         self,
         settings: Settings | None = None,
         *,
-        key: str | None = None,
+        loop_id: str | None = None,
         from_beginning: bool = False,
+        key: str | None = None,
     ) -> None:
+        """``key``: a record key to follow instead of a loop's (a memory scope)."""
         settings = settings or Settings()
+        if loop_id is not None:
+            key = self.key_of(loop_id)
         field = self.identity_field
         super().__init__(
             getattr(settings.topics, self.topic_setting),
@@ -115,16 +124,7 @@ class DecisionSubscriber(JsonSubscriber):
     topic_setting = "decisions"
     identity_field = "decision_id"
     answer_field = "trigger_event_id"
-
-    def __init__(
-        self,
-        settings: Settings | None = None,
-        *,
-        loop_id: str | None = None,
-        from_beginning: bool = False,
-    ) -> None:
-        family = family_of(loop_id) if loop_id is not None else None
-        super().__init__(settings, key=family, from_beginning=from_beginning)
+    key_of = staticmethod(family_of)
 
 
 class AnalysisSubscriber(JsonSubscriber):
@@ -132,15 +132,6 @@ class AnalysisSubscriber(JsonSubscriber):
 
     topic_setting = "reflections"
     identity_field = "reflection_id"
-
-    def __init__(
-        self,
-        settings: Settings | None = None,
-        *,
-        loop_id: str | None = None,
-        from_beginning: bool = False,
-    ) -> None:
-        super().__init__(settings, key=loop_id, from_beginning=from_beginning)
 
 
 class MemoryOutcomeSubscriber(JsonSubscriber):
@@ -157,4 +148,4 @@ class MemoryOutcomeSubscriber(JsonSubscriber):
         scope: str | None = None,
         from_beginning: bool = False,
     ) -> None:
-        super().__init__(settings, key=scope, from_beginning=from_beginning)
+        super().__init__(settings, key=scope, from_beginning=from_beginning)  # keyed by scope

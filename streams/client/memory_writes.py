@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from loopwarden.errors import ConfigurationError
 from loopwarden.schemas import codec
-from loopwarden.schemas.events import to_epoch_seconds
+from loopwarden.schemas.events import envelope, to_epoch_seconds
 from loopwarden.schemas.ids import new_event_id
 from loopwarden.schemas.known_fields import refuse_unknown_fields
 from loopwarden.schemas.memory import (
@@ -56,13 +56,8 @@ def make_memory_write(
 ) -> MemoryWrite:
     """Build and validate a memory write; ``fields`` as in :class:`MemoryPayload`."""
     refuse_unknown_fields(fields, MemoryPayload)
-    return validate_memory_write(
-        {
-            "event_id": event_id or new_event_id(),
-            "occurred_at": time.time() if occurred_at is None else occurred_at,
-            "payload": {"content": content, **fields},
-        }
-    )
+    payload = {"content": content, **fields}
+    return validate_memory_write(envelope(payload, event_id=event_id, occurred_at=occurred_at))
 
 
 def encode_memory_write(write: MemoryWrite) -> bytes:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any
@@ -36,10 +35,10 @@ from loopwarden.schemas.completions import (
 )
 from loopwarden.schemas.events import (
     ActionEvent,
+    envelope,
     validate_action,
 )
 from loopwarden.schemas.families import family_of
-from loopwarden.schemas.ids import new_event_id
 from loopwarden.schemas.known_fields import refuse_unknown_fields
 from loopwarden.schemas.memory import ARROW_MEDIA_TYPE, memory_record_key
 from loopwarden.schemas.positions import default_partition
@@ -332,13 +331,7 @@ class AsyncPublisher:
         if self._producer is None:
             raise PublishError("publisher is not started")
         event = validate_guardrail_event(
-            {
-                "event_id": event_id or new_event_id(),
-                "type": kind,
-                "loop_id": loop_id,
-                "occurred_at": time.time(),
-                "payload": payload,
-            }
+            envelope(payload, loop_id=loop_id, kind=kind, event_id=event_id)
         )
         data = event.model_dump(mode="json", exclude_none=True)
         try:

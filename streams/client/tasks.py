@@ -19,9 +19,8 @@ import time
 from typing import Any
 
 from loopwarden.schemas import codec
-from loopwarden.schemas.ids import new_event_id
+from loopwarden.schemas.events import envelope
 from loopwarden.schemas.tasks import Advice, TaskEnd, TaskStart, validate_task_event
-from loopwarden.settings import Settings
 from loopwarden.streams.client.json_subscribers import JsonSubscriber
 from loopwarden.streams.client.publisher import AsyncPublisher
 
@@ -33,15 +32,6 @@ class AdviceSubscriber(JsonSubscriber):
     identity_field = "advice_id"
     answer_field = "task_event_id"
 
-    def __init__(
-        self,
-        settings: Settings | None = None,
-        *,
-        loop_id: str | None = None,
-        from_beginning: bool = False,
-    ) -> None:
-        super().__init__(settings, key=loop_id, from_beginning=from_beginning)
-
     async def advice_for(self, task_event_id: str, timeout_s: float = 30.0) -> Advice:
         """The advice answering the task start ``task_event_id`` (enter the subscriber
         before publishing the start); raises ``NothingReceivedError`` after ``timeout_s``."""
@@ -51,14 +41,14 @@ class AdviceSubscriber(JsonSubscriber):
 def _task_event(kind: str, loop_id: str, payload: dict[str, Any], event_id: str | None) -> Any:
     now = time.time()
     return validate_task_event(
-        {
-            "event_id": event_id or new_event_id(),
-            "type": kind,
-            "loop_id": loop_id,
-            "occurred_at": now,
-            "published_at": now,
-            "payload": payload,
-        }
+        envelope(
+            payload,
+            loop_id=loop_id,
+            kind=kind,
+            event_id=event_id,
+            occurred_at=now,
+            published_at=now,
+        )
     )
 
 
