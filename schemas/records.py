@@ -37,11 +37,22 @@ def decode_record(
     source: SourcePosition,
     max_event_bytes: int,
     validate: Callable[[Any], Any] = validate_action_or_pass,
+    *,
+    owns_topic: bool = True,
 ) -> DecodedRecord:
     """Decode and validate one record (with ``validate``; elements it returns None for are
-    not this reader's and are passed over); never raises for bad input."""
+    not this reader's and are passed over); never raises for bad input.
+
+    ``owns_topic=False``: a second reader of another capability's topic (experience on
+    the actions topic) — what is wrong with the record itself (empty, not JSON, too
+    large) is that capability's dead letter, not a second one; only elements
+    ``validate`` claims and refuses are dead-lettered here."""
     out = DecodedRecord()
+    if not owns_topic:
+        max_event_bytes = 2**62  # sizes are the owner's to check
     if not value:
+        if not owns_topic:
+            return out
         error = EventDecodeError("empty record value", (FieldError("", "empty record value"),))
         out.dead_letters.append(DeadLetter.from_error(error, value or b"", source, key))
         return out
@@ -53,6 +64,8 @@ def decode_record(
     try:
         decoded: Any = codec.loads(value)
     except EventDecodeError as exc:
+        if not owns_topic:
+            return out
         exc.errors = (FieldError("", str(exc)),)
         out.dead_letters.append(DeadLetter.from_error(exc, value, source, key))
         return out
@@ -67,7 +80,7 @@ def decode_record(
                 out.dead_letters.append(DeadLetter.from_error(error, raw, source, key, index))
                 continue
             _validate_into(out, validate, element, raw, key, source, index)
-    else:
+    elif owns_topic:
         message = f"expected a JSON object or an array of objects, got {type(decoded).__name__}"
         error = EventDecodeError(message, (FieldError("", message),))
         out.dead_letters.append(DeadLetter.from_error(error, value, source, key))

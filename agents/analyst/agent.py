@@ -18,10 +18,8 @@ from loopwarden.agents.analyst.analyst import ReflectionAnalyst
 from loopwarden.agents.capabilities import WorkerResources, capability
 from loopwarden.agents.memory.service import LanceMemoryContext
 from loopwarden.agents.provenance import analyst_stamp
-from loopwarden.errors import EventError, EventTooLargeError, FieldError
-from loopwarden.schemas import codec
-from loopwarden.schemas.dead_letter import DeadLetter
 from loopwarden.schemas.events import SCHEMA_VERSION
+from loopwarden.schemas.records import decode_record
 from loopwarden.schemas.reflection import validate_reflection_request
 from loopwarden.schemas.trace_context import carried
 from loopwarden.schemas.warnings import WarningKind
@@ -91,17 +89,19 @@ def register_analyst(app: LoopwardenApp, resources: WorkerResources) -> Reflecti
     outputs = app.outputs
 
     async def handle(record: Record) -> None:
-        try:
-            if record.value and len(record.value) > settings.limits.max_event_bytes:
-                limit = settings.limits.max_event_bytes
-                error = FieldError("", f"request is {len(record.value)} bytes; limit {limit}")
-                raise EventTooLargeError(str(error), (error,))
-            request = validate_reflection_request(codec.loads(record.value or b""))
-        except EventError as exc:
-            app.dead_letters.send(
-                DeadLetter.from_error(exc, record.value or b"", record.source, record.key)
-            )
-            return
+        decoded = decode_record(
+            record.value,
+            record.key,
+            record.source,
+            settings.limits.max_event_bytes,
+            validate_reflection_request,
+        )
+        for letter in decoded.dead_letters:
+            app.dead_letters.send(letter)
+        for _, request in decoded.events:
+            await analyze(record, request)
+
+    async def analyze(record: Record, request: dict[str, Any]) -> None:
         with process_span(
             app.otel_tracer,
             record.source,

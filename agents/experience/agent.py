@@ -35,10 +35,10 @@ from loopwarden.agents.experience.learning import learnable
 from loopwarden.agents.experience.metrics import ExperienceMetrics
 from loopwarden.agents.experience.steps import step_of
 from loopwarden.agents.experience.tasks import OpenTask
-from loopwarden.errors import EventDecodeError, EventError
-from loopwarden.schemas import codec
+from loopwarden.errors import EventError
 from loopwarden.schemas.dead_letter import DeadLetter
 from loopwarden.schemas.events import TASK_EVENT_TYPES, validate_action
+from loopwarden.schemas.records import decode_record
 from loopwarden.schemas.tasks import TaskEnd, TaskSpec, TaskStart, validate_task_event
 from loopwarden.schemas.trace_context import carried
 from loopwarden.streams.runtime.app import LoopwardenApp
@@ -91,29 +91,29 @@ def register_experience(app: LoopwardenApp, resources: WorkerResources) -> Any:
         value = record.value
         if not value or (b"task_" not in value and not table.data):
             return
-        try:
-            decoded = codec.loads(value)
-        except EventDecodeError:
-            return  # not JSON: the monitor dead-letters it
-        elements = decoded if isinstance(decoded, list) else [decoded]
-        partition = record.source.partition
-        for index, obj in enumerate(elements):
+
+        def ours(obj: Any) -> Any:
+            """A task event (validated), an open task's step (as it came), else None."""
             if not isinstance(obj, dict):
-                continue
+                return None
             if obj.get("type") in TASK_EVENT_TYPES:
-                try:
-                    event = validate_task_event(obj)
-                except EventError as exc:
-                    at = index if isinstance(decoded, list) else None
-                    batch.letters.append(
-                        DeadLetter.from_error(exc, codec.dumps(obj), record.source, record.key, at)
-                    )
-                    continue
-                task_event(batch, event, partition)
-            elif isinstance(obj.get("loop_id"), str) and (
-                obj["loop_id"] in batch.tasks or obj["loop_id"].encode() in table.data
+                return validate_task_event(obj)
+            loop_id = obj.get("loop_id")
+            if isinstance(loop_id, str) and (
+                loop_id in batch.tasks or loop_id.encode() in table.data
             ):
-                step(batch, obj, partition)
+                return obj
+            return None
+
+        # the actions topic is the monitor's: it dead-letters what is wrong with a record
+        decoded = decode_record(value, record.key, record.source, 0, ours, owns_topic=False)
+        batch.letters.extend(decoded.dead_letters)
+        partition = record.source.partition
+        for _, item in decoded.events:
+            if isinstance(item, dict):
+                step(batch, item, partition)
+            else:
+                task_event(batch, item, partition)
 
     def task_event(batch: Batch, event: TaskStart | TaskEnd, partition: int) -> None:
         current = task_of(batch, event.loop_id)

@@ -22,9 +22,13 @@ from loopwarden.agents.capabilities import CAPABILITIES
 from loopwarden.schemas.warnings import WarningKind
 from loopwarden.settings import Settings
 from loopwarden.settings.outputs import WebhookSettings
-from loopwarden.streams.client.json_subscribers import DecisionSubscriber, MemoryOutcomeSubscriber
+from loopwarden.streams.client.json_subscribers import (
+    AnalysisSubscriber,
+    DecisionSubscriber,
+    MemoryOutcomeSubscriber,
+)
 from loopwarden.streams.client.publisher import AsyncPublisher
-from loopwarden.streams.client.subscriber import WarningSubscriber
+from loopwarden.streams.client.subscriber import DeadLetterSubscriber, WarningSubscriber
 from loopwarden.streams.client.tasks import start_task
 
 from .conftest import isolated_settings
@@ -143,11 +147,34 @@ async def test_a_warning_reaches_the_webhook_after_a_failed_post(broker):
     assert not sink.dropped
 
 
+async def test_the_analyst_answers_requests_and_dead_letters_a_bad_one(broker):
+    settings = only(broker, "wire-analyst", "monitor", "analyst")
+    loop_id = unique("analysed")
+    async with running_app(settings) as app:
+        recording = Recording("reflections", "loop_completions")
+        app.outputs.attach(recording)
+        async with (
+            AnalysisSubscriber(settings, loop_id=loop_id) as analyses,
+            DeadLetterSubscriber(settings, loop_id=loop_id) as letters,
+        ):
+            async with AsyncPublisher(settings, topic=settings.topics.reflection_requests) as raw:
+                await raw.send_raw(b'{"loop_id": 1}', loop_id.encode())
+            async with AsyncPublisher(settings) as publisher:
+                for _ in range(3):
+                    await publisher.publish(loop_id, "web_search", params={"q": "same"})
+            (analysis,) = await analyses.collect(1, TIMEOUT)
+            (letter,) = await letters.collect(1, TIMEOUT)
+    assert analysis["analysis"] == "heuristic"  # no model configured
+    assert [r["reflection_id"] for r in recording.of("reflections")] == [analysis["reflection_id"]]
+    assert [c["type"] for c in recording.of("loop_completions")] == ["reflection_cached"]
+    assert letter.reason == "validation" and "loop_id" in letter.message
+    assert letter.source.topic == settings.topics.reflection_requests
+
+
 def test_every_capability_with_an_input_topic_has_a_wiring_test_here():
-    tested = {"monitor", "guardrails", "memory", "otlp", "experience"}
-    # the analyst's wiring is test_analyst's (it needs a model server), the hooks' is
-    # test_claude_code_hooks' (an HTTP endpoint, no input topic)
-    elsewhere = {"analyst", "hooks"}
+    tested = {"monitor", "guardrails", "memory", "otlp", "experience", "analyst"}
+    # the hooks' wiring is test_claude_code_hooks' (an HTTP endpoint, no input topic)
+    elsewhere = {"hooks"}
     assert {c.role for c in CAPABILITIES} == tested | elsewhere
 
 
