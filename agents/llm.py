@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import openai
 from opentelemetry.trace import Tracer
 from pydantic import BaseModel, ValidationError
 
@@ -25,13 +24,12 @@ from loopwarden.settings import AnalystSettings
 from loopwarden.streams.runtime.telemetry.spans import chat_span
 
 if TYPE_CHECKING:
+    import openai
     from openai.types.chat import ChatCompletionMessageParam
 
 Answer = TypeVar("Answer", bound=BaseModel)
 RETRIABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 """HTTP statuses after which the same request may succeed."""
-FAILURES = (openai.OpenAIError, ValidationError, ValueError)
-"""What a call may raise: the package's errors, and an answer that is not the schema."""
 NO_KEY = "unused"
 """Sent when no key is configured (local servers ignore it; the package needs one)."""
 
@@ -63,8 +61,22 @@ def _messages(system: str, user: str) -> list[ChatCompletionMessageParam]:
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
+def _openai() -> Any:
+    """The ``openai`` package, imported on first use (half a second: a worker without a
+    model endpoint never pays it)."""
+    import openai
+
+    return openai
+
+
+def _failures() -> tuple[type[Exception], ...]:
+    """What a call may raise: the package's errors, and an answer that is not the schema."""
+    return (_openai().OpenAIError, ValidationError, ValueError)
+
+
 def _failure(exc: Exception, endpoint: ModelEndpoint, name: str) -> ModelEndpointError:
     """What went wrong, as the one error with its retry policy."""
+    openai = _openai()
     if isinstance(exc, openai.APITimeoutError):
         return ModelEndpointError(
             f"model endpoint timed out after {endpoint.timeout_s:.1f}s", retriable=True
@@ -111,13 +123,13 @@ class StructuredChat:
     async def ask(self, system: str, user: str, answer: type[Answer], name: str) -> Answer:
         """The model's answer to ``user`` as ``answer``; ``name`` names the schema."""
         if self._async is None:
-            self._async = openai.AsyncOpenAI(**self._options())  # type: ignore[arg-type]
+            self._async = _openai().AsyncOpenAI(**self._options())  # type: ignore[arg-type]
         headers: dict[str, str] = {}
         with chat_span(self.tracer, self.endpoint.model, self.endpoint.url, headers) as span:
             try:
                 request = self._request(system, user, answer, headers)
                 reply = await self._async.chat.completions.parse(**request)
-            except FAILURES as exc:
+            except _failures() as exc:
                 raise self._failed(exc, span, name) from exc
             _status(span, 200)
         return _parsed(reply, answer, name)
@@ -125,19 +137,19 @@ class StructuredChat:
     def ask_blocking(self, system: str, user: str, answer: type[Answer], name: str) -> Answer:
         """:meth:`ask` for a caller in a worker thread."""
         if self._blocking is None:
-            self._blocking = openai.OpenAI(**self._options())  # type: ignore[arg-type]
+            self._blocking = _openai().OpenAI(**self._options())  # type: ignore[arg-type]
         headers: dict[str, str] = {}
         with chat_span(self.tracer, self.endpoint.model, self.endpoint.url, headers) as span:
             try:
                 request = self._request(system, user, answer, headers)
                 reply = self._blocking.chat.completions.parse(**request)
-            except FAILURES as exc:
+            except _failures() as exc:
                 raise self._failed(exc, span, name) from exc
             _status(span, 200)
         return _parsed(reply, answer, name)
 
     def _failed(self, exc: Exception, span: Any, name: str) -> ModelEndpointError:
-        if isinstance(exc, openai.APIStatusError):
+        if isinstance(exc, _openai().APIStatusError):
             _status(span, exc.status_code)
         return _failure(exc, self.endpoint, name)
 

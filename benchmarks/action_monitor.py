@@ -63,7 +63,7 @@ from quix_monitor import create_quix_topics, serve_quix
 
 from loopwarden.agents.monitor.loop_monitor import LoopMonitor
 from loopwarden.agents.monitor.state import LoopState
-from loopwarden.settings import Settings, TelemetrySettings, settings_env
+from loopwarden.settings import DetectionSettings, Settings, TelemetrySettings, settings_env
 from loopwarden.streams.client.publisher import AsyncPublisher, encode_event, make_action_event
 from loopwarden.streams.tools.broker import EmbeddedBroker, free_port
 from loopwarden.streams.tools.topics import ensure_topics
@@ -91,7 +91,7 @@ def workload(n: int, loops: int, seed: int, run_tag: str) -> list[tuple[str, str
 
 def expected_warning_count(pairs: list[tuple[str, str]]) -> int:
     """Warnings the detectors produce for ``pairs`` (offline, the same code)."""
-    monitor = LoopMonitor()
+    monitor = LoopMonitor(DetectionSettings(profile="seed"))  # as the engines run
     states: dict[str, LoopState] = {}
     count = 0
     for i, (loop_id, action) in enumerate(pairs):
@@ -420,6 +420,9 @@ async def run_rep(
         update={
             "data_dir": str(local),
             "memory": settings.memory.model_copy(update={"uri": str(local / "memory")}),
+            # the synthetic mix (an action repeats its predecessor with p=0.6) is counted
+            # offline by LoopMonitor() with the seed's rules: the engines run them too
+            "detection": settings.detection.model_copy(update={"profile": "seed"}),
         }
     )
     if engine == "quix":

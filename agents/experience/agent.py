@@ -35,6 +35,7 @@ from loopwarden.agents.experience.learning import learnable
 from loopwarden.agents.experience.metrics import ExperienceMetrics
 from loopwarden.agents.experience.steps import step_of
 from loopwarden.agents.experience.tasks import OpenTask
+from loopwarden.agents.monitor.expiry import IdleLoopSweeper
 from loopwarden.errors import EventError
 from loopwarden.schemas.dead_letter import DeadLetter
 from loopwarden.schemas.events import TASK_EVENT_TYPES, validate_action
@@ -44,6 +45,7 @@ from loopwarden.schemas.trace_context import carried
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.capability_runner import Batches, run_capability
 from loopwarden.streams.runtime.runner import Record
+from loopwarden.streams.runtime.sweeps import follow_assignment
 from loopwarden.streams.runtime.table_store import TableStore
 from loopwarden.streams.tools.topics import TASK_TABLE
 
@@ -78,6 +80,8 @@ def register_experience(app: LoopwardenApp, resources: WorkerResources) -> Any:
         help="Open tasks: what they are, the advice they got, their steps so far.",
     )
     states = TableStore(table, app.sink)
+    sweeper = IdleLoopSweeper(cfg.task_ttl_s, min(cfg.task_ttl_s, 60.0))
+    follow_assignment(app, sweeper, settings.topics.actions)
     metrics = ExperienceMetrics(app.telemetry.meter)
     app.experience_metrics = metrics  # type: ignore[attr-defined]
 
@@ -182,8 +186,10 @@ def register_experience(app: LoopwardenApp, resources: WorkerResources) -> Any:
         for loop_id, (task, partition) in batch.tasks.items():
             if task is None:
                 states.delete(loop_id.encode(), partition)
+                sweeper.forget(loop_id.encode())
             else:
                 states.put(loop_id.encode(), task.snapshot(), partition)
+                sweeper.touch(loop_id.encode(), partition, task.last_seen)
 
     if cfg.maintenance_interval_s:
 
@@ -207,15 +213,21 @@ def register_experience(app: LoopwardenApp, resources: WorkerResources) -> Any:
                 "n/a" if metrics.hit_rate is None else f"{metrics.hit_rate:.2f}",
             )
 
-    @app.timer(min(cfg.task_ttl_s, 60.0), name="expire_open_tasks")
+    def peek(key: bytes) -> tuple[int, float] | None:
+        data = table.data.get(key)
+        if not data:
+            return None
+        task = OpenTask.restore(data)
+        return task.partition, task.last_seen
+
+    @app.timer(sweeper.interval_s, name="expire_open_tasks")
     async def expire_open_tasks() -> None:
-        cutoff = time.time() - cfg.task_ttl_s
-        for key, data in list(table.data.items()):
-            task = OpenTask.restore(data)
-            if task.last_seen < cutoff:
-                states.delete(key, task.partition)
+        now = time.time()  # wall clock: a task nobody writes to has no newer event time
+        for partition in range(settings.topics.partitions):
+            for key in sweeper.expired(partition, lambda: list(table.data.keys()), peek, now):
+                states.delete(key, partition)
                 log.info(
-                    "open task of loop %s idle past experience.task_ttl_s: dropped", task.loop_id
+                    "open task of loop %s idle past experience.task_ttl_s: dropped", key.decode()
                 )
 
     batches = Batches(BATCH_MAX_MESSAGES, cfg.batch_within_s)

@@ -25,6 +25,7 @@ from loopwarden.schemas.positions import origin_from_headers
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.capability_runner import run_capability
 from loopwarden.streams.runtime.runner import Record
+from loopwarden.streams.runtime.sweeps import follow_assignment
 from loopwarden.streams.runtime.table_store import TableStore
 from loopwarden.streams.runtime.telemetry.spans import process_span
 from loopwarden.streams.tools.topics import FAMILY_TABLE
@@ -59,14 +60,7 @@ def register_guardrails(app: LoopwardenApp, resources: WorkerResources) -> Table
         data = store.get(key)
         return FamilyState.peek_expiry(data) if data else None
 
-    async def forget_partitions(sender: Any, changed: Any = (), **kwargs: Any) -> None:
-        # revoked: no longer ours; assigned: maybe changed elsewhere meanwhile, re-read
-        sweeper.forget_partitions(
-            {tp.partition for tp in changed if tp.topic == names.loop_completions}
-        )
-
-    app.on_partitions_revoked.connect(forget_partitions)
-    app.on_partitions_assigned.connect(forget_partitions)
+    follow_assignment(app, sweeper, names.loop_completions)
 
     def handle(record: Record) -> None:
         source = record.source

@@ -28,6 +28,7 @@ from loopwarden.schemas.positions import origin_from_headers
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.capability_runner import run_capability
 from loopwarden.streams.runtime.runner import Record
+from loopwarden.streams.runtime.sweeps import follow_assignment
 from loopwarden.streams.runtime.table_store import TableStore
 from loopwarden.streams.runtime.telemetry.spans import EventSpans
 from loopwarden.streams.tools.topics import LOOP_STATE_TABLE as STATE_TABLE
@@ -86,13 +87,6 @@ def register_action_monitor(app: LoopwardenApp, resources: WorkerResources) -> A
     async def forget_cached_states(*args: Any, **kwargs: Any) -> None:
         processor.forget()  # the table may be recovered or handed over: re-read it
 
-    async def forget_revoked(sender: Any, revoked: Any = (), **kwargs: Any) -> None:
-        pending.write()  # before another worker reads the changelog of these partitions
-        sweeper.forget_partitions({tp.partition for tp in revoked if tp.topic == names.actions})
-
-    async def rescan_assigned(sender: Any, assigned: Any = (), **kwargs: Any) -> None:
-        sweeper.forget_partitions({tp.partition for tp in assigned if tp.topic == names.actions})
-
     @app.timer(settings.limits.expiry_sweep_interval_s, name="expire_quiet_partitions")
     async def expire_quiet_partitions() -> None:
         for partition in sweeper.quiet_partitions(time.monotonic()):
@@ -110,8 +104,8 @@ def register_action_monitor(app: LoopwardenApp, resources: WorkerResources) -> A
                     processor.evict(key.decode())
                 await asyncio.sleep(0)  # a million deletions blocked the loop for 10 s
 
-    app.on_partitions_revoked.connect(forget_revoked)
-    app.on_partitions_assigned.connect(rescan_assigned)
+    # pending states are written before another worker reads these partitions' changelog
+    follow_assignment(app, sweeper, names.actions, before_revoke=pending.write)
 
     app.on_partitions_revoked.connect(forget_cached_states)
     app.on_partitions_assigned.connect(forget_cached_states)

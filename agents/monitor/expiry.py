@@ -90,6 +90,12 @@ class IdleLoopSweeper:
         if last_seen > self._watermarks.get(partition, 0.0):
             self._watermarks[partition] = last_seen
 
+    def forget(self, key: bytes) -> None:
+        """Stop tracking ``key`` (its state was deleted)."""
+        partition = self._partition_of.pop(key, None)
+        if partition is not None:
+            self._loops.get(partition, {}).pop(key, None)
+
     def due(self, partition: int, now_monotonic: float) -> bool:
         """True at most once per ``interval_s`` per partition."""
         if now_monotonic < self._next_sweep.get(partition, 0.0):

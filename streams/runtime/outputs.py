@@ -40,6 +40,8 @@ def _field(value: Value, name: str) -> str:
 
 def by_loop(value: Value, settings: Settings) -> bytes:
     """Keyed by loop id: a loop's outputs in order on one partition."""
+    if type(value) is dict:  # the per-event path: warnings, requests
+        return value["loop_id"].encode()  # type: ignore[no-any-return]
     return _field(value, "loop_id").encode()
 
 
@@ -122,6 +124,11 @@ class OutputRouter:
         self.settings = settings
         self.topics = {name: route.topic(settings.topics) for name, route in ROUTES.items()}
         self._sinks: dict[str, list[OutputSink]] = {name: [] for name in ROUTES}
+        # per name, what emit needs, looked up once (it runs for every warning)
+        self._plans = {
+            name: (self.topics[name], KEYS[route.keyed_by], route.traced, self._sinks[name])
+            for name, route in ROUTES.items()
+        }
 
     def topic(self, output: str) -> str:
         """The topic of named output ``output``."""
@@ -145,16 +152,15 @@ class OutputRouter:
     def emit(self, output: str, value: Value, *, encoded: bytes | None = None) -> None:
         """Queue ``value`` on its topic (``encoded``: its bytes, when made already), then
         hand it to the sinks attached for ``output``."""
-        route = ROUTES[output]
+        topic, key, traced, sinks = self._plans[output]
         self.sink.add(
-            self.topics[output],
-            route.key(value, self.settings),
+            topic,
+            key(value, self.settings),
             encoded if encoded is not None else codec.dumps(value),
-            headers=headers_of(value.get("trace_context")) if route.traced else (),
+            headers=headers_of(value.get("trace_context")) if traced else (),
         )
-        sinks = self._sinks[output]
         if sinks:
-            plain = value.model_dump(mode="json") if hasattr(value, "model_dump") else value
+            plain = value if type(value) in (dict, list) else value.model_dump(mode="json")
             for sink in sinks:
                 sink.deliver(output, plain)
 

@@ -9,6 +9,7 @@ are all exercised. Behaviour in depth is the subprocess tests' and the unit test
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import Any
 
@@ -30,6 +31,7 @@ from loopwarden.streams.client.json_subscribers import (
 from loopwarden.streams.client.publisher import AsyncPublisher
 from loopwarden.streams.client.subscriber import DeadLetterSubscriber, WarningSubscriber
 from loopwarden.streams.client.tasks import start_task
+from loopwarden.streams.tools.topics import TASK_TABLE
 
 from .conftest import isolated_settings
 from .inprocess import running_app
@@ -210,3 +212,20 @@ async def test_the_memory_judge_is_asked_outside_the_storage_lock(broker):
     assert first["status"] == "stored"
     assert second["conflicts"][0]["reason"] == "model: count changed"
     assert lock_held == [False]
+
+
+async def test_an_open_task_idle_past_its_ttl_is_dropped(broker):
+    settings = only(broker, "wire-task-ttl", "experience")
+    settings = settings.model_copy(
+        update={"experience": settings.experience.model_copy(update={"task_ttl_s": 1.0})}
+    )
+    loop_id = unique("idle-task")
+    async with running_app(settings) as app:
+        async with AsyncPublisher(settings) as publisher:
+            await start_task(publisher, loop_id, "book a table for two", timeout_s=TIMEOUT)
+        table = app.tables[TASK_TABLE]
+        assert loop_id.encode() in table.data  # open, with the advice it got
+        deadline = asyncio.get_running_loop().time() + TIMEOUT
+        while loop_id.encode() in table.data:  # the expiry timer runs every second
+            assert asyncio.get_running_loop().time() < deadline, "the idle task stayed"
+            await asyncio.sleep(0.1)

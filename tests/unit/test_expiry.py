@@ -163,3 +163,12 @@ def test_a_loop_moved_to_another_partition_is_tracked_there_only():
     sweeper.touch(b"other1", 1, 5000)
     assert sweeper.expired(0, [], lambda k: None) == []
     assert sweeper.expired(1, [], lambda k: None) == [b"loop"]
+
+
+def test_a_forgotten_key_is_never_reported_idle():
+    sweeper = IdleLoopSweeper(ttl_s=10, interval_s=1)
+    sweeper.touch(b"ended", 0, 100)
+    sweeper.touch(b"open", 0, 100)
+    sweeper.forget(b"ended")  # its state was deleted when its task ended
+    assert sweeper.expired(0, [b"open"], lambda k: None, now=1000) == [b"open"]
+    sweeper.forget(b"never-seen")  # harmless
