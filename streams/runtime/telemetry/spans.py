@@ -46,6 +46,28 @@ def messaging_attributes(
     return attributes
 
 
+def start_process_span(
+    tracer: Tracer,
+    source: SourcePosition,
+    key: str | None,
+    group: str | None,
+    trace_context: dict[str, str] | None,
+    headers: Sequence[Any],
+    attributes: dict[str, Any] | None = None,
+) -> trace.Span:
+    """Start (not enter) the ``process {topic}`` CONSUMER span of one event read at
+    ``source``, parented to its ``trace_context``, else to its record's headers."""
+    merged = messaging_attributes(source, key, group)
+    if attributes:
+        merged.update(attributes)
+    return tracer.start_span(
+        f"process {source.topic}",
+        context=extract(trace_context, headers),
+        kind=SpanKind.CONSUMER,
+        attributes=merged,
+    )
+
+
 class EventScope:
     """An event's open ``process`` span and, while detection runs, its ``detect`` child."""
 
@@ -90,15 +112,18 @@ class EventSpans:
 
     def begin(self, event: Any, source: SourcePosition, headers: Sequence[Any]) -> EventScope:
         """Open the spans of ``event`` (an :class:`ActionEvent`) read at ``source``."""
-        attributes = messaging_attributes(source, event.loop_id, self.group)
-        attributes["messaging.message.id"] = event.event_id
-        attributes["gen_ai.conversation.id"] = event.loop_id
-        attributes["gen_ai.tool.name"] = event.payload.action_type
-        process = self.tracer.start_span(
-            f"process {source.topic}",
-            context=extract(event.trace_context, headers),
-            kind=SpanKind.CONSUMER,
-            attributes=attributes,
+        process = start_process_span(
+            self.tracer,
+            source,
+            event.loop_id,
+            self.group,
+            event.trace_context,
+            headers,
+            {
+                "messaging.message.id": event.event_id,
+                "gen_ai.conversation.id": event.loop_id,
+                "gen_ai.tool.name": event.payload.action_type,
+            },
         )
         detect = self.tracer.start_span(
             "loopwarden.detect",
@@ -127,14 +152,8 @@ def process_span(
     if tracer is None:
         yield None
         return
-    merged = messaging_attributes(source, key, group)
-    merged.update(attributes or {})
-    with tracer.start_as_current_span(
-        f"process {source.topic}",
-        context=extract(trace_context, headers),
-        kind=SpanKind.CONSUMER,
-        attributes=merged,
-    ) as span:
+    span = start_process_span(tracer, source, key, group, trace_context, headers, attributes)
+    with trace.use_span(span, end_on_exit=True):
         yield span
 
 
@@ -156,9 +175,6 @@ def chat_span(
 ) -> Iterator[trace.Span | None]:
     """A GenAI ``chat {model}`` CLIENT span around one chat-completions call; its context is
     injected into ``headers`` so that a traced model server continues the trace."""
-    if tracer is None:
-        yield None
-        return
     parsed = urlsplit(url)
     attributes = {
         "gen_ai.operation.name": "chat",
@@ -169,8 +185,7 @@ def chat_span(
     }
     if parsed.port:
         attributes["server.port"] = parsed.port
-    with tracer.start_as_current_span(
-        f"chat {model}", kind=SpanKind.CLIENT, attributes=attributes
-    ) as span:
-        propagate.inject(headers)
+    with child_span(tracer, f"chat {model}", SpanKind.CLIENT, **attributes) as span:
+        if span is not None:
+            propagate.inject(headers)
         yield span
