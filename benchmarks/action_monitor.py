@@ -105,8 +105,14 @@ def expected_warning_count(pairs: list[tuple[str, str]]) -> int:
 # -- engines ----------------------------------------------------------------------------------
 
 
-def start_engine(engine: str, settings: Settings, log: Path) -> subprocess.Popen[bytes]:
-    if engine.startswith("loopwarden"):
+def start_engine(
+    engine: str, settings: Settings, log: Path, command: list[str] | None = None
+) -> subprocess.Popen[bytes]:
+    """Start ``engine`` with ``settings`` (``command``: run that instead, e.g. another
+    script's baseline)."""
+    if command is not None:
+        pass
+    elif engine.startswith("loopwarden"):
         command = [sys.executable, "-m", "loopwarden", "worker"]
         if engine in ("loopwarden", "loopwarden-observed"):  # the monitor (and the guardrails)
             settings = settings.model_copy(

@@ -1,0 +1,212 @@
+"""Benchmark: what a worker costs when little or nothing happens (issue 34).
+
+Each engine runs alone on the embedded broker, on fresh topics, and is measured in
+three windows after it answered a warm-up: **idle** (no traffic), **10 events/s** and
+**1,000 events/s** (single-event records from librdkafka, the synthetic mix of
+``action_monitor.py``). For each window: the engine's and the broker's CPU as a
+share of one core (``/proc/<pid>/stat``), and for the paced windows the
+publish → warning p50/p99.
+
+- ``raw-consumer``: plain aiokafka subscribed to the very input topics the worker
+  reads (the capabilities' list), with the worker's fetch wait, doing nothing: the
+  floor a consumer on this broker pays;
+- ``loopwarden``: a ``loopwarden worker`` with its default roles (analyst off, as in
+  ``action_monitor.py``).
+
+    .venv/bin/python benchmarks/idle_cost.py                  # 30 s windows
+    .venv/bin/python benchmarks/idle_cost.py --window 60 --engines loopwarden
+
+Prints a table and writes JSON to ``benchmarks/results/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+import time
+import uuid
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from action_monitor import (
+    Collector,
+    percentile,
+    process_cpu_s,
+    publish_pairs,
+    start_engine,
+    workload,
+)
+
+from loopwarden.agents.capabilities import CAPABILITIES
+from loopwarden.settings import Settings
+from loopwarden.streams.tools.broker import EmbeddedBroker
+from loopwarden.streams.tools.topics import ensure_topics
+
+RESULTS = Path(__file__).parent / "results"
+RATES = {"idle": 0.0, "10/s": 10.0, "1000/s": 1000.0}
+
+
+@dataclass
+class Window:
+    engine: str
+    window: str
+    seconds: float
+    engine_core_pct: float | None
+    broker_core_pct: float | None
+    warnings: int = 0
+    p50_ms: float | None = None
+    p99_ms: float | None = None
+
+
+def input_topics(settings: Settings) -> list[str]:
+    """The topics a worker with ``settings`` reads (every capability it runs)."""
+    topics = [t for c in CAPABILITIES if c.runs_in(settings) for t in c.inputs(settings.topics)]
+    return list(dict.fromkeys(topics))
+
+
+async def serve_raw_consumer() -> None:
+    """The floor: a consumer of the worker's input topics that does nothing."""
+    from aiokafka import AIOKafkaConsumer
+
+    settings = Settings()
+    kafka = settings.kafka
+    consumer = AIOKafkaConsumer(
+        *input_topics(settings),
+        bootstrap_servers=kafka.bootstrap_servers,
+        group_id=settings.app_id,
+        fetch_max_wait_ms=kafka.fetch_max_wait_ms,
+        session_timeout_ms=int(kafka.session_timeout_s * 1000),
+        heartbeat_interval_ms=int(kafka.heartbeat_interval_s * 1000),
+    )
+    await consumer.start()
+    try:
+        while True:
+            await consumer.getmany(timeout_ms=1000)
+    finally:
+        await consumer.stop()
+
+
+def share(before: float | None, after: float | None, seconds: float) -> float | None:
+    if before is None or after is None:
+        return None
+    return round(100.0 * (after - before) / seconds, 2)
+
+
+async def measure(
+    engine: str, broker: EmbeddedBroker, args: argparse.Namespace, logs: Path
+) -> list[Window]:
+    settings = Settings().namespaced(
+        f"idle-{engine}-{uuid.uuid4().hex[:6]}",
+        bootstrap_servers=broker.bootstrap_servers,
+        partitions=args.partitions,
+    )
+    local = logs / "worker-data" / uuid.uuid4().hex[:6]
+    settings = settings.model_copy(
+        update={
+            "data_dir": str(local),
+            "memory": settings.memory.model_copy(update={"uri": str(local / "memory")}),
+            "detection": settings.detection.model_copy(update={"profile": "seed"}),
+        }
+    )
+    await ensure_topics(settings)
+    collector = Collector(settings)
+    await collector.start()
+    if engine == "raw-consumer":
+        command = [sys.executable, __file__, "--serve"]
+        process = start_engine("raw-consumer", settings, logs / f"{engine}.log", command)
+    else:
+        process = start_engine(engine, settings, logs / f"{engine}.log")
+    windows = []
+    try:
+        if engine != "raw-consumer":  # the worker answers: it is up
+            collector.reset("warmup")
+            await publish_pairs(settings, [("warmup", "ping")] * 3, None, "single")
+            if not await collector.wait_for(1, 120):
+                raise RuntimeError(f"{engine}: no warm-up warning; see {logs}")
+        await asyncio.sleep(args.settle)  # start-up work (index prewarm, first sweeps) ends
+        for name, rate in RATES.items():
+            tag = f"{name}-{uuid.uuid4().hex[:4]}"
+            collector.reset(tag)
+            engine_before = process_cpu_s(process.pid)
+            broker_before = process_cpu_s(broker.process.pid)  # type: ignore[union-attr]
+            started = time.monotonic()
+            if rate:
+                pairs = workload(int(rate * args.window), 200, seed=1, run_tag=tag)
+                await publish_pairs(settings, pairs, rate, "single")
+            remaining = args.window - (time.monotonic() - started)
+            if remaining > 0:
+                await asyncio.sleep(remaining)
+            seconds = time.monotonic() - started
+            latencies = collector.latencies_ms
+            windows.append(
+                Window(
+                    engine,
+                    name,
+                    round(seconds, 1),
+                    share(engine_before, process_cpu_s(process.pid), seconds),
+                    share(broker_before, process_cpu_s(broker.process.pid), seconds),  # type: ignore[union-attr]
+                    collector.count,
+                    percentile(latencies, 0.5),
+                    percentile(latencies, 0.99),
+                )
+            )
+            print(f"  {engine} {name}: {windows[-1]}", flush=True)
+    finally:
+        await collector.stop()
+        process.terminate()
+        process.wait(20)
+    return windows
+
+
+def print_table(windows: list[Window]) -> None:
+    header = f"{'engine':<14}{'window':<9}{'engine % core':>14}{'broker % core':>15}"
+    header += f"{'warnings':>10}{'p50 ms':>9}{'p99 ms':>9}"
+    print("\n" + header + "\n" + "-" * len(header))
+    for w in windows:
+        p50 = f"{w.p50_ms:.1f}" if w.p50_ms is not None else "-"
+        p99 = f"{w.p99_ms:.1f}" if w.p99_ms is not None else "-"
+        print(
+            f"{w.engine:<14}{w.window:<9}{w.engine_core_pct or 0:>14.2f}"
+            f"{w.broker_core_pct or 0:>15.2f}{w.warnings:>10}{p50:>9}{p99:>9}"
+        )
+
+
+async def main(args: argparse.Namespace) -> int:
+    logs = RESULTS / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    windows: list[Window] = []
+    with EmbeddedBroker(log_path=logs / "broker.log") as broker:
+        for engine in args.engines:
+            windows += await measure(engine, broker, args, logs)
+    print_table(windows)
+    out = RESULTS / f"idle_cost-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    out.write_text(json.dumps([asdict(w) for w in windows], indent=2))
+    print(f"\nwrote {out}")
+    return 0
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--window", type=float, default=30.0, help="seconds per window")
+    parser.add_argument("--settle", type=float, default=10.0, help="seconds after warm-up")
+    parser.add_argument("--partitions", type=int, default=8)
+    parser.add_argument(
+        "--engines",
+        nargs="+",
+        default=["raw-consumer", "loopwarden"],
+        choices=["raw-consumer", "loopwarden"],
+    )
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    return parser.parse_args()
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    arguments = parse_args()
+    if arguments.serve:
+        asyncio.run(serve_raw_consumer())
+    else:
+        sys.exit(asyncio.run(main(arguments)))
