@@ -21,6 +21,7 @@ from loopwarden.agents.guardrails.bias import detect_bias_repetition
 from loopwarden.agents.guardrails.fatigue import calculate_fatigue
 from loopwarden.agents.guardrails.limits import enforce_rerun_limit
 from loopwarden.agents.guardrails.state import FamilyState
+from loopwarden.agents.guardrails.trace import trace_entry, trigger_detail
 from loopwarden.agents.provenance import guardrails_stamp
 from loopwarden.schemas.completions import GuardrailOverride, LoopCompletion
 from loopwarden.schemas.events import SCHEMA_VERSION
@@ -202,7 +203,9 @@ class GuardrailEngine:
             state.reasoning = {
                 "rerun_trigger": triggers,
                 "rerun_reason": decision["rerun_reason"],
-                "rerun_reason_detail": self._detail(p.alignment_score, p.drift_score),
+                "rerun_reason_detail": trigger_detail(
+                    p.alignment_score, p.drift_score, self.settings
+                ),
                 "timestamp": iso(event.occurred_at),
                 "reflection_persona": p.reflection_persona,
                 **({"overridden_by": override_by} if overridden else {}),
@@ -234,7 +237,8 @@ class GuardrailEngine:
         }
         state.put_trace(
             loop_id,
-            self._trace(
+            trace_entry(
+                self.settings,
                 event,
                 index,
                 decision,
@@ -340,63 +344,6 @@ class GuardrailEngine:
         if state.last_scores is not None:
             return state.last_scores[0], state.last_scores[1]
         return None
-
-    def _detail(self, alignment: float, drift: float) -> str:
-        cfg = self.settings
-        parts = []
-        if alignment < cfg.alignment_threshold:
-            parts.append(f"alignment {alignment:.2f} < {cfg.alignment_threshold:.2f}")
-        if drift > cfg.drift_threshold:
-            parts.append(f"drift {drift:.2f} > {cfg.drift_threshold:.2f}")
-        return "Triggered by " + "; ".join(parts)
-
-    def _trace(
-        self,
-        event: LoopCompletion,
-        index: int,
-        decision: Output,
-        fatigue_increased: bool,
-        bias_echo: bool,
-        repeated: list[str],
-        override_by: str | None,
-        fatigue: float,
-    ) -> Output:
-        p = event.payload
-        family = family_of(event.loop_id)
-        rerun_of = None
-        if index == 1:
-            rerun_of = family
-        elif index > 1:
-            rerun_of = rerun_loop_id(family, index - 1)
-        reason = decision["rerun_reason"] or decision["finalize_reason"]
-        return {
-            "loop_id": event.loop_id,
-            "status": "rerun_scheduled" if decision["decision"] == "rerun" else "finalized",
-            "timestamp": event.occurred_at,
-            "rerun_of": rerun_of,
-            "rerun_depth": index,
-            "rerun_count": decision["rerun_count"],
-            "max_reruns": decision["max_reruns"],
-            "bias_echo": bias_echo,
-            "repeated_tags": repeated or None,
-            "reflection_fatigue": fatigue,
-            "fatigue_increased": fatigue_increased,
-            "rerun_reason": reason,
-            "rerun_reason_detail": self._detail(p.alignment_score, p.drift_score)
-            if decision["rerun_trigger"]
-            else None,
-            "rerun_trigger": decision["rerun_trigger"] or None,
-            "force_finalize": decision["force_finalize"],
-            "overridden_by": decision["overridden_by"] or (override_by if override_by else None),
-            "orchestrator_persona": p.orchestrator_persona,
-            "reflection_persona": p.reflection_persona,
-            "alignment_score": p.alignment_score,
-            "drift_score": p.drift_score,
-            "summary_valid": p.summary_valid,
-            "decision": decision["decision"],
-            "bias_tags": [t.model_dump() for t in p.bias_tags],
-            "new_loop_id": decision["new_loop_id"],
-        }
 
     def _warning(
         self, event: LoopCompletion, kind: str, level: str, reruns: int, reason: str
