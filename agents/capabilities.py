@@ -13,7 +13,7 @@ loaded when used, so reading it costs no Faust and no LanceDB.
 
 from __future__ import annotations
 
-import importlib
+import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -24,11 +24,6 @@ from loopwarden.settings import Settings, TopicSettings
 if TYPE_CHECKING:
     from loopwarden.agents.experience.store import ExperienceStore
     from loopwarden.agents.memory.service import MemoryService
-
-
-def _load(path: str) -> Any:
-    module, _, name = path.partition(":")
-    return getattr(importlib.import_module(module), name)
 
 
 def _always(settings: Settings) -> bool:
@@ -50,7 +45,7 @@ class Replay:
 
     def build(self, settings: Settings) -> Any:
         """The processor the worker runs, for ``settings``."""
-        return _load(self.processor).for_settings(settings)
+        return pkgutil.resolve_name(self.processor).for_settings(settings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +75,7 @@ class Capability:
 
     def wire(self, app: Any, resources: WorkerResources) -> Any:
         """Declare the capability's agent (and what it needs) on the Faust ``app``."""
-        return _load(self.wiring)(app, resources)
+        return pkgutil.resolve_name(self.wiring)(app, resources)
 
 
 CAPABILITIES: tuple[Capability, ...] = (

@@ -102,6 +102,25 @@ def expected_warning_count(pairs: list[tuple[str, str]]) -> int:
     return count
 
 
+def bench_settings(tag: str, broker: EmbeddedBroker, partitions: int, logs: Path) -> Settings:
+    """Settings of one repetition: fresh topics and app id, its own data directory, and
+    the seed's rules (the synthetic mix, an action repeating its predecessor with
+    p=0.6, is counted offline by LoopMonitor with them: the engines run them too)."""
+    settings = Settings().namespaced(
+        f"{tag}-{uuid.uuid4().hex[:6]}",
+        bootstrap_servers=broker.bootstrap_servers,
+        partitions=partitions,
+    )
+    local = logs / "worker-data" / uuid.uuid4().hex[:6]
+    return settings.model_copy(
+        update={
+            "data_dir": str(local),
+            "memory": settings.memory.model_copy(update={"uri": str(local / "memory")}),
+            "detection": settings.detection.model_copy(update={"profile": "seed"}),
+        }
+    )
+
+
 # -- engines ----------------------------------------------------------------------------------
 
 
@@ -416,21 +435,7 @@ async def run_rep(
     n: int,
     rate: float | None,
 ) -> Run:
-    settings = Settings().namespaced(
-        f"bench-{engine}-{uuid.uuid4().hex[:6]}",
-        bootstrap_servers=broker.bootstrap_servers,
-        partitions=args.partitions,
-    )
-    local = logs / "worker-data" / uuid.uuid4().hex[:6]
-    settings = settings.model_copy(
-        update={
-            "data_dir": str(local),
-            "memory": settings.memory.model_copy(update={"uri": str(local / "memory")}),
-            # the synthetic mix (an action repeats its predecessor with p=0.6) is counted
-            # offline by LoopMonitor() with the seed's rules: the engines run them too
-            "detection": settings.detection.model_copy(update={"profile": "seed"}),
-        }
-    )
+    settings = bench_settings(f"bench-{engine}", broker, args.partitions, logs)
     if engine == "quix":
         await create_quix_topics(settings)
     await ensure_topics(settings)

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from action_monitor import (
     Collector,
+    bench_settings,
     percentile,
     process_cpu_s,
     publish_pairs,
@@ -98,19 +99,7 @@ def share(before: float | None, after: float | None, seconds: float) -> float | 
 async def measure(
     engine: str, broker: EmbeddedBroker, args: argparse.Namespace, logs: Path
 ) -> list[Window]:
-    settings = Settings().namespaced(
-        f"idle-{engine}-{uuid.uuid4().hex[:6]}",
-        bootstrap_servers=broker.bootstrap_servers,
-        partitions=args.partitions,
-    )
-    local = logs / "worker-data" / uuid.uuid4().hex[:6]
-    settings = settings.model_copy(
-        update={
-            "data_dir": str(local),
-            "memory": settings.memory.model_copy(update={"uri": str(local / "memory")}),
-            "detection": settings.detection.model_copy(update={"profile": "seed"}),
-        }
-    )
+    settings = bench_settings(f"idle-{engine}", broker, args.partitions, logs)
     await ensure_topics(settings)
     collector = Collector(settings)
     await collector.start()

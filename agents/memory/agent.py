@@ -108,11 +108,13 @@ def register_memory(app: LoopwardenApp, resources: WorkerResources) -> Any:
         with service.lock, service.boundary.calls("memory write"):
             prepared = writer.prepare([w for w, _ in tagged])
             questions = writer.questions(prepared, now)
-        # the model judge, when there is one, is asked outside the lock: searches and
-        # maintenance go on while it thinks
-        verdicts = service.judge.answer_all(questions) if service.judge and questions else {}
-        with service.lock, service.boundary.calls("memory write"):
-            outcomes = writer.apply(prepared, now, verdicts)  # never asks the judge itself
+            if not questions:  # no model judge, or nothing to ask it: one pass
+                outcomes = writer.apply(prepared, now, {})
+        if questions and service.judge is not None:
+            # the model is asked outside the lock: searches and maintenance go on meanwhile
+            verdicts = service.judge.answer_all(questions)
+            with service.lock, service.boundary.calls("memory write"):
+                outcomes = writer.apply(prepared, now, verdicts)  # never asks the judge
         single: list[dict[str, Any]] = []
         per_batch: list[list[dict[str, Any]]] = [[] for _ in inputs.columns]
         for (_, b), outcome in zip(tagged, outcomes, strict=True):

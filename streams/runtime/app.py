@@ -218,4 +218,5 @@ def create_app(settings: Settings, telemetry: Telemetry | None = None) -> Loopwa
         burst=settings.errors.log_burst,
     )
     app.dead_letters.on_sent = app.metrics.dead_letter
+    app.raw_topic(settings.topics.dead_letter)  # every capability may write to it
     return app

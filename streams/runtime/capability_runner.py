@@ -33,11 +33,11 @@ class Batches:
 
 
 def declare_topics(app: LoopwardenApp, capability: Capability) -> Any:
-    """The capability's input stream; its outputs' topics and the dead-letter topic are
-    declared so Faust creates them (they are written through the sink, not Faust)."""
+    """The capability's input stream; its outputs' topics are declared so Faust creates
+    them (they are written through the sink, not Faust; the dead-letter topic is the
+    app's, see ``create_app``)."""
     for output in capability.outputs:
         app.raw_topic(app.outputs.topic(output))
-    app.raw_topic(app.loopwarden.topics.dead_letter)
     names = capability.inputs(app.loopwarden.topics)
     return app.raw_topic(*names, bundled=capability.bundled) if names else None
 

@@ -10,7 +10,7 @@ a line in :data:`OUTPUT_SINKS`.
 
 from __future__ import annotations
 
-import importlib
+import pkgutil
 from typing import Any
 
 from loopwarden.errors import ConfigurationError
@@ -22,17 +22,12 @@ OUTPUT_SINKS: dict[str, str] = {
 """Sink name → import path of ``factory(settings) -> sink | None``."""
 
 
-def _factory(path: str) -> Any:
-    module, _, name = path.partition(":")
-    return getattr(importlib.import_module(module), name)
-
-
 def attach_output_sinks(app: LoopwardenApp) -> dict[str, Any]:
     """Build the sinks the settings ask for, attach them to ``app.outputs`` and run
     their ``run`` as worker tasks; the attached sinks by name (also ``app.output_sinks``)."""
     attached: dict[str, Any] = {}
     for name, path in OUTPUT_SINKS.items():
-        sink = _factory(path)(app.loopwarden)
+        sink = pkgutil.resolve_name(path)(app.loopwarden)
         if sink is None:
             continue
         try:

@@ -14,6 +14,7 @@ import aiohttp
 import orjson
 import pytest
 from aiohttp import web
+from loopback_http import serving_post
 from pydantic import SecretStr
 
 from loopwarden.streams.client.json_subscribers import AnalysisSubscriber
@@ -67,15 +68,8 @@ class FakeModel:
 @pytest.fixture
 async def model_server():
     model = FakeModel()
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", model.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    port = free_port()
-    site = web.TCPSite(runner, "127.0.0.1", port)
-    await site.start()
-    yield model, f"http://127.0.0.1:{port}/v1"
-    await runner.cleanup()
+    async with serving_post("/v1/chat/completions", model.handle) as base:
+        yield model, f"{base}/v1"
 
 
 async def spin(publisher, loop_id, mode):
