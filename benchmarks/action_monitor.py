@@ -21,17 +21,24 @@ Every repetition runs on fresh topics with a freshly started engine: the embedde
 broker's fetch latency grows with a topic's length; "ready s" is the time from the
 engine's start to its first warning.
 
+Workloads (``workloads.py``), every engine on each in the same run:
+
+- ``synthetic``: L loops, an action repeats its predecessor with p=0.6 (43 % of the
+  events warn), the ``seed`` profile;
+- ``real``: the real agent runs of ``../shared/datasets/trajectories/`` replayed under
+  fresh loop ids, ``--concurrent`` at a time, merged by their own event times, the
+  default profile (about one warning in a hundred events).
+
 Modes:
 
-- ``sat``: N events (L loops, an action repeats its predecessor with p=0.6) are
-  published as a backlog through ``AsyncPublisher`` (partition-batched records);
-  events/s = N / (last expected warning received − first publish).
+- ``sat``: N events published as a backlog; events/s = N / (last expected warning
+  received − first publish).
 - ``paced``: events published at R events/s; latency = warning received − the
-  triggering event's publish time (its ``occurred_at``), p50/p99.
+  triggering event's send time, p50/p99.
 
-Every run checks that the number of warnings equals what the detectors produce
-offline for the same events. Prints a table and writes JSON to
-``benchmarks/results/``.
+Every run checks that the number of warnings equals what the engine's logic produces
+offline for the same events (``raw-trivial``: its own streak rule). Prints a table and
+writes JSON to ``benchmarks/results/``.
 
     .venv/bin/python benchmarks/action_monitor.py                  # defaults
     .venv/bin/python benchmarks/action_monitor.py --events 100000 --reps 3 --rate 500
@@ -43,7 +50,6 @@ import argparse
 import asyncio
 import json
 import os
-import random
 import signal
 import statistics
 import subprocess
@@ -55,57 +61,39 @@ from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from quix_monitor import create_quix_topics, serve_quix
+from workloads import PROFILES, Prepared, expected_warnings, real, synthetic, warmup
 
-from loopwarden.agents.monitor.loop_monitor import LoopMonitor
 from loopwarden.agents.monitor.state import LoopState
-from loopwarden.settings import DetectionSettings, Settings, TelemetrySettings, settings_env
-from loopwarden.streams.client.publisher import AsyncPublisher, encode_event, make_action_event
+from loopwarden.settings import Settings, TelemetrySettings, settings_env
+from loopwarden.streams.client.publisher import AsyncPublisher
 from loopwarden.streams.tools.broker import EmbeddedBroker, free_port
 from loopwarden.streams.tools.topics import ensure_topics
 
-ACTION_TYPES = ["search", "read_file", "modify_code", "run_tests", "shell", "write_notes"]
 RESULTS = Path(__file__).parent / "results"
 
 
-# -- workload ---------------------------------------------------------------------------------
+# -- workload ----------------------------------------------------------------------------------
 
 
-def workload(n: int, loops: int, seed: int, run_tag: str) -> list[tuple[str, str]]:
-    """(loop_id, action_type) pairs; each loop repeats its last action with p=0.6."""
-    rng = random.Random(seed)
-    last: dict[int, str] = {}
-    out = []
-    for _ in range(n):
-        loop = rng.randrange(loops)
-        prev = last.get(loop)
-        action = prev if prev is not None and rng.random() < 0.6 else rng.choice(ACTION_TYPES)
-        last[loop] = action
-        out.append((f"{run_tag}-loop-{loop}", action))
-    return out
+def events_of(
+    workload: str, n: int, args: argparse.Namespace, seed: int, tag: str
+) -> list[Prepared]:
+    """The events of one repetition (see ``workloads.py``)."""
+    if workload == "real":
+        return real(n, args.concurrent, seed, tag)
+    return synthetic(n, args.loops, seed, tag)
 
 
-def expected_warning_count(pairs: list[tuple[str, str]]) -> int:
-    """Warnings the detectors produce for ``pairs`` (offline, the same code)."""
-    monitor = LoopMonitor(DetectionSettings(profile="seed"))  # as the engines run
-    states: dict[str, LoopState] = {}
-    count = 0
-    for i, (loop_id, action) in enumerate(pairs):
-        state = states.setdefault(loop_id, LoopState(loop_id))
-        event = make_action_event(loop_id, action, event_id=f"x{i}", occurred_at=1.0)
-        findings = monitor.observe(state, event)
-        count += len(findings.warnings) if findings else 0
-    return count
-
-
-def bench_settings(tag: str, broker: EmbeddedBroker, partitions: int, logs: Path) -> Settings:
+def bench_settings(
+    tag: str, broker: EmbeddedBroker, partitions: int, logs: Path, workload: str = "synthetic"
+) -> Settings:
     """Settings of one repetition: fresh topics and app id, its own data directory, and
-    the seed's rules (the synthetic mix, an action repeating its predecessor with
-    p=0.6, is counted offline by LoopMonitor with them: the engines run them too)."""
+    the detection profile of ``workload`` (the seed's rules for the synthetic mix they
+    were built for, the default for real runs)."""
     settings = Settings().namespaced(
         f"{tag}-{uuid.uuid4().hex[:6]}",
         bootstrap_servers=broker.bootstrap_servers,
@@ -116,7 +104,9 @@ def bench_settings(tag: str, broker: EmbeddedBroker, partitions: int, logs: Path
         update={
             "data_dir": str(local),
             "memory": settings.memory.model_copy(update={"uri": str(local / "memory")}),
-            "detection": settings.detection.model_copy(update={"profile": "seed"}),
+            "detection": settings.detection.model_copy(
+                update={"profile": PROFILES[workload] or settings.detection.profile}
+            ),
         }
     )
 
@@ -239,6 +229,7 @@ async def serve_raw(engine: str) -> None:
                         if count >= 3:
                             warning = {
                                 "loop_id": loop_id,
+                                "trigger_event_id": event["event_id"],
                                 "kind": "action_type_spin",
                                 "occurred_at": event["occurred_at"],
                                 "consecutive_count": count,
@@ -255,7 +246,8 @@ async def serve_raw(engine: str) -> None:
 
 
 class Collector:
-    """Counts warnings on the warnings topic and records their latency."""
+    """Counts the monitor's warnings on the warnings topic and records their latency:
+    received − the triggering event's send time (``sent``, by event id)."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -265,6 +257,7 @@ class Collector:
         self._consumer: AIOKafkaConsumer | None = None
         self._task: asyncio.Task[None] | None = None
         self.prefix = ""
+        self.sent: dict[str, float] = {}
 
     async def start(self) -> None:
         self._consumer = AIOKafkaConsumer(
@@ -292,14 +285,20 @@ class Collector:
                     if self.prefix and not record.key.startswith(self.prefix.encode()):
                         continue
                     warning = orjson.loads(record.value)
-                    if warning["kind"] != "action_type_spin":  # e.g. the analyst's logic_spin
+                    if warning["kind"] == "logic_spin":  # the analyst's (loopwarden-all)
                         continue
                     self.count += 1
                     self.last_at = now
-                    self.latencies_ms.append((now - warning["occurred_at"]) * 1000.0)
+                    sent = self.sent.get(warning.get("trigger_event_id", ""))
+                    if sent is not None:
+                        self.latencies_ms.append((now - sent) * 1000.0)
 
-    def reset(self, prefix: str) -> None:
+    def reset(self, prefix: str) -> dict[str, float]:
+        """Count warnings of loops starting with ``prefix`` from now on; returns the
+        send-time map to fill while publishing."""
         self.prefix, self.count, self.last_at, self.latencies_ms = prefix, 0, 0.0, []
+        self.sent = {}
+        return self.sent
 
     async def wait_for(self, count: int, timeout_s: float) -> bool:
         deadline = time.monotonic() + timeout_s
@@ -317,6 +316,7 @@ class Collector:
 @dataclass
 class Run:
     engine: str
+    workload: str
     shape: str
     mode: str
     events: int
@@ -348,15 +348,21 @@ def percentile(values: list[float], q: float) -> float | None:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def publish_pairs(
-    settings: Settings, pairs: list[tuple[str, str]], rate: float | None, shape: str
+async def publish(
+    settings: Settings,
+    events: list[Prepared],
+    rate: float | None,
+    shape: str,
+    sent: dict[str, float] | None = None,
 ) -> float:
-    """Publish the events; return the wall time of the first publish.
+    """Publish the encoded ``events``; return the wall time of the first publish and
+    note each event's send time in ``sent``.
 
     ``batched``: through ``AsyncPublisher`` (up to 50 events of one partition per
     record). ``single``: one event per record through librdkafka (confluent-kafka),
     as a Java, Go or kcat producer would send them.
     """
+    sent = {} if sent is None else sent
     start = time.time()
     if shape == "single":
         from confluent_kafka import Producer
@@ -370,25 +376,25 @@ async def publish_pairs(
             }
         )
         topic = settings.topics.actions
-        async for event in _events(pairs, rate, start):
-            producer.produce(topic, encode_event(event), key=event.loop_id.encode())
+        async for item in _paced(events, rate, start, sent):
+            producer.produce(topic, item.data, key=item.loop_id.encode())
             producer.poll(0)
         await asyncio.to_thread(producer.flush, 60)
         return start
     async with AsyncPublisher(settings) as publisher:
-        async for event in _events(pairs, rate, start):
-            publisher.publish_event(event)
+        async for item in _paced(events, rate, start, sent):
+            publisher.enqueue(item.loop_id, item.event_id, item.data)
         await publisher.flush()
     return start
 
 
-async def _events(
-    pairs: list[tuple[str, str]], rate: float | None, start: float
-) -> AsyncIterator[Any]:
-    """The action events of ``pairs``, at ``rate`` per second (or at once, yielding to
-    the event loop every 5,000 so that batches go out), stamped with their send time."""
+async def _paced(
+    events: list[Prepared], rate: float | None, start: float, sent: dict[str, float]
+) -> AsyncIterator[Prepared]:
+    """``events`` at ``rate`` per second (or at once, yielding to the event loop every
+    5,000 so that batches go out), each one's send time noted in ``sent``."""
     interval = 1.0 / rate if rate else 0.0
-    for i, (loop_id, action) in enumerate(pairs):
+    for i, item in enumerate(events):
         now = time.time()
         if rate:
             target = start + i * interval
@@ -397,30 +403,60 @@ async def _events(
                 now = time.time()
         elif i % 5000 == 4999:
             await asyncio.sleep(0)
-        yield make_action_event(loop_id, action, event_id=f"{loop_id}-{i}", occurred_at=now)
+        sent[item.event_id] = now
+        yield item
+
+
+class Plans:
+    """The events of every repetition and what each kind of engine owes for them,
+    built once and shared by the engines (the same events for every engine)."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self._events: dict[tuple[str, int, int], list[Prepared]] = {}
+        self._expected: dict[tuple[str, int, int, bool], int] = {}
+
+    def events(self, workload: str, rep: int, n: int) -> list[Prepared]:
+        key = (workload, rep, n)
+        if key not in self._events:
+            self._events[key] = events_of(workload, n, self.args, rep, f"{workload[0]}{rep}")
+        return self._events[key]
+
+    def expected(self, engine: str, settings: Settings, workload: str, rep: int, n: int) -> int:
+        key = (workload, rep, n, engine == "raw-trivial")
+        if key not in self._expected:
+            events = self.events(workload, rep, n)
+            self._expected[key] = expected_warnings(engine, settings, events)
+        return self._expected[key]
 
 
 async def run_engine(
-    engine: str, broker: EmbeddedBroker, args: argparse.Namespace, logs: Path
+    engine: str, broker: EmbeddedBroker, args: argparse.Namespace, logs: Path, plans: Plans
 ) -> list[Run]:
     """Every repetition on fresh topics with a freshly started engine (the embedded
     broker's fetch latency grows with a topic's length)."""
     runs: list[Run] = []
-    plans = [("sat", args.events, None)] * args.reps + [
+    modes = [("sat", args.events, None)] * args.reps + [
         ("paced", args.paced_events, args.rate)
     ] * args.reps
-    for shape in args.shapes:
-        if engine == "quix" and shape != "single":
-            continue  # a Quix state is the state of a record's key: one loop per record
-        for rep, (mode, n, rate) in enumerate(plans):
-            runs.append(await run_rep(engine, broker, args, logs, shape, rep, mode, n, rate))
-            r = runs[-1]
-            print(
-                f"  {engine} {shape} {mode} rep {rep}: ready in {r.startup_s:.1f} s, "
-                f"{r.events_per_s:,.0f} ev/s, p50 {r.p50_ms or 0:.1f} ms, p99 "
-                f"{r.p99_ms or 0:.1f} ms, {r.received_warnings}/{r.expected_warnings} warnings",
-                flush=True,
-            )
+    for workload in args.workloads:
+        for shape in args.shapes:
+            if engine == "quix" and shape != "single":
+                continue  # a Quix state is the state of a record's key: one loop per record
+            for rep, (mode, n, rate) in enumerate(modes):
+                runs.append(
+                    await run_rep(
+                        engine, broker, args, logs, plans, (workload, shape, mode), rep, n, rate
+                    )
+                )
+                r = runs[-1]
+                print(
+                    f"  {engine} {workload} {shape} {mode} rep {rep}: ready in "
+                    f"{r.startup_s:.1f} s, {r.events_per_s:,.0f} ev/s, p50 {r.p50_ms or 0:.1f} "
+                    f"ms, p99 {r.p99_ms or 0:.1f} ms, {r.received_warnings}/"
+                    f"{r.expected_warnings} warnings",
+                    flush=True,
+                )
     return runs
 
 
@@ -429,13 +465,16 @@ async def run_rep(
     broker: EmbeddedBroker,
     args: argparse.Namespace,
     logs: Path,
-    shape: str,
+    plans: Plans,
+    kind: tuple[str, str, str],
     rep: int,
-    mode: str,
     n: int,
     rate: float | None,
 ) -> Run:
-    settings = bench_settings(f"bench-{engine}", broker, args.partitions, logs)
+    workload, shape, mode = kind
+    settings = bench_settings(f"bench-{engine}", broker, args.partitions, logs, workload)
+    events = plans.events(workload, rep, n)
+    expected = plans.expected(engine, settings, workload, rep, n)
     if engine == "quix":
         await create_quix_topics(settings)
     await ensure_topics(settings)
@@ -445,26 +484,24 @@ async def run_rep(
     process = start_engine(engine, settings, logs / f"{engine}.log")
     try:
         collector.reset("warmup")
-        await publish_pairs(settings, [("warmup", "ping")] * 3, None, shape)
+        await publish(settings, warmup("warmup"), None, shape)
         if not await collector.wait_for(1, 120):
             raise RuntimeError(f"{engine}: no warm-up warning; see {logs}")
         startup_s = time.monotonic() - started
-        prefix = f"r{rep}"
-        pairs = workload(n, args.loops, seed=rep, run_tag=prefix)
-        expected = expected_warning_count(pairs)
-        collector.reset(prefix)
+        sent = collector.reset(f"{workload[0]}{rep}-")
         cpu_before = process_cpu_s(process.pid)
-        first = await publish_pairs(settings, pairs, rate, shape)
+        first = await publish(settings, events, rate, shape, sent)
         ok = await collector.wait_for(expected, args.timeout)
         cpu_after = process_cpu_s(process.pid)
         seconds = (collector.last_at or time.time()) - first
         lat = collector.latencies_ms
         return Run(
             engine=engine,
+            workload=workload,
             shape=shape,
             mode=mode,
             events=n,
-            loops=args.loops,
+            loops=args.concurrent if workload == "real" else args.loops,
             expected_warnings=expected,
             received_warnings=collector.count,
             seconds=round(seconds, 3),
@@ -486,32 +523,41 @@ async def run_rep(
 
 def summarize(runs: list[Run]) -> list[dict[str, object]]:
     rows = []
-    for engine in dict.fromkeys(r.engine for r in runs):
-        for shape in ("single", "batched"):
-            for mode in ("sat", "paced"):
-                group = [
-                    r for r in runs if r.engine == engine and r.mode == mode and r.shape == shape
-                ]
-                if group:
-                    rows.append(_row(engine, shape, mode, group))
-    baseline = {(r["shape"], r["mode"]): r for r in rows if r["engine"] == "raw-trivial"}
+    for workload in dict.fromkeys(r.workload for r in runs):
+        for engine in dict.fromkeys(r.engine for r in runs):
+            for shape in ("single", "batched"):
+                for mode in ("sat", "paced"):
+                    group = [
+                        r
+                        for r in runs
+                        if (r.workload, r.engine, r.mode, r.shape)
+                        == (workload, engine, mode, shape)
+                    ]
+                    if group:
+                        rows.append(_row(group))
+    baseline = {
+        (r["workload"], r["shape"], r["mode"]): r for r in rows if r["engine"] == "raw-trivial"
+    }
     for row in rows:
-        base = baseline.get((row["shape"], row["mode"]))
+        base = baseline.get((row["workload"], row["shape"], row["mode"]))
         row["throughput_vs_raw_trivial"] = (
             round(row["events_per_s"] / base["events_per_s"], 3) if base else None
         )
     return rows
 
 
-def _row(engine: str, shape: str, mode: str, group: list[Run]) -> dict[str, object]:
+def _row(group: list[Run]) -> dict[str, object]:
     cpu = [r.worker_cpu_s / r.events * 1e6 for r in group if r.worker_cpu_s]
     p50 = [r.p50_ms for r in group if r.p50_ms is not None]
     p99 = [r.p99_ms for r in group if r.p99_ms is not None]
+    first = group[0]
     return {
-        "engine": engine,
-        "shape": shape,
-        "mode": mode,
-        "events": group[0].events,
+        "workload": first.workload,
+        "engine": first.engine,
+        "shape": first.shape,
+        "mode": first.mode,
+        "events": first.events,
+        "warnings_per_100": round(100 * first.expected_warnings / first.events, 2),
         "events_per_s": statistics.median(r.events_per_s for r in group),
         "runs_events_per_s": [r.events_per_s for r in group],
         "p50_ms": statistics.median(p50) if p50 else None,
@@ -524,8 +570,9 @@ def _row(engine: str, shape: str, mode: str, group: list[Run]) -> dict[str, obje
 
 def print_table(rows: list[dict[str, object]]) -> None:
     header = (
-        f"{'engine':<14} {'shape':<7} {'mode':<6} {'events':>7} {'events/s':>10} "
-        f"{'vs raw':>7} {'p50 ms':>8} {'p99 ms':>8} {'µs CPU/ev':>9} {'ready s':>7} ok"
+        f"{'workload':<10}{'engine':<14} {'shape':<7} {'mode':<6} {'events':>7} {'warn/100':>8} "
+        f"{'events/s':>10} {'vs raw':>7} {'p50 ms':>8} {'p99 ms':>8} {'µs CPU/ev':>9} "
+        f"{'ready s':>7} ok"
     )
     print(header)
     print("-" * len(header))
@@ -533,7 +580,8 @@ def print_table(rows: list[dict[str, object]]) -> None:
         ratio = r["throughput_vs_raw_trivial"]
         cpu = r["worker_cpu_us_per_event"]
         print(
-            f"{r['engine']:<14} {r['shape']:<7} {r['mode']:<6} {r['events']:>7} "
+            f"{r['workload']:<10}{r['engine']:<14} {r['shape']:<7} {r['mode']:<6} "
+            f"{r['events']:>7} {r['warnings_per_100']:>8} "
             f"{r['events_per_s']:>10,.0f} {ratio if ratio is not None else '-':>7} "
             f"{r['p50_ms'] or 0:>8.1f} {r['p99_ms'] or 0:>8.1f} "
             f"{cpu if cpu is not None else '-':>9} {r['startup_s']:>7.1f} "
@@ -547,8 +595,9 @@ async def main(args: argparse.Namespace) -> int:
     runs: list[Run] = []
     with EmbeddedBroker(log_path=logs / "broker.log") as broker:
         print(f"broker on {broker.bootstrap_servers}", flush=True)
+        plans = Plans(args)
         for engine in args.engines:
-            runs.extend(await run_engine(engine, broker, args, logs))
+            runs.extend(await run_engine(engine, broker, args, logs, plans))
     rows = summarize(runs)
     print()
     print_table(rows)
@@ -567,7 +616,15 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--events", type=int, default=100_000, help="events per sat rep")
     parser.add_argument("--paced-events", type=int, default=5_000, help="events per paced rep")
     parser.add_argument("--rate", type=float, default=500.0, help="paced events/s")
-    parser.add_argument("--loops", type=int, default=1000)
+    parser.add_argument("--loops", type=int, default=1000, help="loops of the synthetic mix")
+    parser.add_argument("--concurrent", type=int, default=2000, help="real runs replayed at a time")
+    parser.add_argument(
+        "--workloads",
+        nargs="+",
+        default=["synthetic", "real"],
+        choices=["synthetic", "real"],
+        help="synthetic: the p=0.6 repeat mix (seed profile); real: the trajectories' runs",
+    )
     parser.add_argument("--partitions", type=int, default=8)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument(

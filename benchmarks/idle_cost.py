@@ -2,8 +2,8 @@
 
 Each engine runs alone on the embedded broker, on fresh topics, and is measured in
 three windows after it answered a warm-up: **idle** (no traffic), **10 events/s** and
-**1,000 events/s** (single-event records from librdkafka, the synthetic mix of
-``action_monitor.py``). For each window: the engine's and the broker's CPU as a
+**1,000 events/s** (single-event records from librdkafka, the real runs of
+``workloads.py`` with the default profile). For each window: the engine's and the broker's CPU as a
 share of one core (``/proc/<pid>/stat``), and for the paced windows the
 publish → warning p50/p99.
 
@@ -36,10 +36,10 @@ from action_monitor import (
     bench_settings,
     percentile,
     process_cpu_s,
-    publish_pairs,
+    publish,
     start_engine,
-    workload,
 )
+from workloads import real, warmup
 
 from loopwarden.agents.capabilities import CAPABILITIES
 from loopwarden.settings import Settings
@@ -99,7 +99,7 @@ def share(before: float | None, after: float | None, seconds: float) -> float | 
 async def measure(
     engine: str, broker: EmbeddedBroker, args: argparse.Namespace, logs: Path
 ) -> list[Window]:
-    settings = bench_settings(f"idle-{engine}", broker, args.partitions, logs)
+    settings = bench_settings(f"idle-{engine}", broker, args.partitions, logs, "real")
     await ensure_topics(settings)
     collector = Collector(settings)
     await collector.start()
@@ -112,19 +112,19 @@ async def measure(
     try:
         if engine != "raw-consumer":  # the worker answers: it is up
             collector.reset("warmup")
-            await publish_pairs(settings, [("warmup", "ping")] * 3, None, "single")
+            await publish(settings, warmup("warmup"), None, "single")
             if not await collector.wait_for(1, 120):
                 raise RuntimeError(f"{engine}: no warm-up warning; see {logs}")
         await asyncio.sleep(args.settle)  # start-up work (index prewarm, first sweeps) ends
         for name, rate in RATES.items():
             tag = f"{name}-{uuid.uuid4().hex[:4]}"
-            collector.reset(tag)
+            sent = collector.reset(tag)
             engine_before = process_cpu_s(process.pid)
             broker_before = process_cpu_s(broker.process.pid)  # type: ignore[union-attr]
             started = time.monotonic()
             if rate:
-                pairs = workload(int(rate * args.window), 200, seed=1, run_tag=tag)
-                await publish_pairs(settings, pairs, rate, "single")
+                events = real(int(rate * args.window), args.concurrent, seed=1, tag=tag)
+                await publish(settings, events, rate, "single", sent)
             remaining = args.window - (time.monotonic() - started)
             if remaining > 0:
                 await asyncio.sleep(remaining)
@@ -182,6 +182,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--window", type=float, default=30.0, help="seconds per window")
     parser.add_argument("--settle", type=float, default=10.0, help="seconds after warm-up")
     parser.add_argument("--partitions", type=int, default=8)
+    parser.add_argument("--concurrent", type=int, default=200, help="real runs at a time")
     parser.add_argument(
         "--engines",
         nargs="+",
