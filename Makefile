@@ -32,13 +32,16 @@ $(CHROMIUM):
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null
 
 # Two test processes, a module's tests together in one (module-scoped workers), each
-# with its own embedded broker; then the reduced fault suite alone, under the load it
-# was specified for (its crash scenario once missed outputs when run beside the rest).
+# with its own embedded broker; the unit tests again on the pure-Python paths (no
+# compiled extension: LOOPWARDEN_NO_EXTENSIONS=1); then the reduced fault suite alone,
+# under the load it was specified for (its crash scenario once missed outputs when run
+# beside the rest).
 FAULT_SUITE := tests/integration/test_fault_suite.py
 test: $(STAMP) $(CHROMIUM)
 	$(BIN)/ruff check .
 	$(BIN)/mkdocs build --strict --quiet --site-dir $(VENV)/site
 	$(BIN)/pytest -n 2 --dist loadfile --deselect $(FAULT_SUITE)
+	LOOPWARDEN_NO_EXTENSIONS=1 $(BIN)/pytest -n 2 -q tests/unit
 	$(BIN)/pytest $(FAULT_SUITE)
 
 # the docs site in site/ (make test builds it too, with --strict: a broken page fails)

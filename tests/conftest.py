@@ -8,6 +8,15 @@ from typing import Any
 import pytest
 
 from loopwarden.schemas.events import ActionEvent, validate_action
+from loopwarden.schemas.redaction import default_redactor
+
+
+@pytest.fixture(autouse=True, scope="session")
+def redaction_prefilter():
+    """The tests run with the compiled redaction prefilter, ready from the first test
+    (with LOOPWARDEN_NO_EXTENSIONS=1: without it, on the pure-Python gates)."""
+    default_redactor().use_prefilter(background=False)
+
 
 _ids = itertools.count()
 

@@ -31,6 +31,7 @@ from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
 from loopwarden.schemas.positions import Origin, default_partition, origin_header
 from loopwarden.schemas.records import decode_record
+from loopwarden.schemas.redaction import default_redactor
 from loopwarden.schemas.trace_context import carried
 from loopwarden.settings import DetectionSettings, Settings
 
@@ -143,7 +144,9 @@ class RecordProcessor:
     def for_settings(
         cls, settings: Settings, cache_loops: int = 0, partitions: int = 0
     ) -> RecordProcessor:
-        """The processor every entry point uses: detection and limits from ``settings``."""
+        """The processor every entry point uses: detection and limits from ``settings``.
+        Switches on the redaction prefilter of this process (built in the background)."""
+        default_redactor().use_prefilter()
         limits = settings.limits
         return cls(
             settings.detection,

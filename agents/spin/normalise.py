@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Sequence
+from functools import lru_cache
 
 SKETCH_SIZE = 64
 """Word hashes kept per sketch: the estimate's error is about 1/sqrt(64) = 0.12 at
@@ -48,8 +49,10 @@ _DIGIT = re.compile(r"\d")
 _QUOTED = re.compile(r"(?<!\w)'([^'\n]{1,120}?)'(?!\w)|\"([^\"\n]{1,120})\"|`([^`\n]{1,120})`")
 
 
+@lru_cache(maxsize=8)
 def normalised(text: str) -> str:
-    """``text`` lower-cased, volatile tokens masked as ``#``, whitespace runs collapsed."""
+    """``text`` lower-cased, volatile tokens masked as ``#``, whitespace runs collapsed
+    (the last few are remembered: one event's text is counted, then sketched)."""
     return " ".join(_VOLATILE.sub("#", text[:SKETCH_CHARS].lower()).split())
 
 

@@ -11,6 +11,7 @@ import faust
 
 from loopwarden.agents.capabilities import CAPABILITIES, WorkerResources
 from loopwarden.errors import ConfigurationError
+from loopwarden.schemas.redaction import default_redactor
 from loopwarden.settings import Settings
 from loopwarden.streams.runtime.app import LoopwardenApp, create_app
 from loopwarden.streams.runtime.dead_letters import RateLimitedLog
@@ -30,6 +31,7 @@ def build_worker_app(
     """The Faust app with the agents of ``settings.roles``, their tables, the API and the
     telemetry endpoints (``telemetry``: the providers, default from ``settings``)."""
     settings = settings or Settings()
+    default_redactor().use_prefilter()  # every capability's decoder redacts
     app = create_app(settings, telemetry)
     resources = app.resources = WorkerResources(settings)
     for capability in CAPABILITIES:

@@ -1,0 +1,117 @@
+"""Hyperscan as the redactor's prefilter: one scan tells which patterns may match.
+
+Redaction runs some fifty patterns over every text an event carries; on real tool
+output nearly all of them find nothing, yet each one scans the text (60 µs a text
+with the word gates of :mod:`~loopwarden.schemas.regex_gates`). Hyperscan (Intel's
+multi-pattern matcher, a compiled wheel for Linux, macOS and Windows) compiles every
+pattern in *prefilter* mode into one database and scans a text once (about 2 µs): a
+pattern it does not report cannot match, so the redactor runs only the reported ones
+with Python's ``re`` and the output is the same byte for byte.
+
+Prefilter mode accepts every construct Python's patterns use (look-behinds, lazy
+repeats) by widening it: a report may be false, a miss may not. The flags follow
+Python's: UTF-8 with Unicode properties (``\\w``, ``\\d``, ``\\b`` on any script),
+caseless where the pattern is, ``.`` over newlines where the pattern's is, and
+multi-line anchors, so that texts joined by a newline are screened in one scan.
+
+It is the worker's: ``pip install 'loopwarden[worker]'`` brings the wheel; without it,
+or with ``LOOPWARDEN_NO_EXTENSIONS=1``, the word gates do the same job more slowly.
+Compiling takes about 1.4 s of one core with the GIL released, so the process-wide
+redactor compiles in a background thread and uses the gates until it is ready.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+NO_EXTENSIONS = "LOOPWARDEN_NO_EXTENSIONS"
+"""Set to 1 to run the pure-Python code paths even where a compiled one is installed."""
+
+# Python treats these as whitespace (``str.isspace``); Hyperscan's \s does not. They
+# become spaces in the scanned copy, so a pattern that needs \s there is still reported.
+_PYTHON_ONLY_SPACE = str.maketrans({ch: " " for ch in "\x1c\x1d\x1e\x1f\x85"})
+
+
+def extensions_disabled() -> bool:
+    """``LOOPWARDEN_NO_EXTENSIONS`` is set to something other than 0 or nothing."""
+    return os.environ.get(NO_EXTENSIONS, "").strip() not in ("", "0")
+
+
+class Prefilter:
+    """Which of ``patterns`` (by index) may match a text."""
+
+    def __init__(self, patterns: Sequence[re.Pattern[str]]) -> None:
+        import hyperscan
+
+        self._hs = hyperscan
+        flags = []
+        for pattern in patterns:
+            flag = (
+                hyperscan.HS_FLAG_PREFILTER
+                | hyperscan.HS_FLAG_SINGLEMATCH
+                | hyperscan.HS_FLAG_ALLOWEMPTY
+                | hyperscan.HS_FLAG_UTF8
+                | hyperscan.HS_FLAG_UCP
+                | hyperscan.HS_FLAG_MULTILINE
+            )
+            if pattern.flags & re.IGNORECASE:
+                flag |= hyperscan.HS_FLAG_CASELESS
+            if pattern.flags & re.DOTALL:
+                flag |= hyperscan.HS_FLAG_DOTALL
+            flags.append(flag)
+        database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        database.compile(
+            expressions=[p.pattern.encode() for p in patterns],
+            ids=list(range(len(patterns))),
+            elements=len(patterns),
+            flags=flags,
+        )
+        self._database = database
+        self._scratch = hyperscan.Scratch(database)
+        self._local = threading.local()  # a scratch space is one thread's at a time
+
+    def _thread_scratch(self) -> Any:
+        scratch = getattr(self._local, "scratch", None)
+        if scratch is None:
+            scratch = self._local.scratch = self._scratch.clone()
+        return scratch
+
+    def candidates(self, text: str) -> set[int] | None:
+        """Indexes of the patterns that may match ``text``; None when it cannot be
+        scanned (a lone surrogate is not UTF-8): run every pattern then."""
+        try:
+            data = text.translate(_PYTHON_ONLY_SPACE).encode()
+        except UnicodeEncodeError:
+            return None
+        found: set[int] = set()
+
+        def report(index: int, start: int, end: int, flags: int, context: Any) -> None:
+            found.add(index)
+
+        try:
+            self._database.scan(data, match_event_handler=report, scratch=self._thread_scratch())
+        except self._hs.error as exc:
+            log.debug("prefilter scan failed (%s): every pattern runs", exc)
+            return None
+        return found
+
+
+def build(patterns: Sequence[re.Pattern[str]]) -> Prefilter | None:
+    """A :class:`Prefilter` of ``patterns``, or None when Hyperscan is not installed, not
+    usable here, or switched off by ``LOOPWARDEN_NO_EXTENSIONS``."""
+    if extensions_disabled():
+        return None
+    try:
+        return Prefilter(patterns)
+    except ImportError:
+        return None
+    except Exception as exc:  # a CPU without SSSE3, a pattern it cannot take
+        log.warning("redaction prefilter unavailable, using the word gates: %s", exc)
+        return None
