@@ -152,6 +152,14 @@ class KafkaSettings(BaseModel):
     fetch_max_wait_ms: int = Field(
         10, ge=0, description="Tansu parks a fetch for the full wait: keep it low."
     )
+    idle_fetch_max_wait_ms: int = Field(
+        500,
+        ge=0,
+        description="The worker's fetch wait grows to this (doubling) while its fetches "
+        "come back empty, and drops to fetch_max_wait_ms as soon as records arrive: an "
+        "idle worker polls the broker twice a second instead of 100 times (500: Kafka's "
+        "own default; on Kafka a waiting fetch returns as soon as records arrive).",
+    )
     session_timeout_s: float = Field(
         6.0, gt=0, description="A group join waits about half of this on Tansu."
     )

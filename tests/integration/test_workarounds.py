@@ -3,13 +3,17 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from loopwarden.streams.client.offsets import probe_end_offsets
+from loopwarden.streams.client.publisher import AsyncPublisher
 from loopwarden.streams.runtime.worker import build_worker_app
 
 from .conftest import create_topics, isolated_settings
+from .inprocess import running_app
 
 pytestmark = pytest.mark.integration
 
@@ -129,3 +133,23 @@ async def test_records_fetched_before_a_seek_or_a_reassignment_are_stale(broker)
         assert not faust_consumer._still_at_fetched_position(tp)
     finally:
         await consumer.stop()
+
+
+async def test_the_fetch_wait_grows_while_idle_and_drops_when_records_arrive(broker):
+    settings = isolated_settings(broker, "fetch-follows").model_copy(
+        update={"roles": frozenset({"monitor"})}
+    )
+    async with running_app(settings) as app:
+        fetcher = app.consumer._thread._consumer._fetcher
+        kafka = settings.kafka
+
+        async def until(wait_ms: int) -> None:
+            deadline = asyncio.get_running_loop().time() + 30
+            while fetcher._fetch_max_wait_ms != wait_ms:
+                assert asyncio.get_running_loop().time() < deadline, fetcher._fetch_max_wait_ms
+                await asyncio.sleep(0.01)
+
+        await until(kafka.idle_fetch_max_wait_ms)  # nothing to read: 10 → 20 → … → 500
+        async with AsyncPublisher(settings) as publisher:
+            await publisher.publish("fetch-follows", "probe")
+        await until(kafka.fetch_max_wait_ms)  # a fetch brought a record back

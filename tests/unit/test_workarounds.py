@@ -210,3 +210,37 @@ def test_the_bounded_take_uses_the_stream_internals_faust_take_uses():
         assert name in inspect.getsource(Stream), name
     assert "self._enable_passive(" in take and "self.enable_acks = False" in take
     assert "self._processors.remove(" in take
+
+
+def test_aiokafka_builds_each_fetch_from_the_wait_the_fetcher_holds_then():
+    """fetch_wait_follows_traffic changes ``Fetcher._fetch_max_wait_ms`` between fetches
+    and wraps ``_proc_fetch_request``, whose result says whether records came back."""
+    from aiokafka.consumer.fetcher import Fetcher
+
+    actions = inspect.getsource(Fetcher._get_actions_per_node)
+    assert "self._fetch_max_wait_ms," in actions  # read when each request is built
+    assert "self._proc_fetch_request(" in inspect.getsource(Fetcher._fetch_requests_routine)
+    process = inspect.getsource(Fetcher._proc_fetch_request)
+    assert "needs_wakeup = True" in process and "return needs_wakeup" in process
+
+
+async def test_the_fetch_wait_doubles_on_empty_fetches_and_resets_on_records():
+    class Fetcher:  # the two attributes the workaround uses, scripted
+        def __init__(self, answers: list[bool]) -> None:
+            self._fetch_max_wait_ms = 10
+            self.answers = answers
+
+        async def _proc_fetch_request(self, assignment, node_id, request) -> bool:
+            return self.answers.pop(0)
+
+    fetcher = Fetcher([False, False, False, False, False, True, False])
+    workarounds.fetch_wait_follows_traffic(fetcher, busy_ms=10, idle_ms=100)
+    waits = []
+    for _ in range(7):
+        await fetcher._proc_fetch_request(None, 0, None)
+        waits.append(fetcher._fetch_max_wait_ms)
+    assert waits == [20, 40, 80, 100, 100, 10, 20]
+    unchanged = Fetcher([False])
+    workarounds.fetch_wait_follows_traffic(unchanged, busy_ms=10, idle_ms=10)  # off
+    await unchanged._proc_fetch_request(None, 0, None)
+    assert unchanged._fetch_max_wait_ms == 10

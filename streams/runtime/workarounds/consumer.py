@@ -31,6 +31,13 @@ class _FetchedRecords(dict):  # type: ignore[type-arg]
 class _TunedConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
     logger = SERVICE_LOG  # mode's start/stop narration, quiet at info
 
+    async def on_start(self) -> None:
+        await super().on_start()
+        kafka = self.app.loopwarden.kafka
+        fetch_wait_follows_traffic(
+            self._consumer._fetcher, kafka.fetch_max_wait_ms, kafka.idle_fetch_max_wait_ms
+        )
+
     async def _fetch_records(
         self,
         consumer: Any,
@@ -69,6 +76,22 @@ class _TunedConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
         # aiokafka reads this attribute when it builds its Fetcher in start().
         consumer._fetch_max_wait_ms = self.app.loopwarden.kafka.fetch_max_wait_ms
         return consumer
+
+
+def fetch_wait_follows_traffic(fetcher: Any, busy_ms: int, idle_ms: int) -> None:
+    """After each fetch, aiokafka's ``fetcher`` waits ``busy_ms`` in its next one when
+    records came back, else twice as long as before, up to ``idle_ms``."""
+    if idle_ms <= busy_ms:
+        return
+    process = fetcher._proc_fetch_request
+
+    async def adapting(assignment: Any, node_id: Any, request: Any) -> bool:
+        got_records = bool(await process(assignment, node_id, request))
+        current = fetcher._fetch_max_wait_ms
+        fetcher._fetch_max_wait_ms = busy_ms if got_records else min(idle_ms, current * 2)
+        return got_records
+
+    fetcher._proc_fetch_request = adapting
 
 
 class _TunedConsumer(faust_aiokafka.Consumer):
