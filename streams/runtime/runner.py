@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -185,10 +186,8 @@ class AgentRunner:
         record values, when given), else what arrived within ``within_s``; with
         ``commit`` (and ``max_bytes``), each batch's offsets are committed once it is
         processed rather than at the next commit interval."""
-        batches: AsyncIterator[Any] = (
-            stream.take_events(max_records, within=within_s)
-            if max_bytes is None
-            else take_events_bounded(stream, max_records, max_bytes, within_s, commit=commit)
+        batches: AsyncIterator[Any] = take_events_bounded(
+            stream, max_records, max_bytes or sys.maxsize, within_s, commit=commit
         )
         async for events in batches:
             self.messages += len(events)

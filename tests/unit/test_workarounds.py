@@ -7,7 +7,10 @@ each workaround is asserted in ``tests/integration/test_workarounds.py``.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import inspect
+import logging
 
 import faust
 from aiokafka import AIOKafkaConsumer
@@ -244,3 +247,82 @@ async def test_the_fetch_wait_doubles_on_empty_fetches_and_resets_on_records():
     workarounds.fetch_wait_follows_traffic(unchanged, busy_ms=10, idle_ms=10)  # off
     await unchanged._proc_fetch_request(None, 0, None)
     assert unchanged._fetch_max_wait_ms == 10
+
+
+class _Message:
+    def __init__(self, value: bytes) -> None:
+        self.value = value
+
+
+class _Event:
+    def __init__(self, value: bytes) -> None:
+        self.value, self.message = value, _Message(value)
+
+
+class _ScriptedStream:
+    """The stream members the bounded take uses, driven by the test as Faust drives a
+    stream: each fed value becomes the current event and goes through the processors."""
+
+    def __init__(self) -> None:
+        self.enable_acks = True
+        self.should_stop = False
+        self.loop = asyncio.get_running_loop()
+        self.current_event: _Event | None = None
+        self.channel = self
+        self._processors: list = []
+        self._active_agens: set = set()
+        self.log = logging.getLogger("test")
+        self.timeouts: list[float | None] = []  # every wait the take asked for
+        self.acked: list[bytes] = []
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):  # the take never iterates it here (no passive driver)
+        raise StopAsyncIteration
+
+    def add_processor(self, processor) -> None:
+        self._processors.append(processor)
+
+    def _enable_passive(self, iterator) -> None:
+        pass
+
+    async def wait_for_stopped(self, *events, timeout=None) -> None:
+        self.timeouts.append(timeout)
+        waits = [asyncio.ensure_future(event.wait()) for event in events]
+        _, pending = await asyncio.wait(waits, timeout=timeout, return_when="FIRST_COMPLETED")
+        for wait in pending:
+            wait.cancel()
+
+    async def wait(self, event) -> None:
+        await event.wait()
+
+    async def ack(self, event: _Event) -> None:
+        self.acked.append(event.value)
+
+    async def feed(self, value: bytes) -> None:
+        self.current_event = _Event(value)
+        for processor in self._processors:
+            await processor(value)
+
+
+async def test_an_idle_take_waits_for_its_first_event_without_a_timer():
+    """Faust's take woke every `within` seconds with nothing buffered (50 times a second
+    for the experience role's 20 ms); an empty buffer now waits for its first event."""
+    stream = _ScriptedStream()
+    batches = workarounds.take_events_bounded(stream, 10, 1 << 20, within=0.01)
+    first = asyncio.ensure_future(anext(batches))
+    done, _ = await asyncio.wait([first], timeout=0.2)  # twenty `within`s of nothing
+    assert not done
+    assert stream.timeouts == [None]  # one wait, no timer ticks
+    await stream.feed(b"a")
+    await stream.feed(b"bb")
+    assert [e.value for e in await first] == [b"a", b"bb"]  # within 10 ms of the first
+    assert stream.timeouts == [None, 0.01]
+    second = asyncio.ensure_future(anext(batches))
+    await asyncio.wait([second], timeout=0.05)
+    assert stream.acked == [b"a", b"bb"]  # acked once the batch was processed
+    assert stream.timeouts[2:] == [None]  # empty again: waiting without a timer
+    second.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await second
