@@ -231,5 +231,19 @@ def register_memory(app: LoopwardenApp, resources: WorkerResources) -> Any:
             dict(Counter(o["status"] for o in every)),
         )
 
+    @app.task
+    async def open_memory_store() -> None:
+        # The embedder's weights and the LanceDB table load at start, not with the first
+        # write: the first failed action of a run would otherwise wait ~1.5 s behind them.
+        def open_store() -> None:
+            with service.lock, service.boundary.calls("memory open"):
+                _ = service.table  # the LanceDB tables, their indexes prewarmed
+            service.embedder.embed(["loopwarden"])  # a model's first call is its slowest
+
+        try:
+            await asyncio.to_thread(open_store)
+        except Exception as exc:  # storage away: the first write opens it (and says why)
+            log.warning("memory store not opened at start (%s); the first write retries", exc)
+
     batches = Batches(cfg.batch_max_writes, cfg.batch_within_s, cfg.batch_max_bytes, commit=True)
     return run_capability(app, capability("memory"), handle, batches=batches)
