@@ -17,7 +17,7 @@ are never taken as evidence.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 _OPTIONAL_AFTER = re.compile(r"[?*]|\{0*,|\{0+\}")  # ?, *, {0}, {,n}, {0,n}
 # What surely matches itself in a piece of pattern source: optional atoms, classes and
@@ -77,25 +77,32 @@ def _skip_class(source: str, i: int) -> int:
     return j + 1
 
 
+def _atoms(source: str) -> Iterator[tuple[str, int, int]]:
+    """Each atom of ``source`` with its span: an escape, a character class, or one
+    character (so that brackets and bars inside those are not read as syntax)."""
+    i = 0
+    while i < len(source):
+        if source[i] == "\\":
+            end = i + 2
+        elif source[i] == "[":
+            end = _skip_class(source, i)
+        else:
+            end = i + 1
+        yield source[i:end], i, end
+        i = end
+
+
 def _split_alternatives(source: str) -> list[str]:
     """``source`` split at its own ``|`` (not those inside groups or classes)."""
-    parts, depth, start, i = [], 0, 0, 0
-    while i < len(source):
-        ch = source[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch == "[":
-            i = _skip_class(source, i)
-            continue
-        if ch == "(":
+    parts, depth, start = [], 0, 0
+    for atom, i, end in _atoms(source):
+        if atom == "(":
             depth += 1
-        elif ch == ")":
+        elif atom == ")":
             depth -= 1
-        elif ch == "|" and depth == 0:
+        elif atom == "|" and depth == 0:
             parts.append(source[start:i])
-            start = i + 1
-        i += 1
+            start = end
     return [*parts, source[start:]]
 
 
@@ -104,38 +111,22 @@ def _parts(source: str) -> tuple[str, list[str]]:
     top-level groups that a match cannot skip and that assert presence."""
     outside: list[str] = []
     groups: list[str] = []
-    depth, start, i = 0, 0, 0
-    while i < len(source):
-        ch = source[i]
-        if ch == "[" and depth == 0:
-            end = _skip_class(source, i)
-            outside.append(source[i:end])
-            i = end
-            continue
-        if ch == "\\":
-            if depth == 0:
-                outside.append(source[i : i + 2])
-            i += 2
-            continue
-        if ch == "[":
-            i = _skip_class(source, i)
-            continue
-        if ch == "(":
+    depth, start = 0, 0
+    for atom, i, end in _atoms(source):
+        if atom == "(":
             if depth == 0:
                 start = i
             depth += 1
-        elif ch == ")":
+        elif atom == ")":
             depth -= 1
             if depth == 0:
-                body = source[start + 1 : i]
-                if not _OPTIONAL_AFTER.match(source, i + 1):
-                    evidence = _evidence(body)
+                if not _OPTIONAL_AFTER.match(source, end):
+                    evidence = _evidence(source[start + 1 : i])
                     if evidence is not None:
                         groups.append(evidence)
                 outside.append(_SEPARATOR)
         elif depth == 0:
-            outside.append(ch)
-        i += 1
+            outside.append(atom)
     return "".join(outside), groups
 
 
