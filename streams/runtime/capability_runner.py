@@ -11,6 +11,7 @@ topic nor deals with Faust.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 from loopwarden.agents.capabilities import Capability
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.runner import BatchHandler, Handler
+from loopwarden.streams.runtime.workarounds import take_events_bounded
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,14 +64,14 @@ def run_capability(
         if batches is None:
             await runner.run(stream, handle)  # type: ignore[arg-type]
         else:
-            await runner.run_batches(
+            taken = take_events_bounded(
                 stream,
-                handle,  # type: ignore[arg-type]
                 batches.max_records,
+                batches.max_bytes or sys.maxsize,
                 batches.within_s,
-                batches.max_bytes,
                 commit=batches.commit,
             )
+            await runner.run_batches(taken, handle)  # type: ignore[arg-type]
 
     agent.__name__ = agent.__qualname__ = capability.agent
     return app.agent(source, name=capability.agent, concurrency=concurrency)(agent)

@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -42,7 +41,6 @@ from loopwarden.streams.runtime.backoff import Backoff
 from loopwarden.streams.runtime.bundles import RecordBundle
 from loopwarden.streams.runtime.dead_letters import DeadLetters
 from loopwarden.streams.runtime.telemetry.metrics import WorkerMetrics
-from loopwarden.streams.runtime.workarounds import take_events_bounded
 
 log = logging.getLogger(__name__)
 
@@ -172,23 +170,9 @@ class AgentRunner:
                 if events:
                     metrics.events(self.name, events)
 
-    async def run_batches(
-        self,
-        stream: Any,
-        handle: BatchHandler,
-        max_records: int,
-        within_s: float,
-        max_bytes: int | None = None,
-        *,
-        commit: bool = False,
-    ) -> None:
-        """Process ``stream`` in batches of at most ``max_records`` (or ``max_bytes`` of
-        record values, when given), else what arrived within ``within_s``; with
-        ``commit`` (and ``max_bytes``), each batch's offsets are committed once it is
-        processed rather than at the next commit interval."""
-        batches: AsyncIterator[Any] = take_events_bounded(
-            stream, max_records, max_bytes or sys.maxsize, within_s, commit=commit
-        )
+    async def run_batches(self, batches: AsyncIterator[Any], handle: BatchHandler) -> None:
+        """Process each batch of stream events (see ``take_events_bounded``) as one list
+        of records under the error policy."""
         async for events in batches:
             self.messages += len(events)
             records = [record for event in events for record in Record.all_of(event.message)]

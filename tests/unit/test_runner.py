@@ -270,8 +270,8 @@ async def test_metrics_count_the_events_records_held_once_per_message():
         async def take_events(self, max_records, within):
             yield [event async for event in self.events()]
 
-    await run.run_batches(Batches([b"a", b"b"]), store, max_records=10, within_s=0.01)
-    await run.run_batches(Batches([b"c", b"boom"]), store, max_records=10, within_s=0.01)
+    await run.run_batches(Batches([b"a", b"b"]).take_events(10, 0.01), store)
+    await run.run_batches(Batches([b"c", b"boom"]).take_events(10, 0.01), store)
     assert metrics.totals.events["test"] == 56  # the failed batch counts nothing
 
 

@@ -1,0 +1,96 @@
+"""Check: the monitor's outputs on the real runs are the same, byte for byte, with the
+compiled redaction prefilter and without it (``LOOPWARDEN_NO_EXTENSIONS=1``).
+
+Each side runs in its own process over every run of the trajectories dataset (the
+``real`` workload's events, as ``loopwarden detect`` would see them) and writes every
+warning and reflection request as JSON lines; the two files are compared and the
+time each side took is printed beside it. Writes JSON to ``benchmarks/results/``.
+
+    .venv/bin/python benchmarks/extensions_identical.py
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def run_side() -> None:
+    """One side (a subprocess): every output of the monitor as JSON lines on stdout."""
+    from workloads import real
+
+    from loopwarden.agents.monitor.records import RecordProcessor
+    from loopwarden.schemas import codec
+    from loopwarden.schemas.dead_letter import SourcePosition
+    from loopwarden.schemas.redaction import default_redactor
+    from loopwarden.settings import Settings
+
+    default_redactor().use_prefilter(background=False)
+    mode = "prefilter" if default_redactor().prefilter is not None else "gates"
+    events = real(int(sys.argv[2]), 500, seed=0, tag="same")
+    processor = RecordProcessor.for_settings(Settings())
+    states: dict[str, object] = {}
+    out = sys.stdout.buffer
+    started = time.perf_counter()
+    for offset, item in enumerate(events):
+        source = SourcePosition("same", 0, offset)
+        outcome = processor.process(item.data, item.loop_id.encode(), source, states.get)
+        states.update(outcome.states)
+        for output in (*outcome.warnings, *outcome.requests):
+            out.write(codec.dumps(output) + b"\n")
+    seconds = time.perf_counter() - started
+    print(json.dumps({"mode": mode, "seconds": seconds}), file=sys.stderr)
+
+
+def side(no_extensions: bool, events: int) -> tuple[bytes, dict[str, object]]:
+    env = {**os.environ, "LOOPWARDEN_NO_EXTENSIONS": "1" if no_extensions else "0"}
+    done = subprocess.run(
+        [sys.executable, __file__, "--side", str(events)],
+        env=env,
+        capture_output=True,
+        check=True,
+    )
+    return done.stdout, json.loads(done.stderr.decode().strip().splitlines()[-1])
+
+
+def main() -> int:
+    events = int(sys.argv[1]) if len(sys.argv) > 1 else 30_000
+    compiled, compiled_info = side(False, events)
+    pure, pure_info = side(True, events)
+    same = compiled == pure
+    report = {
+        "events": events,
+        "outputs": compiled.count(b"\n"),
+        "identical": same,
+        "sha256": {
+            "prefilter": hashlib.sha256(compiled).hexdigest(),
+            "gates": hashlib.sha256(pure).hexdigest(),
+        },
+        "seconds": {
+            compiled_info["mode"]: compiled_info["seconds"],
+            pure_info["mode"]: pure_info["seconds"],
+        },
+    }
+    print(f"{'side':<12}{'seconds':>9}{'µs / event':>12}")
+    for mode, seconds in report["seconds"].items():
+        print(f"{mode:<12}{seconds:>9.1f}{1e6 * seconds / events:>12.1f}")
+    print(f"{report['outputs']} outputs, identical byte for byte: {'yes' if same else 'NO'}")
+    RESULTS.mkdir(exist_ok=True)
+    out = RESULTS / f"extensions_identical-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    out.write_text(json.dumps(report, indent=2))
+    print(f"wrote {out}")
+    return 0 if same and compiled_info["mode"] == "prefilter" else 1
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--side":
+        run_side()
+    else:
+        sys.exit(main())
