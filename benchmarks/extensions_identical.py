@@ -52,11 +52,10 @@ def run_side() -> None:
 def side(no_extensions: bool, events: int) -> tuple[bytes, dict[str, object]]:
     env = {**os.environ, "LOOPWARDEN_NO_EXTENSIONS": "1" if no_extensions else "0"}
     done = subprocess.run(
-        [sys.executable, __file__, "--side", str(events)],
-        env=env,
-        capture_output=True,
-        check=True,
+        [sys.executable, __file__, "--side", str(events)], env=env, capture_output=True
     )
+    if done.returncode:
+        raise SystemExit(done.stderr.decode())
     return done.stdout, json.loads(done.stderr.decode().strip().splitlines()[-1])
 
 
