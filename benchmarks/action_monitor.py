@@ -49,28 +49,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import signal
 import statistics
 import subprocess
 import sys
-import threading
 import time
-import uuid
-from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import orjson
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from bench_engines import bench_settings, serve_raw, start_engine
+from bench_measure import Collector, percentile, process_cpu_s, publish
 from quix_monitor import create_quix_topics, serve_quix
-from workloads import PROFILES, Prepared, expected_warnings, real, synthetic, warmup
+from workloads import Prepared, expected_warnings, real, synthetic, warmup
 
-from loopwarden.agents.monitor.state import LoopState
-from loopwarden.settings import Settings, TelemetrySettings, settings_env
-from loopwarden.streams.client.publisher import AsyncPublisher
-from loopwarden.streams.tools.broker import EmbeddedBroker, free_port
+from loopwarden.settings import Settings
+from loopwarden.streams.tools.broker import EmbeddedBroker
 from loopwarden.streams.tools.topics import ensure_topics
 
 RESULTS = Path(__file__).parent / "results"
@@ -86,231 +79,6 @@ def events_of(
     if workload == "real":
         return real(n, args.concurrent, seed, tag)
     return synthetic(n, args.loops, seed, tag)
-
-
-def bench_settings(
-    tag: str, broker: EmbeddedBroker, partitions: int, logs: Path, workload: str = "synthetic"
-) -> Settings:
-    """Settings of one repetition: fresh topics and app id, its own data directory, and
-    the detection profile of ``workload`` (the seed's rules for the synthetic mix they
-    were built for, the default for real runs)."""
-    settings = Settings().namespaced(
-        f"{tag}-{uuid.uuid4().hex[:6]}",
-        bootstrap_servers=broker.bootstrap_servers,
-        partitions=partitions,
-    )
-    local = logs / "worker-data" / uuid.uuid4().hex[:6]
-    return settings.model_copy(
-        update={
-            "data_dir": str(local),
-            "memory": settings.memory.model_copy(update={"uri": str(local / "memory")}),
-            "detection": settings.detection.model_copy(
-                update={"profile": PROFILES[workload] or settings.detection.profile}
-            ),
-        }
-    )
-
-
-# -- engines ----------------------------------------------------------------------------------
-
-
-def start_engine(
-    engine: str, settings: Settings, log: Path, command: list[str] | None = None
-) -> subprocess.Popen[bytes]:
-    """Start ``engine`` with ``settings`` (``command``: run that instead, e.g. another
-    script's baseline)."""
-    if command is not None:
-        pass
-    elif engine.startswith("loopwarden"):
-        command = [sys.executable, "-m", "loopwarden", "worker"]
-        if engine in ("loopwarden", "loopwarden-observed"):  # the monitor (and the guardrails)
-            settings = settings.model_copy(
-                update={"analyst": settings.analyst.model_copy(update={"enabled": False})}
-            )
-        if engine == "loopwarden-observed":
-            settings = settings.model_copy(
-                update={
-                    "web_port": free_port(),
-                    "api": settings.api.model_copy(update={"token": "bench"}),
-                    "telemetry": TelemetrySettings(
-                        traces_exporter="otlp", otlp_endpoint=discarding_otlp_receiver()
-                    ),
-                }
-            )
-    else:
-        command = [sys.executable, __file__, "--serve", engine]
-    with open(log, "ab") as out:
-        return subprocess.Popen(
-            command,
-            env={**os.environ, **settings_env(settings)},
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-
-
-_RECEIVER: list[str] = []
-
-
-def discarding_otlp_receiver() -> str:
-    """The URL of an OTLP/HTTP endpoint in this process that answers 200 and drops spans."""
-    if not _RECEIVER:
-
-        class Discard(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Discard)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        _RECEIVER.append(f"http://127.0.0.1:{server.server_address[1]}")
-    return _RECEIVER[0]
-
-
-async def serve_raw(engine: str) -> None:
-    """A baseline worker on plain aiokafka (run as a subprocess)."""
-    from loopwarden.agents.monitor.records import RecordProcessor
-    from loopwarden.schemas.dead_letter import SourcePosition
-
-    settings = Settings()
-    kafka, topics = settings.kafka, settings.topics
-    consumer = AIOKafkaConsumer(
-        topics.actions,
-        bootstrap_servers=kafka.bootstrap_servers,
-        group_id=settings.app_id,
-        enable_auto_commit=True,
-        auto_offset_reset="earliest",
-        fetch_max_wait_ms=kafka.fetch_max_wait_ms,
-        max_poll_records=5000,
-        session_timeout_ms=int(kafka.session_timeout_s * 1000),
-        heartbeat_interval_ms=int(kafka.heartbeat_interval_s * 1000),
-    )
-    producer = AIOKafkaProducer(
-        bootstrap_servers=kafka.bootstrap_servers, linger_ms=2, max_batch_size=1024 * 1024
-    )
-    await consumer.start()
-    await producer.start()
-    processor = RecordProcessor.for_settings(settings)
-    states: dict[str, LoopState] = {}
-    streaks: dict[str, tuple[str, int]] = {}
-    try:
-        while True:
-            batches = await consumer.getmany(timeout_ms=100, max_records=5000)
-            for tp, records in batches.items():
-                for record in records:
-                    if engine == "raw-processor":
-                        source = SourcePosition(tp.topic, tp.partition, record.offset)
-                        outcome = processor.process(record.value, record.key, source, states.get)
-                        states.update(outcome.states)
-                        for w in outcome.warnings:
-                            await producer.send(
-                                topics.warnings, orjson.dumps(w), key=w["loop_id"].encode()
-                            )
-                        for r in outcome.requests:
-                            await producer.send(
-                                topics.reflection_requests,
-                                orjson.dumps(r),
-                                key=r["loop_id"].encode(),
-                            )
-                        continue
-                    events = orjson.loads(record.value)
-                    for event in events if isinstance(events, list) else [events]:
-                        loop_id = event["loop_id"]
-                        action = event["payload"]["action_type"]
-                        prev, count = streaks.get(loop_id, ("", 0))
-                        count = count + 1 if prev == action else 1
-                        streaks[loop_id] = (action, count)
-                        if count >= 3:
-                            warning = {
-                                "loop_id": loop_id,
-                                "trigger_event_id": event["event_id"],
-                                "kind": "action_type_spin",
-                                "occurred_at": event["occurred_at"],
-                                "consecutive_count": count,
-                            }
-                            await producer.send(
-                                topics.warnings, orjson.dumps(warning), key=loop_id.encode()
-                            )
-    finally:
-        await consumer.stop()
-        await producer.stop()
-
-
-# -- measurement ------------------------------------------------------------------------------
-
-
-class Collector:
-    """Counts the monitor's warnings on the warnings topic and records their latency:
-    received − the triggering event's send time (``sent``, by event id)."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self.latencies_ms: list[float] = []
-        self.count = 0
-        self.last_at = 0.0
-        self._consumer: AIOKafkaConsumer | None = None
-        self._task: asyncio.Task[None] | None = None
-        self.prefix = ""
-        self.sent: dict[str, float] = {}
-
-    async def start(self) -> None:
-        self._consumer = AIOKafkaConsumer(
-            bootstrap_servers=self.settings.kafka.bootstrap_servers,
-            enable_auto_commit=False,
-            fetch_max_wait_ms=5,
-            auto_offset_reset="earliest",
-        )
-        await self._consumer.start()
-        tps = [
-            TopicPartition(self.settings.topics.warnings, p)
-            for p in range(self.settings.topics.partitions)
-        ]
-        self._consumer.assign(tps)
-        await self._consumer.seek_to_beginning(*tps)
-        self._task = asyncio.create_task(self._run())
-
-    async def _run(self) -> None:
-        assert self._consumer is not None
-        while True:
-            batches = await self._consumer.getmany(timeout_ms=100, max_records=10000)
-            now = time.time()
-            for records in batches.values():
-                for record in records:
-                    if self.prefix and not record.key.startswith(self.prefix.encode()):
-                        continue
-                    warning = orjson.loads(record.value)
-                    if warning["kind"] == "logic_spin":  # the analyst's (loopwarden-all)
-                        continue
-                    self.count += 1
-                    self.last_at = now
-                    sent = self.sent.get(warning.get("trigger_event_id", ""))
-                    if sent is not None:
-                        self.latencies_ms.append((now - sent) * 1000.0)
-
-    def reset(self, prefix: str) -> dict[str, float]:
-        """Count warnings of loops starting with ``prefix`` from now on; returns the
-        send-time map to fill while publishing."""
-        self.prefix, self.count, self.last_at, self.latencies_ms = prefix, 0, 0.0, []
-        self.sent = {}
-        return self.sent
-
-    async def wait_for(self, count: int, timeout_s: float) -> bool:
-        deadline = time.monotonic() + timeout_s
-        while self.count < count and time.monotonic() < deadline:
-            await asyncio.sleep(0.02)
-        return self.count >= count
-
-    async def stop(self) -> None:
-        if self._task:
-            self._task.cancel()
-        if self._consumer:
-            await self._consumer.stop()
 
 
 @dataclass
@@ -331,80 +99,6 @@ class Run:
     startup_s: float = 0.0
     worker_cpu_s: float | None = None
     extra: dict[str, float] = field(default_factory=dict)
-
-
-def process_cpu_s(pid: int) -> float | None:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-async def publish(
-    settings: Settings,
-    events: list[Prepared],
-    rate: float | None,
-    shape: str,
-    sent: dict[str, float] | None = None,
-) -> float:
-    """Publish the encoded ``events``; return the wall time of the first publish and
-    note each event's send time in ``sent``.
-
-    ``batched``: through ``AsyncPublisher`` (up to 50 events of one partition per
-    record). ``single``: one event per record through librdkafka (confluent-kafka),
-    as a Java, Go or kcat producer would send them.
-    """
-    sent = {} if sent is None else sent
-    start = time.time()
-    if shape == "single":
-        from confluent_kafka import Producer
-
-        producer = Producer(
-            {
-                "bootstrap.servers": settings.kafka.bootstrap_servers,
-                "linger.ms": 1 if rate else 5,
-                "partitioner": "murmur2_random",  # Kafka's default (Java) partitioner
-                "queue.buffering.max.messages": 1_000_000,
-            }
-        )
-        topic = settings.topics.actions
-        async for item in _paced(events, rate, start, sent):
-            producer.produce(topic, item.data, key=item.loop_id.encode())
-            producer.poll(0)
-        await asyncio.to_thread(producer.flush, 60)
-        return start
-    async with AsyncPublisher(settings) as publisher:
-        async for item in _paced(events, rate, start, sent):
-            publisher.enqueue(item.loop_id, item.event_id, item.data)
-        await publisher.flush()
-    return start
-
-
-async def _paced(
-    events: list[Prepared], rate: float | None, start: float, sent: dict[str, float]
-) -> AsyncIterator[Prepared]:
-    """``events`` at ``rate`` per second (or at once, yielding to the event loop every
-    5,000 so that batches go out), each one's send time noted in ``sent``."""
-    interval = 1.0 / rate if rate else 0.0
-    for i, item in enumerate(events):
-        now = time.time()
-        if rate:
-            target = start + i * interval
-            if target > now:
-                await asyncio.sleep(target - now)
-                now = time.time()
-        elif i % 5000 == 4999:
-            await asyncio.sleep(0)
-        sent[item.event_id] = now
-        yield item
 
 
 class Plans:

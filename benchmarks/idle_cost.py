@@ -31,14 +31,8 @@ import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from action_monitor import (
-    Collector,
-    bench_settings,
-    percentile,
-    process_cpu_s,
-    publish,
-    start_engine,
-)
+from bench_engines import bench_settings, start_engine
+from bench_measure import Collector, percentile, process_cpu_s, publish
 from workloads import real, warmup
 
 from loopwarden.agents.capabilities import CAPABILITIES

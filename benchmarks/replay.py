@@ -35,7 +35,7 @@ from pathlib import Path
 import orjson
 
 sys.path.insert(0, str(Path(__file__).parent))
-from action_monitor import workload
+from workloads import synthetic_pairs
 
 from loopwarden.settings import Settings, settings_env
 from loopwarden.streams.client.publisher import AsyncPublisher, make_action_event
@@ -80,7 +80,7 @@ def one_rep(broker: EmbeddedBroker, n: int, loops: int, seed: int, scratch: Path
     )
     asyncio.run(ensure_topics(settings))
     t0 = time.time() - n  # event time: one event per second, in the past
-    pairs = workload(n, loops, seed, tag)
+    pairs = synthetic_pairs(n, loops, seed, tag)
     events = [
         make_action_event(loop, action, occurred_at=t0 + i)
         for i, (loop, action) in enumerate(pairs)

@@ -52,17 +52,25 @@ class Prepared:
     data: bytes
 
 
-def synthetic(n: int, loops: int, seed: int, tag: str) -> list[Prepared]:
-    """``n`` events over ``loops`` loops; each loop repeats its last action with p=0.6."""
+def synthetic_pairs(n: int, loops: int, seed: int, tag: str) -> list[tuple[str, str]]:
+    """(loop id, action type) of ``n`` events over ``loops`` loops; each loop repeats its
+    last action with p=0.6."""
     rng = random.Random(seed)
     last: dict[int, str] = {}
     out = []
-    for i in range(n):
+    for _ in range(n):
         loop = rng.randrange(loops)
         prev = last.get(loop)
         action = prev if prev is not None and rng.random() < 0.6 else rng.choice(ACTION_TYPES)
         last[loop] = action
-        loop_id = f"{tag}-loop-{loop}"
+        out.append((f"{tag}-loop-{loop}", action))
+    return out
+
+
+def synthetic(n: int, loops: int, seed: int, tag: str) -> list[Prepared]:
+    """The events of :func:`synthetic_pairs`, encoded."""
+    out = []
+    for i, (loop_id, action) in enumerate(synthetic_pairs(n, loops, seed, tag)):
         event = make_action_event(loop_id, action, event_id=f"{loop_id}-{i}", occurred_at=1.0 + i)
         out.append(Prepared(loop_id, event.event_id, encode_event(event, published_at=0.0)))
     return out

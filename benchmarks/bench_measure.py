@@ -1,0 +1,159 @@
+"""Measuring an engine: warnings counted and timed as they arrive, events published
+single or batched at a pace, a process's CPU time."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import orjson
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from workloads import Prepared
+
+from loopwarden.settings import Settings
+from loopwarden.streams.client.publisher import AsyncPublisher
+
+
+class Collector:
+    """Counts the monitor's warnings on the warnings topic and records their latency:
+    received − the triggering event's send time (``sent``, by event id)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.latencies_ms: list[float] = []
+        self.count = 0
+        self.last_at = 0.0
+        self._consumer: AIOKafkaConsumer | None = None
+        self._task: asyncio.Task[None] | None = None
+        self.prefix = ""
+        self.sent: dict[str, float] = {}
+
+    async def start(self) -> None:
+        self._consumer = AIOKafkaConsumer(
+            bootstrap_servers=self.settings.kafka.bootstrap_servers,
+            enable_auto_commit=False,
+            fetch_max_wait_ms=5,
+            auto_offset_reset="earliest",
+        )
+        await self._consumer.start()
+        tps = [
+            TopicPartition(self.settings.topics.warnings, p)
+            for p in range(self.settings.topics.partitions)
+        ]
+        self._consumer.assign(tps)
+        await self._consumer.seek_to_beginning(*tps)
+        self._task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        assert self._consumer is not None
+        while True:
+            batches = await self._consumer.getmany(timeout_ms=100, max_records=10000)
+            now = time.time()
+            for records in batches.values():
+                for record in records:
+                    if self.prefix and not record.key.startswith(self.prefix.encode()):
+                        continue
+                    warning = orjson.loads(record.value)
+                    if warning["kind"] == "logic_spin":  # the analyst's (loopwarden-all)
+                        continue
+                    self.count += 1
+                    self.last_at = now
+                    sent = self.sent.get(warning.get("trigger_event_id", ""))
+                    if sent is not None:
+                        self.latencies_ms.append((now - sent) * 1000.0)
+
+    def reset(self, prefix: str) -> dict[str, float]:
+        """Count warnings of loops starting with ``prefix`` from now on; returns the
+        send-time map to fill while publishing."""
+        self.prefix, self.count, self.last_at, self.latencies_ms = prefix, 0, 0.0, []
+        self.sent = {}
+        return self.sent
+
+    async def wait_for(self, count: int, timeout_s: float) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while self.count < count and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        return self.count >= count
+
+    async def stop(self) -> None:
+        if self._task:
+            self._task.cancel()
+        if self._consumer:
+            await self._consumer.stop()
+
+
+def process_cpu_s(pid: int) -> float | None:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def publish(
+    settings: Settings,
+    events: list[Prepared],
+    rate: float | None,
+    shape: str,
+    sent: dict[str, float] | None = None,
+) -> float:
+    """Publish the encoded ``events``; return the wall time of the first publish and
+    note each event's send time in ``sent``.
+
+    ``batched``: through ``AsyncPublisher`` (up to 50 events of one partition per
+    record). ``single``: one event per record through librdkafka (confluent-kafka),
+    as a Java, Go or kcat producer would send them.
+    """
+    sent = {} if sent is None else sent
+    start = time.time()
+    if shape == "single":
+        from confluent_kafka import Producer
+
+        producer = Producer(
+            {
+                "bootstrap.servers": settings.kafka.bootstrap_servers,
+                "linger.ms": 1 if rate else 5,
+                "partitioner": "murmur2_random",  # Kafka's default (Java) partitioner
+                "queue.buffering.max.messages": 1_000_000,
+            }
+        )
+        topic = settings.topics.actions
+        async for item in _paced(events, rate, start, sent):
+            producer.produce(topic, item.data, key=item.loop_id.encode())
+            producer.poll(0)
+        await asyncio.to_thread(producer.flush, 60)
+        return start
+    async with AsyncPublisher(settings) as publisher:
+        async for item in _paced(events, rate, start, sent):
+            publisher.enqueue(item.loop_id, item.event_id, item.data)
+        await publisher.flush()
+    return start
+
+
+async def _paced(
+    events: list[Prepared], rate: float | None, start: float, sent: dict[str, float]
+) -> AsyncIterator[Prepared]:
+    """``events`` at ``rate`` per second (or at once, yielding to the event loop every
+    5,000 so that batches go out), each one's send time noted in ``sent``."""
+    interval = 1.0 / rate if rate else 0.0
+    for i, item in enumerate(events):
+        now = time.time()
+        if rate:
+            target = start + i * interval
+            if target > now:
+                await asyncio.sleep(target - now)
+                now = time.time()
+        elif i % 5000 == 4999:
+            await asyncio.sleep(0)
+        sent[item.event_id] = now
+        yield item
