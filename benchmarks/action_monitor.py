@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import signal
 import statistics
 import subprocess
@@ -58,16 +57,21 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from bench_engines import bench_settings, serve_raw, start_engine
-from bench_measure import Collector, percentile, process_cpu_s, publish
+from bench_measure import (
+    LOGS,
+    Collector,
+    embedded_broker,
+    percentile,
+    process_cpu_s,
+    publish,
+    write_results,
+)
 from quix_monitor import create_quix_topics, serve_quix
 from workloads import Prepared, expected_warnings, real, synthetic, warmup
 
 from loopwarden.settings import Settings
 from loopwarden.streams.tools.broker import EmbeddedBroker
 from loopwarden.streams.tools.topics import ensure_topics
-
-RESULTS = Path(__file__).parent / "results"
-
 
 # -- workload ----------------------------------------------------------------------------------
 
@@ -284,24 +288,17 @@ def print_table(rows: list[dict[str, object]]) -> None:
 
 
 async def main(args: argparse.Namespace) -> int:
-    logs = RESULTS / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
     runs: list[Run] = []
-    with EmbeddedBroker(log_path=logs / "broker.log") as broker:
-        print(f"broker on {broker.bootstrap_servers}", flush=True)
+    with embedded_broker() as broker:
         plans = Plans(args)
         for engine in args.engines:
-            runs.extend(await run_engine(engine, broker, args, logs, plans))
+            runs.extend(await run_engine(engine, broker, args, LOGS, plans))
     rows = summarize(runs)
     print()
     print_table(rows)
-    out = RESULTS / f"action_monitor-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    out.write_text(
-        json.dumps(
-            {"args": vars(args), "summary": rows, "runs": [asdict(r) for r in runs]}, indent=2
-        )
+    write_results(
+        "action_monitor", {"args": vars(args), "summary": rows, "runs": [asdict(r) for r in runs]}
     )
-    print(f"\nwrote {out}")
     return 0 if all(r["all_ok"] for r in rows) else 1
 
 

@@ -4,9 +4,11 @@ single or batched at a pace, a process's CPU time."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import orjson
@@ -15,6 +17,30 @@ from workloads import Prepared
 
 from loopwarden.settings import Settings
 from loopwarden.streams.client.publisher import AsyncPublisher
+from loopwarden.streams.tools.broker import EmbeddedBroker
+
+RESULTS = Path(__file__).parent / "results"
+"""Where every benchmark writes its JSON."""
+LOGS = RESULTS / "logs"
+"""The broker's and the engines' logs."""
+
+
+@contextmanager
+def embedded_broker() -> Iterator[EmbeddedBroker]:
+    """The embedded broker of one benchmark run, logging to :data:`LOGS`."""
+    LOGS.mkdir(parents=True, exist_ok=True)
+    with EmbeddedBroker(log_path=LOGS / "broker.log") as broker:
+        print(f"broker on {broker.bootstrap_servers}", flush=True)
+        yield broker
+
+
+def write_results(name: str, payload: object) -> Path:
+    """``payload`` as ``results/<name>-<time>.json``; prints and returns the path."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    out = RESULTS / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    out.write_text(json.dumps(payload, indent=2))
+    print(f"\nwrote {out}")
+    return out
 
 
 class Collector:

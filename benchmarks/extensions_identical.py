@@ -17,9 +17,8 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-RESULTS = Path(__file__).parent / "results"
+from bench_measure import write_results
 
 
 def run_side() -> None:
@@ -81,10 +80,7 @@ def main() -> int:
     for mode, seconds in report["seconds"].items():
         print(f"{mode:<12}{seconds:>9.1f}{1e6 * seconds / events:>12.1f}")
     print(f"{report['outputs']} outputs, identical byte for byte: {'yes' if same else 'NO'}")
-    RESULTS.mkdir(exist_ok=True)
-    out = RESULTS / f"extensions_identical-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    out.write_text(json.dumps(report, indent=2))
-    print(f"wrote {out}")
+    write_results("extensions_identical", report)
     return 0 if same and compiled_info["mode"] == "prefilter" else 1
 
 

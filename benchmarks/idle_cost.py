@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import signal
 import sys
 import time
@@ -32,7 +31,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from bench_engines import bench_settings, start_engine
-from bench_measure import Collector, percentile, process_cpu_s, publish
+from bench_measure import (
+    LOGS,
+    Collector,
+    embedded_broker,
+    percentile,
+    process_cpu_s,
+    publish,
+    write_results,
+)
 from workloads import real, warmup
 
 from loopwarden.agents.capabilities import CAPABILITIES
@@ -40,7 +47,6 @@ from loopwarden.settings import Settings
 from loopwarden.streams.tools.broker import EmbeddedBroker
 from loopwarden.streams.tools.topics import ensure_topics
 
-RESULTS = Path(__file__).parent / "results"
 RATES = {"idle": 0.0, "10/s": 10.0, "1000/s": 1000.0}
 
 
@@ -158,16 +164,12 @@ def print_table(windows: list[Window]) -> None:
 
 
 async def main(args: argparse.Namespace) -> int:
-    logs = RESULTS / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
     windows: list[Window] = []
-    with EmbeddedBroker(log_path=logs / "broker.log") as broker:
+    with embedded_broker() as broker:
         for engine in args.engines:
-            windows += await measure(engine, broker, args, logs)
+            windows += await measure(engine, broker, args, LOGS)
     print_table(windows)
-    out = RESULTS / f"idle_cost-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    out.write_text(json.dumps([asdict(w) for w in windows], indent=2))
-    print(f"\nwrote {out}")
+    write_results("idle_cost", [asdict(w) for w in windows])
     return 0
 
 

@@ -106,15 +106,24 @@ class Redactor:
         lowered = text.lower()
         return frozenset(word for word in WORDS if word in lowered)
 
+    @classmethod
+    def _screen(cls, text: str) -> tuple[frozenset[str], bool, bool] | None:
+        """The three cheap checks (its words, a long token run, a long digit run), or
+        None when none holds: then no pattern can match ``text``."""
+        words = cls.words_in(text)
+        token = _LONG_TOKEN.search(text) is not None
+        digits = _DIGIT_RUN.search(text) is not None
+        return (words, token, digits) if words or token or digits else None
+
     def may_hold_secret(self, text: str) -> bool:
-        """False when no pattern can match ``text`` (one prefilter scan, else three
-        cheap checks: a word, a long token run, a long digit run)."""
+        """False when no pattern can match ``text`` (one prefilter scan, else the three
+        cheap checks)."""
         prefilter = self.prefilter
         if prefilter is not None:
             found = prefilter.candidates(text)
             if found is not None:
                 return bool(found)
-        return bool(self.words_in(text) or _LONG_TOKEN.search(text) or _DIGIT_RUN.search(text))
+        return self._screen(text) is not None
 
     def text(self, text: str) -> str:
         """``text`` with every secret replaced."""
@@ -135,11 +144,10 @@ class Redactor:
 
     def _gated(self, text: str, start: int) -> str:
         """Steps from ``start`` on, each where its gate lets the text through."""
-        words = self.words_in(text)
-        token = _LONG_TOKEN.search(text) is not None
-        digits = _DIGIT_RUN.search(text) is not None
-        if not (words or token or digits):
+        screen = self._screen(text)
+        if screen is None:
             return text
+        words, token, digits = screen
         for step in self.steps[start:]:
             if step.applies(words, token, digits):
                 text = step.replace(step.pattern, text)

@@ -11,7 +11,6 @@ topic nor deals with Faust.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -67,7 +66,7 @@ def run_capability(
             taken = take_events_bounded(
                 stream,
                 batches.max_records,
-                batches.max_bytes or sys.maxsize,
+                batches.max_bytes,
                 batches.within_s,
                 commit=batches.commit,
             )

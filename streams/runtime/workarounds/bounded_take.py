@@ -24,6 +24,7 @@ contract (every write of a bulk load applied once, acked only after it was).
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
@@ -31,13 +32,20 @@ from mode.utils.futures import notify
 
 
 def take_events_bounded(
-    stream: Any, max_records: int, max_bytes: int, within: float, *, commit: bool = False
+    stream: Any,
+    max_records: int,
+    max_bytes: int | None,
+    within: float,
+    *,
+    commit: bool = False,
 ) -> AsyncGenerator[Sequence[Any], None]:
     """Batches of ``stream``'s events: at most ``max_records``, handed over as soon as
-    ``max_records`` or ``max_bytes`` of values are buffered, else after ``within`` s.
+    ``max_records`` or ``max_bytes`` (None: no byte bound) of values are buffered, else
+    ``within`` s after the batch's first event.
     With ``commit``, the offsets of a processed batch are committed as soon as it is
     acked instead of at the consumer's next commit interval."""
-    generator = _take(stream, max_records, max_bytes, within, commit)
+    byte_bound = sys.maxsize if max_bytes is None else max_bytes
+    generator = _take(stream, max_records, byte_bound, within, commit)
     stream._active_agens.add(generator)  # closed with the stream, as Faust's own takes
     return generator
 
