@@ -36,8 +36,9 @@ class Replay:
 
     input: str
     """The name ``--input`` uses for its topic (``actions``, ``completions``)."""
-    keyed_by: Literal["loop", "family"]
-    """A loop's records are found by its loop id, or by its family id."""
+    keyed_by: Literal["loop", "family", "root"]
+    """A loop's records are found by its loop id, its family id (a loop and its reruns)
+    or its family of delegated loops (the root loop id)."""
     processor: str
     """Import path of the processor class (built by its ``for_settings``)."""
     audited: tuple[str, ...]
@@ -105,6 +106,20 @@ CAPABILITIES: tuple[Capability, ...] = (
             "family",
             "loopwarden.agents.guardrails.records:GuardrailProcessor",
             audited=("decisions", "warnings"),
+        ),
+    ),
+    Capability(
+        role="fleet",
+        agent="watch_fleet",
+        inputs=lambda t: (t.actions, t.fleet_reroute),
+        outputs=("warnings", "fleet_warnings"),
+        wiring="loopwarden.agents.fleet.agent:register_fleet",
+        bundled=True,
+        replay=Replay(
+            "actions",
+            "root",
+            "loopwarden.agents.fleet.records:FleetProcessor",
+            audited=("warnings", "fleet_warnings"),
         ),
     ),
     Capability(

@@ -11,7 +11,12 @@ import math
 from typing import Any
 
 from loopwarden.schemas.provenance import flat_settings, produced_by
-from loopwarden.settings import AnalystSettings, DetectionSettings, GuardrailSettings
+from loopwarden.settings import (
+    AnalystSettings,
+    DetectionSettings,
+    FleetSettings,
+    GuardrailSettings,
+)
 
 MONITOR_LOGIC_VERSION = 4
 """2: a loop idle longer than ``limits.idle_loop_ttl_s`` starts afresh when its next event
@@ -52,3 +57,13 @@ def analyst_stamp(analyst: AnalystSettings) -> dict[str, Any]:
     """What decides the analyst's logic-spin warnings (an LLM when one is configured)."""
     values = flat_settings("analyst", analyst, ("base_url", "model", "param_similarity_threshold"))
     return produced_by("analyst", ANALYST_LOGIC_VERSION, values)
+
+
+FLEET_LOGIC_VERSION = 1
+
+
+def fleet_stamp(fleet: FleetSettings, max_event_bytes: int) -> dict[str, Any]:
+    """What decides the fleet role's family warnings."""
+    values = flat_settings("fleet", fleet)
+    values["limits.max_event_bytes"] = max_event_bytes
+    return produced_by("fleet", FLEET_LOGIC_VERSION, values)

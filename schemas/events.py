@@ -158,6 +158,22 @@ class ActionPayload(BaseModel):
         description="The agent that acted, in a multi-agent system: repetition is judged "
         "per agent.",
     )
+    parent_loop_id: LoopId | None = Field(
+        None,
+        description="The loop that delegated to this one (a sub-agent's run): loops linked "
+        "so form a family that the fleet role watches as one.",
+    )
+    root_loop_id: LoopId | None = Field(
+        None,
+        description="The loop at the top of the family (default: parent_loop_id, so set it "
+        "when delegations nest deeper than one level; the client does).",
+    )
+    task: str | None = Field(
+        None,
+        max_length=RESULT_MAX_CHARS,
+        description="The task this loop was given (a delegated loop: what its parent asked); "
+        "the first event that carries it counts.",
+    )
     turn: Literal["tool_call", "message"] | None = Field(
         None, description="message: an agent turn without a tool call (default: a tool call)."
     )
@@ -180,6 +196,11 @@ class ActionPayload(BaseModel):
     spin_threshold: Count | None = Field(None, description="Per-loop Layer 1 threshold.")
     resource_usage: JsonObject = Field(default_factory=dict)
     side_effects: list[str] = Field(default_factory=list)
+
+    def root(self, loop_id: str) -> str:
+        """The id of the family's top loop: ``root_loop_id``, else ``parent_loop_id``,
+        else ``loop_id`` itself (a loop nobody delegated to is its own family's root)."""
+        return self.root_loop_id or self.parent_loop_id or loop_id
 
     @property
     def failed(self) -> bool:
@@ -216,7 +237,15 @@ class ActionEvent(BaseModel):
         """This event with secrets in its free-text and free-form fields redacted."""
         payload = redact_fields(
             self.payload,
-            ("action_name", "params", "error_message", "result", "resource_usage", "side_effects"),
+            (
+                "action_name",
+                "params",
+                "error_message",
+                "result",
+                "task",
+                "resource_usage",
+                "side_effects",
+            ),
         )
         if payload.edit is not None:
             edit = redact_fields(payload.edit, ("content",))

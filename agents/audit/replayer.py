@@ -26,6 +26,7 @@ from loopwarden.settings import Settings
 Output = dict[str, Any]
 ID_FIELDS = {"warning": "warning_id", "reflection_request": "request_id"}
 ID_FIELDS["rerun_decision"] = "decision_id"
+ID_FIELDS["fleet_warning"] = "warning_id"
 
 
 class RecordLike(Protocol):
@@ -103,11 +104,10 @@ class Replayer:
         self.processors = {
             role: c.replay.build(settings) for role, c in self.capabilities.items() if c.replay
         }
-        self.by_topic = {
-            topic: role
-            for role, c in self.capabilities.items()
-            for topic in c.inputs(settings.topics)[:1]  # not the re-route topics
-        }
+        self.by_topic: dict[str, list[str]] = {}
+        for role, c in self.capabilities.items():
+            for topic in c.inputs(settings.topics)[:1]:  # not the re-route topics
+                self.by_topic.setdefault(topic, []).append(role)
         self.states: dict[str, dict[str, Any]] = {role: {} for role in self.capabilities}
         self.state = ReplayState()
         if loop_id is not None and self.family is not None:
@@ -129,27 +129,40 @@ class Replayer:
         return {role: processor.stamp for role, processor in self.processors.items()}
 
     def apply(self, record: RecordLike, inside: bool) -> None:
-        """Apply one record; collect its outputs when it is ``inside`` the range."""
-        role = self.by_topic.get(record.topic)
-        if role is None:
+        """Apply one record (to every capability reading its topic); collect its outputs
+        when it is ``inside`` the range."""
+        roles = self.by_topic.get(record.topic)
+        if roles is None:
             raise ValueError(f"not an input topic: {record.topic!r}")
         source = SourcePosition(record.topic, record.partition, record.offset, record.timestamp)
-        states = self.states[role]
-        out = self.processors[role].process(record.value, record.key, source, states.get)
-        states.update(out.states)
-        replay = self.capabilities[role].replay
-        assert replay is not None  # replayable() holds only capabilities with one
-        by_family = replay.keyed_by == "family"
+        for number, role in enumerate(roles):
+            states = self.states[role]
+            out = self.processors[role].process(record.value, record.key, source, states.get)
+            states.update(out.states)
+            replay = self.capabilities[role].replay
+            assert replay is not None  # replayable() holds only capabilities with one
+            ours = self._ours(replay.keyed_by)
+            if number == 0:  # the topic's owner: its events and dead letters, noted once
+                self._note(record, inside, out.seen, out.dead_letters, ours)
+            if inside:
+                for name, output in out.outputs():
+                    kind = output_kind(output)
+                    if name in replay.audited and kind is not None:
+                        self._keep(name, kind, output, record, ours(output))
 
-        def ours(loop: str) -> bool:
-            return family_of(loop) == self.family if by_family else loop == self.loop_id
+    def _ours(self, keyed_by: str) -> Any:
+        """Whether an output (or a loop id) is about the replayed loop."""
 
-        self._note(record, inside, out.seen, out.dead_letters, ours)
-        if inside:
-            for name, output in out.outputs():
-                kind = output_kind(output)
-                if name in replay.audited and kind is not None:
-                    self._keep(name, kind, output, record, ours(output["loop_id"]))
+        def ours(about: Output | str) -> bool:
+            if isinstance(about, str):
+                loop = about
+            elif "loop_id" in about:
+                loop = about["loop_id"]
+            else:  # a fleet warning: about the family, it names the loops it told
+                return self.loop_id == about["root_loop_id"] or self.loop_id in about["loop_ids"]
+            return family_of(loop) == self.family if keyed_by == "family" else loop == self.loop_id
+
+        return ours
 
     def _note(
         self,

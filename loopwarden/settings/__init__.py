@@ -16,14 +16,16 @@ from loopwarden.schemas import codec
 from loopwarden.settings.detection import DetectionSettings as DetectionSettings
 from loopwarden.settings.detection import Language as Language
 from loopwarden.settings.experience import ExperienceSettings as ExperienceSettings
+from loopwarden.settings.fleet import FleetSettings as FleetSettings
 from loopwarden.settings.ingest import IngestSettings as IngestSettings
 from loopwarden.settings.kafka_security import KafkaSecurity as KafkaSecurity
 from loopwarden.settings.memory import MemoryIndexSettings as MemoryIndexSettings
 from loopwarden.settings.memory import MemorySettings
 from loopwarden.settings.outputs import WebhookSettings as WebhookSettings
 from loopwarden.settings.telemetry import TelemetrySettings
+from loopwarden.settings.topics import TopicSettings as TopicSettings
 
-Role = Literal["monitor", "guardrails", "analyst", "memory", "experience", "hooks", "otlp"]
+Role = Literal["monitor", "guardrails", "fleet", "analyst", "memory", "experience", "hooks", "otlp"]
 
 
 class GuardrailSettings(BaseModel):
@@ -105,42 +107,6 @@ class AnalystSettings(BaseModel):
     param_similarity_threshold: float = Field(
         0.9, ge=0, le=1, description="Heuristic: parameters this similar are 'near-identical'."
     )
-
-
-class TopicSettings(BaseModel):
-    """Kafka topic names and layout."""
-
-    model_config = ConfigDict(frozen=True)
-
-    actions: str = "loopwarden.actions"
-    warnings: str = "loopwarden.warnings"
-    reflection_requests: str = "loopwarden.reflection-requests"
-    loop_completions: str = "loopwarden.loop-completions"
-    reflections: str = "loopwarden.reflections"
-    memory_writes: str = "loopwarden.memory-writes"
-    memory_outcomes: str = "loopwarden.memory-outcomes"
-    decisions: str = "loopwarden.decisions"
-    dead_letter: str = "loopwarden.dead-letter"
-    advice: str = Field(
-        "loopwarden.advice",
-        description="Experience advice answering task-start events, keyed by loop id.",
-    )
-    otlp_spans: str = Field(
-        "otlp_spans",
-        description="Spans written by the OpenTelemetry Collector's Kafka exporter (its "
-        "default topic), read by the otlp role.",
-    )
-    actions_reroute: str = Field(
-        "loopwarden.actions-reroute",
-        description="Actions that arrived on another partition than their loop id's (a "
-        "producer not using murmur2, or no key) are re-routed here to their loop's partition.",
-    )
-    completions_reroute: str = Field(
-        "loopwarden.loop-completions-reroute",
-        description="The same for loop completions (keyed by family).",
-    )
-    partitions: int = Field(8, ge=1)
-    replication_factor: int = Field(1, ge=1)
 
 
 class KafkaSettings(BaseModel):
@@ -312,7 +278,7 @@ class Settings(BaseSettings):
 
     app_id: str = Field("loopwarden", description="Faust app id (the consumer group).")
     roles: frozenset[Role] = Field(
-        frozenset({"monitor", "guardrails", "analyst", "memory", "experience", "hooks"}),
+        frozenset({"monitor", "guardrails", "fleet", "analyst", "memory", "experience", "hooks"}),
         description="Agents this worker runs. Give a role its own app id to scale it apart, "
         "e.g. LOOPWARDEN_ROLES='[\"analyst\"]' LOOPWARDEN_APP_ID=loopwarden-analyst.",
     )
@@ -338,6 +304,7 @@ class Settings(BaseSettings):
     api: ApiSettings = ApiSettings()
     analyst: AnalystSettings = AnalystSettings()
     memory: MemorySettings = MemorySettings()
+    fleet: FleetSettings = FleetSettings()
     experience: ExperienceSettings = ExperienceSettings()
     ingest: IngestSettings = IngestSettings()
     topics: TopicSettings = TopicSettings()
@@ -367,6 +334,8 @@ class Settings(BaseSettings):
                 "otlp_spans": f"{tag}.otlp-spans",
                 "actions_reroute": f"{tag}.actions-reroute",
                 "completions_reroute": f"{tag}.loop-completions-reroute",
+                "fleet_reroute": f"{tag}.fleet-reroute",
+                "fleet_warnings": f"{tag}.fleet-warnings",
                 "partitions": partitions or self.topics.partitions,
             }
         )

@@ -50,6 +50,11 @@ def by_family(value: Value, settings: Settings) -> bytes:
     return family_of(_field(value, "loop_id")).encode()
 
 
+def by_root(value: Value, settings: Settings) -> bytes:
+    """Keyed by the root loop of a family of delegated loops (fleet warnings)."""
+    return _field(value, "root_loop_id").encode()
+
+
 def by_scope(value: Value, settings: Settings) -> bytes:
     """Keyed by memory scope (``*`` for a maintenance report)."""
     return _field(value, "scope").encode()
@@ -63,10 +68,11 @@ def by_memory(value: Value, settings: Settings) -> bytes:
     )
 
 
-Keying = Literal["loop", "family", "scope", "memory"]
+Keying = Literal["loop", "family", "root", "scope", "memory"]
 KEYS: dict[Keying, Callable[[Value, Settings], bytes]] = {
     "loop": by_loop,
     "family": by_family,
+    "root": by_root,
     "scope": by_scope,
     "memory": by_memory,
 }
@@ -98,6 +104,7 @@ ROUTES: dict[str, Route] = {
     "reflections": Route(lambda t: t.reflections, "loop"),
     "loop_completions": Route(lambda t: t.loop_completions, "family"),
     "decisions": Route(lambda t: t.decisions, "family"),
+    "fleet_warnings": Route(lambda t: t.fleet_warnings, "root"),
     "advice": Route(lambda t: t.advice, "loop", traced=True),
     "memory_writes": Route(lambda t: t.memory_writes, "memory"),
     "memory_outcomes": Route(lambda t: t.memory_outcomes, "scope"),

@@ -17,7 +17,8 @@ log = logging.getLogger(__name__)
 LOOP_STATE_TABLE = "loop-state"
 FAMILY_TABLE = "loop-family"
 TASK_TABLE = "experience-tasks"
-_TABLES = (LOOP_STATE_TABLE, FAMILY_TABLE, TASK_TABLE)
+FLEET_TABLE = "fleet-family"
+_TABLES = (LOOP_STATE_TABLE, FAMILY_TABLE, TASK_TABLE, FLEET_TABLE)
 
 
 def changelog_topics(settings: Settings) -> list[str]:
@@ -33,6 +34,7 @@ def copartitioned_topics(settings: Settings) -> list[str]:
         t.actions_reroute,
         t.loop_completions,
         t.completions_reroute,
+        t.fleet_reroute,
         *changelog_topics(settings),
     ]
 
@@ -53,6 +55,8 @@ def topic_names(settings: Settings) -> list[str]:
         t.advice,
         t.actions_reroute,
         t.completions_reroute,
+        t.fleet_reroute,
+        t.fleet_warnings,
         *([t.otlp_spans] if "otlp" in settings.roles else []),
     ]
 

@@ -20,6 +20,7 @@ def test_all_roles_by_default():
     assert names == {
         "monitor_actions",
         "apply_guardrails",
+        "watch_fleet",
         "analyze_reflections",
         "store_memories",
         "replay_experience",

@@ -2,7 +2,9 @@
 
 Pure and bounded: the last ``recent`` warnings, the loops warned about a spin in
 the last ``episode_s`` seconds (a loop in a spin episode), the families whose
-completions this worker decided (fatigue, reruns), at most ``max_loops`` of each.
+completions this worker decided (fatigue, reruns), the families of delegated loops
+this worker's fleet role keeps (as trees) and its last fleet warnings, at most
+``max_loops`` of each.
 Only what this worker produced is here: each worker's page shows the loops it owns.
 """
 
@@ -41,6 +43,9 @@ class LoopHealth:
         self.kinds: Counter[str] = Counter()
         self.episodes: OrderedDict[str, SpinEpisode] = OrderedDict()
         self.families: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self.fleet_recent: deque[dict[str, Any]] = deque(maxlen=recent)
+        self.trees: OrderedDict[str, Any] = OrderedDict()
+        """Root loop id → the family's latest state (read when the page asks)."""
 
     def warning(self, warning: dict[str, Any], now: float | None = None) -> None:
         """Note one warning sent."""
@@ -93,6 +98,55 @@ class LoopHealth:
         while len(self.families) > self.max_loops:
             self.families.popitem(last=False)
 
+    def fleet(self, warning: dict[str, Any], now: float | None = None) -> None:
+        """Note one fleet warning sent."""
+        self.fleet_recent.appendleft(
+            {
+                "at": time.time() if now is None else now,
+                "root_loop_id": warning["root_loop_id"],
+                "kind": warning["kind"],
+                "step": warning["step"],
+                "reason": warning["reason"],
+                "agents": warning.get("agents") or [],
+                "loops": len(warning.get("loop_ids") or []),
+            }
+        )
+
+    def family_tree(self, state: Any) -> None:
+        """Note a family of several loops (a :class:`~loopwarden.agents.fleet.state.
+        FamilyState`, kept by reference: the fleet role replaces, never edits, a state
+        it has handed over)."""
+        self.trees.pop(state.root, None)
+        self.trees[state.root] = state
+        while len(self.trees) > self.max_loops:
+            self.trees.popitem(last=False)
+
+    def _trees(self, now: float) -> list[dict[str, Any]]:
+        out = []
+        for state in reversed(self.trees.values()):
+            out.append(
+                {
+                    "root_loop_id": state.root,
+                    "stopped": state.stopped,
+                    "steps": state.steps,
+                    "failures": state.failures,
+                    "loops": [
+                        {
+                            "loop_id": loop,
+                            "parent": node.parent,
+                            "agent": node.agent,
+                            "steps": node.steps,
+                            "failures": node.failures,
+                            "ended": node.ended,
+                            "step": node.told,
+                            "quiet_s": round(max(0.0, state.updated_at - node.last_seen), 1),
+                        }
+                        for loop, node in state.loops.items()
+                    ],
+                }
+            )
+        return out
+
     def snapshot(self, now: float | None = None) -> dict[str, Any]:
         """The page's data: JSON-ready."""
         now = time.time() if now is None else now
@@ -115,4 +169,5 @@ class LoopHealth:
             "recent_warnings": list(self.recent),
             "spinning_loops": spinning,
             "families": list(reversed(self.families.values())),
+            "fleet": {"families": self._trees(now), "warnings": list(self.fleet_recent)},
         }

@@ -42,6 +42,8 @@ class Totals:
     """By (kind, level)."""
     dead_letters: Counter[str] = field(default_factory=Counter)
     """By reason."""
+    fleet_warnings: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """By (kind, step): findings about a whole family of loops."""
     memory_rows: int = 0
     duplicates: int = 0
     """Events skipped because their id was already applied in their loop."""
@@ -74,6 +76,9 @@ class WorkerMetrics:
             ("loopwarden.dead_letters", "{record}",
              "Records or events sent to the dead-letter topic, by reason.",
              _observing(totals.dead_letters, ("loopwarden.dead_letter.reason",))),
+            ("loopwarden.fleet.warnings", "{warning}",
+             "Fleet warnings (findings about a family of delegated loops), by kind and step.",
+             _observing(totals.fleet_warnings, ("loopwarden.warning.kind", "loopwarden.step"))),
             ("loopwarden.memory.rows_written", "{row}", "Memory rows written to LanceDB.",
              lambda _options: [Observation(totals.memory_rows)]),
             ("loopwarden.events.duplicates", "{event}",
@@ -124,6 +129,10 @@ class WorkerMetrics:
     def warning(self, kind: str, level: str) -> None:
         """A warning of ``kind`` at ``level`` was sent."""
         self.totals.warnings[kind, level] += 1
+
+    def fleet_warning(self, kind: str, step: str) -> None:
+        """A fleet warning of ``kind`` at ladder ``step`` was sent."""
+        self.totals.fleet_warnings[kind, step] += 1
 
     def warning_latency(self, kind: str, seconds: float) -> None:
         """Publish→warning time of one warning."""

@@ -1,0 +1,98 @@
+"""The Faust side of the fleet role: actions → family state → family warnings.
+
+The agent reads the actions topic (second to the monitor) and the fleet re-route
+topic as one stream, hands each record to :class:`FleetProcessor`, keeps the
+families it changed in the ``fleet-family`` table (keyed by root loop id, so a
+family's state lives with its root's partition) and sends each loop's warnings
+to the warnings topic and one fleet warning per finding to the fleet-warnings
+topic. A family idle for ``fleet.idle_family_ttl_s`` of event time starts afresh;
+a sweep deletes idle families to reclaim memory.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from loopwarden.agents.capabilities import WorkerResources, capability
+from loopwarden.agents.fleet.records import FleetProcessor
+from loopwarden.agents.fleet.state import FamilyState
+from loopwarden.agents.monitor.expiry import IdleLoopSweeper, trusted_event_time
+from loopwarden.schemas.positions import origin_from_headers
+from loopwarden.streams.runtime.app import LoopwardenApp
+from loopwarden.streams.runtime.capability_runner import run_capability
+from loopwarden.streams.runtime.runner import Record
+from loopwarden.streams.runtime.sweeps import follow_assignment
+from loopwarden.streams.runtime.table_store import TableStore
+from loopwarden.streams.tools.topics import FLEET_TABLE
+
+log = logging.getLogger(__name__)
+
+
+def register_fleet(app: LoopwardenApp, resources: WorkerResources) -> Any:
+    """Declare the family table and the ``watch_fleet`` agent on ``app``."""
+    settings = app.loopwarden
+    names = settings.topics
+    table = app.Table(
+        FLEET_TABLE,
+        partitions=names.partitions,
+        key_type=bytes,
+        value_type=bytes,
+        help="Per-family fleet state (loop tree, sums, ladder, fleet detectors).",
+    )
+    store = TableStore(table, app.sink)
+    limits = settings.limits
+    processor = FleetProcessor.for_settings(settings, partitions=names.partitions)
+    sweeper = IdleLoopSweeper(
+        settings.fleet.idle_family_ttl_s, limits.expiry_sweep_interval_s, limits.max_clock_skew_s
+    )
+    passed_over = 0
+
+    def load_state(root: str) -> FamilyState | None:
+        data = store.get(root.encode())
+        return FamilyState.restore(root, data) if data else None
+
+    def peek(key: bytes) -> tuple[int, float] | None:
+        data = store.get(key)
+        return FamilyState.peek_expiry(data) if data else None
+
+    follow_assignment(app, sweeper, names.actions)
+
+    def handle(record: Record) -> int:
+        nonlocal passed_over
+        source = record.source
+        origin = origin_from_headers(record.headers) if source.topic != names.actions else None
+        outcome = processor.process(record.value, record.key, source, load_state, origin)
+        for root, state in outcome.states.items():
+            key = root.encode()
+            store.put(key, state.snapshot(), source.partition)
+            seen = trusted_event_time(
+                state.updated_at, source.timestamp_ms, limits.max_clock_skew_s
+            )
+            sweeper.touch(key, state.partition, seen)
+            if len(state.loops) > 1:
+                app.loop_health.family_tree(state)
+        if outcome.passed_over:
+            passed_over += outcome.passed_over
+            log.debug(
+                "fleet: %d element(s) that are not valid actions passed over (%d so far; the "
+                "monitor dead-letters them)",
+                outcome.passed_over,
+                passed_over,
+            )
+        app.reroute(names.fleet_reroute, outcome.reroutes)
+        app.outputs.emit_all(outcome.outputs())
+        if sweeper.due(source.partition, time.monotonic()):
+            expired = sweeper.expired(source.partition, store.keys, peek)
+            for key in expired:
+                store.delete(key, source.partition)
+            if expired:
+                log.info(
+                    "partition %d: %d famil(ies) idle for fleet.idle_family_ttl_s reclaimed",
+                    source.partition,
+                    len(expired),
+                )
+        return outcome.events
+
+    return run_capability(app, capability("fleet"), handle)

@@ -1,0 +1,132 @@
+"""From a raw actions record to family warnings, with no broker involved.
+
+The fleet role is a second reader of the actions topic (the monitor owns it and
+dead-letters what is wrong there; the fleet passes bad input over and counts it).
+An event belongs to the family of its root loop (``root_loop_id``, else
+``parent_loop_id``, else its own loop); with ``partitions`` set (the worker), an
+event whose root maps to another partition than the one it arrived on becomes a
+:class:`~loopwarden.agents.monitor.records.Reroute` to the fleet re-route topic,
+so a family's state lives on its root's partition whatever its loops' keys. Only
+delegated loops' events take that hop: a loop nobody delegated to is its own root.
+A re-routed event is redacted first (it is written to another topic).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from loopwarden.agents.fleet.family_monitor import FamilyMonitor, Output
+from loopwarden.agents.fleet.state import FamilyState
+from loopwarden.agents.monitor.records import Reroute, reroute_of
+from loopwarden.agents.provenance import fleet_stamp
+from loopwarden.schemas.dead_letter import SourcePosition
+from loopwarden.schemas.events import (
+    TASK_EVENT_TYPES,
+    ActionEvent,
+    validate_envelope,
+)
+from loopwarden.schemas.positions import Origin
+from loopwarden.schemas.records import decode_record
+from loopwarden.settings import FleetSettings, Settings
+
+FamilyLoader = Callable[[str], FamilyState | None]
+
+
+def validate_unredacted(obj: Any) -> ActionEvent | None:
+    """An action event as validated, not redacted (the fleet reads ids, agents, tasks'
+    digests and counts; what it re-routes it redacts); None for a task event."""
+    if isinstance(obj, dict) and obj.get("type") in TASK_EVENT_TYPES:
+        return None
+    return validate_envelope(obj, ActionEvent.model_validate)
+
+
+@dataclass(slots=True)
+class FleetRecordOutcome:
+    """What one record produced; ``states`` are the families to write back."""
+
+    states: dict[str, FamilyState] = field(default_factory=dict)
+    warnings: list[Output] = field(default_factory=list)
+    fleet_warnings: list[Output] = field(default_factory=list)
+    reroutes: list[Reroute] = field(default_factory=list)
+    dead_letters: list[Any] = field(default_factory=list)
+    """Always empty: the monitor dead-letters bad actions (see :attr:`passed_over`)."""
+    passed_over: int = 0
+    """Elements that were not valid actions (the monitor's dead letters)."""
+    seen: list[tuple[str, str]] = field(default_factory=list)
+    """(event id, loop id) of every event applied or skipped here (not re-routed)."""
+    events: int = 0
+
+    def outputs(self) -> Iterator[tuple[str, Output]]:
+        """The named outputs, in the order they are sent."""
+        for warning in self.warnings:
+            yield "warnings", warning
+        for warning in self.fleet_warnings:
+            yield "fleet_warnings", warning
+
+
+class FleetProcessor:
+    """Decode actions records and apply them to family state."""
+
+    def __init__(
+        self,
+        settings: FleetSettings | None = None,
+        max_event_bytes: int = 256 * 1024,
+        partitions: int = 0,
+    ) -> None:
+        settings = settings or FleetSettings()
+        self.monitor = FamilyMonitor(settings, fleet_stamp(settings, max_event_bytes))
+        self.max_event_bytes = max_event_bytes
+        self.partitions = partitions
+        self.idle_ttl_s = settings.idle_family_ttl_s
+
+    @classmethod
+    def for_settings(cls, settings: Settings, partitions: int = 0) -> FleetProcessor:
+        """The processor every entry point uses: fleet settings and limits."""
+        return cls(settings.fleet, settings.limits.max_event_bytes, partitions=partitions)
+
+    @property
+    def stamp(self) -> dict[str, Any]:
+        """The ``produced_by`` stamp of this processor's outputs."""
+        return self.monitor.stamp or {}
+
+    def process(
+        self,
+        value: bytes | None,
+        key: bytes | None,
+        source: SourcePosition,
+        load_state: FamilyLoader,
+        origin: Origin | None = None,
+    ) -> FleetRecordOutcome:
+        """Process one record. ``load_state`` returns a family's stored state or None;
+        ``origin`` is set for a re-routed record (applied here, whatever its key)."""
+        decoded = decode_record(
+            value, key, source, self.max_event_bytes, validate_unredacted, owns_topic=False
+        )
+        outcome = FleetRecordOutcome(passed_over=len(decoded.dead_letters))
+        for index, event in decoded.events:
+            root = event.payload.root(event.loop_id)
+            at = origin or Origin(source.partition, source.offset, index)
+            if origin is None and self.partitions:
+                reroute = reroute_of(event.redacted(), root, self.partitions, at)
+                if reroute is not None:
+                    outcome.reroutes.append(reroute)
+                    continue
+            state = outcome.states.get(root) or load_state(root)
+            if state is None:
+                state = FamilyState(root)
+            elif event.occurred_at - state.updated_at > self.idle_ttl_s:
+                state = FamilyState(root, applied=state.applied)  # positions stay known
+            state.partition = source.partition
+            outcome.seen.append((event.event_id, event.loop_id))
+            outcome.states[root] = state
+            if state.applied.applied(at):
+                continue  # processed before a restart
+            state.applied.mark(at)
+            found = self.monitor.observe(state, event)
+            outcome.events += 1
+            if found is not None:
+                outcome.warnings.extend(found.warnings)
+                outcome.fleet_warnings.extend(found.fleet_warnings)
+        return outcome

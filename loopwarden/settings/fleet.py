@@ -1,0 +1,98 @@
+"""Settings of the fleet role: loop families across agents (``LOOPWARDEN_FLEET__*``)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class FleetSettings(BaseModel):
+    """What the fleet role finds in a family of loops (a run and the runs it delegated to).
+
+    A family's findings go through one ladder: its first finding warns every live loop
+    of the family, its ``ladder_stop_at``-th tells every live loop to stop. A budget's
+    stop level stops the family at once. Budgets are off (None) until set: only the
+    team knows what a workflow may spend.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    cycle_repeats: int = Field(
+        3,
+        ge=2,
+        description="The same agent given the same task this many times in one family "
+        "(the root counts) is a delegation cycle, whatever each run's own step count.",
+    )
+    ping_pong_repeats: int = Field(
+        3,
+        ge=2,
+        description="The same request from one agent and the same answer from another, "
+        "this many times in one family, is a ping-pong.",
+    )
+    ping_pong_similarity: float = Field(
+        0.9,
+        gt=0,
+        le=1,
+        description="Two requests (or two answers) whose masked word sketches are at least "
+        "this alike are the same (volatile tokens such as ids and times are masked).",
+    )
+    ping_pong_min_words: int = Field(
+        5,
+        ge=1,
+        description="Shorter messages ('OK', 'Next speaker X') are routine: not compared, "
+        "and they do not break an exchange.",
+    )
+    ladder_stop_at: int = Field(
+        2,
+        ge=1,
+        description="The family's Nth finding tells every live loop to stop (the first "
+        "warns them all; 1: stop at the first finding).",
+    )
+    budget_steps_warn: int | None = Field(None, ge=1, description="Family steps: warn level.")
+    budget_steps_stop: int | None = Field(None, ge=1, description="Family steps: stop level.")
+    budget_failures_warn: int | None = Field(
+        None, ge=1, description="Failed actions summed over the family: warn level."
+    )
+    budget_failures_stop: int | None = Field(
+        None, ge=1, description="Failed actions summed over the family: stop level."
+    )
+    budget_tokens_warn: int | None = Field(
+        None,
+        ge=1,
+        description="Tokens summed over the family (resource_usage.total_tokens, else "
+        "input_tokens + output_tokens, when events carry them): warn level.",
+    )
+    budget_tokens_stop: int | None = Field(None, ge=1, description="Tokens: stop level.")
+    budget_cost_warn: float | None = Field(
+        None, gt=0, description="Cost summed over the family (resource_usage.cost_usd): warn."
+    )
+    budget_cost_stop: float | None = Field(None, gt=0, description="Cost: stop level.")
+    live_loop_ttl_s: float = Field(
+        900.0,
+        gt=0,
+        description="A loop of the family with no event for this long (event time), or one "
+        "that ended, is no longer live: family warnings are not sent to it.",
+    )
+    idle_family_ttl_s: float = Field(
+        3600.0,
+        gt=0,
+        description="A family with no event for this long (event time) starts afresh and "
+        "its state is expired.",
+    )
+    max_loops: int = Field(
+        256,
+        ge=2,
+        description="Loops remembered per family; the oldest finished ones are forgotten "
+        "first (counts and budgets keep every loop).",
+    )
+
+    @model_validator(mode="after")
+    def _warn_below_stop(self) -> FleetSettings:
+        for name in ("steps", "failures", "tokens", "cost"):
+            warn = getattr(self, f"budget_{name}_warn")
+            stop = getattr(self, f"budget_{name}_stop")
+            if warn is not None and stop is not None and warn >= stop:
+                raise ValueError(
+                    f"fleet.budget_{name}_warn ({warn}) must be below "
+                    f"fleet.budget_{name}_stop ({stop})"
+                )
+        return self

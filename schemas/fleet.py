@@ -1,0 +1,56 @@
+"""Fleet warnings: what the fleet role says about a whole family of loops.
+
+Each loop of the family also gets its own :class:`~loopwarden.schemas.warnings.LoopWarning`
+(same ``kind``, its ``step``) on the warnings topic; the fleet warning is the one
+record per finding, keyed by the family's root loop id, that operators and
+dashboards read (``loopwarden tail --fleet``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from loopwarden.schemas.events import SCHEMA_VERSION
+from loopwarden.schemas.provenance import ProducedBy
+
+
+class FamilyTotals(BaseModel):
+    """What the family had spent when the finding was made."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    loops: int
+    steps: int
+    failures: int
+    tokens: int = 0
+    cost: float = 0.0
+
+
+class FleetWarning(BaseModel):
+    """One finding about a family: who loops, what the family was told."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    warning_id: str = Field(description="Derived from kind, root loop and triggering event.")
+    schema_version: int = SCHEMA_VERSION
+    type: Literal["fleet_warning"] = "fleet_warning"
+    kind: str = Field(description="delegation_cycle, ping_pong or family_budget.")
+    root_loop_id: str = Field(description="The family's root loop (the record key).")
+    trigger_loop_id: str
+    trigger_event_id: str
+    step: Literal["warn", "escalate", "stop"]
+    reason: str
+    suggestions: list[str] = Field(default_factory=list)
+    agents: list[str] = Field(default_factory=list, description="The agents involved.")
+    loop_ids: list[str] = Field(description="The live loops told (each got a LoopWarning).")
+    event_ids: list[str] = Field(description="The events behind the finding, oldest first.")
+    count: int = Field(description="Repeats (cycle, ping-pong) or the amount spent (budget).")
+    totals: FamilyTotals
+    occurred_at: float = Field(description="Event time of the triggering event.")
+    produced_by: ProducedBy | None = None
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """A plain dict ready for :func:`loopwarden.schemas.codec.dumps`."""
+        return self.model_dump(mode="json")
