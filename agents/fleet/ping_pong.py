@@ -4,10 +4,13 @@ The family's messages are read in order: a message turn (``turn: "message"``, it
 text in ``result``, else ``action_name``), and a delegated loop's ``task`` as a
 message of the agent that delegated. A message answers the last substantial
 message of *another* agent: that pair is an exchange (asker, answerer, request,
-answer). An exchange whose request and answer are alike
-(``fleet.ping_pong_similarity`` on masked word sketches of their first lines) to
-an earlier exchange of the same two agents repeats it; ``fleet.ping_pong_repeats``
-of them is a ping-pong. Messages shorter than ``fleet.ping_pong_min_words`` words
+answer). An exchange whose answer is the same (``fleet.ping_pong_answer_similarity``
+on masked word sketches of first lines, and ``fleet.ping_pong_body_similarity`` on
+what follows: a page seen, a result) as an earlier exchange's of the same two
+agents, to a request that is the same or reworded
+(``fleet.ping_pong_request_similarity``), repeats it; ``fleet.ping_pong_repeats`` of
+them is a ping-pong. A first line that is a bare label ("Updated Ledger:") is
+judged by what follows it. Messages shorter than ``fleet.ping_pong_min_words`` words
 ("OK", "Next speaker X") are not compared and do not break an exchange.
 """
 
@@ -33,14 +36,20 @@ MAX_EVENT_IDS = 8
 Exchange = list[Any]
 
 
-def _said(text: str, min_words: int) -> list[int] | None:
-    """The sketch of what a message says (its first substantial line), or None."""
+def _said(text: str, min_words: int) -> list[list[int]] | None:
+    """The sketches of what a message says (its first substantial line) and of what
+    follows (what was seen), or None for a routine message."""
     if word_count(text) < min_words:
         return None
     head, body = head_and_body(text)
-    if body and word_count(head) < min_words:
-        head = body  # a bare label ("Updated Ledger:") says nothing: judge the rest
-    return sketch(head)
+    if body and (head.rstrip().endswith(":") or word_count(head) < 2):
+        head, body = body, ""  # a bare label ("Updated Ledger:") says nothing: judge the rest
+    return [sketch(head), sketch(body)]
+
+
+def _same_answer(a: list[list[int]], b: list[list[int]], head: float, body: float) -> bool:
+    """Same first line, and what follows it (a page seen, a result) alike too."""
+    return similarity(a[0], b[0]) >= head and similarity(a[1], b[1]) >= body
 
 
 @register
@@ -70,7 +79,7 @@ class PingPong(FleetDetector):
         return finding
 
     def _message(
-        self, agent: str, said: list[int], event_id: str, seen: FamilyObservation
+        self, agent: str, said: list[list[int]], event_id: str, seen: FamilyObservation
     ) -> FleetFinding | None:
         previous, self.last = self.last, [agent, said, event_id]
         if not previous or previous[0] == agent:
@@ -81,8 +90,13 @@ class PingPong(FleetDetector):
             if (
                 exchange[0] == asker
                 and exchange[1] == agent
-                and similarity(exchange[2], request) >= cfg.ping_pong_similarity
-                and similarity(exchange[3], said) >= cfg.ping_pong_similarity
+                and _same_answer(
+                    exchange[3],
+                    said,
+                    cfg.ping_pong_answer_similarity,
+                    cfg.ping_pong_body_similarity,
+                )
+                and similarity(exchange[2][0], request[0]) >= cfg.ping_pong_request_similarity
             ):
                 exchange[4] += 1
                 exchange[5] = (exchange[5] + [request_id, event_id])[-MAX_EVENT_IDS:]

@@ -28,12 +28,26 @@ class FleetSettings(BaseModel):
         description="The same request from one agent and the same answer from another, "
         "this many times in one family, is a ping-pong.",
     )
-    ping_pong_similarity: float = Field(
+    ping_pong_answer_similarity: float = Field(
         0.9,
         gt=0,
         le=1,
-        description="Two requests (or two answers) whose masked word sketches are at least "
-        "this alike are the same (volatile tokens such as ids and times are masked).",
+        description="Two answers whose first lines' masked word sketches are at least this "
+        "alike are the same answer (ids, times and numbers are masked).",
+    )
+    ping_pong_body_similarity: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="And what follows their first lines (a page seen, a result) at least "
+        "this alike: scrolling a page that changes is progress, not a ping-pong.",
+    )
+    ping_pong_request_similarity: float = Field(
+        0.5,
+        gt=0,
+        le=1,
+        description="Two requests at least this alike are the same request, reworded (an "
+        "agent that keeps asking gets the same answer to a rephrased request too).",
     )
     ping_pong_min_words: int = Field(
         5,
