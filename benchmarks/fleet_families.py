@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
 
 from detection_quality import RESULTS, dataset_dir, positions, shown_by
 
@@ -47,7 +46,7 @@ def main() -> None:
     if not runs:
         raise SystemExit(f"no runs of source {args.source!r}")
     started = time.perf_counter()
-    fleet_shown, split_shown, fleet_warnings = family_warnings(settings, runs)
+    _, split_shown, fleet_warnings = family_warnings(settings, runs)
     whole = shown_by(settings, runs, "monitor, one loop/run")
     fleet = {loop: [w["position"] for w in found] for loop, found in fleet_warnings.items()}
     split = positions(split_shown)
@@ -59,7 +58,8 @@ def main() -> None:
         "monitor per agent + fleet": score(runs, both),
     }
     looping = sum(run.looping for run in runs)
-    print(f"{len(runs)} {args.source} runs ({looping} looping), {time.perf_counter() - started:.1f} s")
+    took = time.perf_counter() - started
+    print(f"{len(runs)} {args.source} runs ({looping} looping), {took:.1f} s")
     print(
         f"{'view':<30} {'recall':>7} {'timely':>7} {'false al.':>9} {'precision':>9} "
         f"{'per 100':>8} {'delay':>6} {'warnings':>8}"

@@ -67,12 +67,14 @@ class DelegationCycle(FleetDetector):
 
 
 def _path(seen: FamilyObservation, first_loop: str) -> list[str]:
-    """The agents from the first loop on this node down to this one (parent links)."""
+    """The agents from the first loop on this node down to this one (parent links; a
+    link not known yet, its loop's events still on their way, ends the path)."""
     loops = seen.family.loops
     path: list[str] = []
     loop: str | None = seen.loop_id
     while loop is not None and loop in loops and len(path) < 64:
-        path.append(loops[loop].agent)
+        if loops[loop].steps:  # a loop named only by its child: its agent is not known yet
+            path.append(loops[loop].agent)
         if loop == first_loop:
             break
         loop = loops[loop].parent

@@ -78,12 +78,20 @@ class FamilyMonitor:
         payload = event.payload
         now = event.occurred_at
         node = state.loops.get(event.loop_id)
-        joined = node is None
+        joined = node is None or node.steps == 0
+        parent = payload.parent_loop_id if event.loop_id != state.root else None
+        if parent is not None and parent not in state.loops:
+            # named by its child before its own first event (its call is still running);
+            # its own parent is known when its events arrive
+            state.loops[parent] = LoopNode(None, parent, now, now)
         if node is None:
-            parent = payload.parent_loop_id if event.loop_id != state.root else None
             node = LoopNode(parent, payload.agent or event.loop_id, now, now)
             state.loops[event.loop_id] = node
             state.forget_beyond(cfg.max_loops)
+        if payload.agent:
+            node.agent = payload.agent
+        if node.parent is None and parent is not None:
+            node.parent = parent
         node.last_seen = max(node.last_seen, now)
         node.steps += 1
         node.last_action = payload.action_type

@@ -58,6 +58,8 @@ class LoopGuard:
         self.bootstrap_servers = bootstrap_servers or self.settings.kafka.bootstrap_servers
         self.retry_s = retry_s
         self._watched: TTLCache[str, bool] = TTLCache(max_loops, loop_ttl_s)
+        self._families: TTLCache[str, dict[str, str]] = TTLCache(max_loops, loop_ttl_s)
+        """Per loop: the family fields its events carry (``task`` only until sent once)."""
         self._watched_lock = threading.Lock()
         self.inbox = WarningInbox(max_loops=max_loops, ttl_s=loop_ttl_s, accept=self._watching)
         self._queued: deque[Event] = deque(maxlen=max_queued)
@@ -124,11 +126,22 @@ class LoopGuard:
 
     # -- what adapters call --------------------------------------------------------------------
 
-    def watch(self, loop_id: str) -> None:
+    def watch(self, loop_id: str, **family: str) -> None:
         """Keep the loop's warnings from now on (publishing for it does this too); a loop
-        is watched until ``loop_ttl_s`` after its last event, or :meth:`forget`."""
+        is watched until ``loop_ttl_s`` after its last event, or :meth:`forget`.
+
+        ``family`` (``parent_loop_id``, ``root_loop_id``, ``agent``, ``task``): the
+        loop's place in a family of delegated loops, put on each of its events (the
+        task on the first only)."""
         with self._watched_lock:
             self._watched[loop_id] = True
+            if family:
+                self._families[loop_id] = dict(family)
+
+    def lineage(self, loop_id: str) -> dict[str, str]:
+        """The family fields of a watched loop (empty: it is its own family's root)."""
+        with self._watched_lock:
+            return dict(self._families.get(loop_id) or {})
 
     def tool_call(self, loop_id: str, tool: str, args: Any = None, **fields: Any) -> None:
         """Publish one tool call (``result``, ``error``, ``tool_call_id``, ``response_id``,
@@ -138,7 +151,13 @@ class LoopGuard:
     def publish(self, loop_id: str, action_type: str, **payload: Any) -> None:
         """Publish one action event in the background; never blocks, never raises. The
         event carries the caller's trace context (the framework's tool span, if any)."""
-        self.watch(loop_id)
+        with self._watched_lock:
+            self._watched[loop_id] = True
+            family = self._families.get(loop_id)
+            if family:
+                for name, value in family.items():
+                    payload.setdefault(name, value)
+                family.pop("task", None)  # the first event carries it
         self.start()
         event = (loop_id, action_type, payload, otel_context.get_current())
         self._loop.call_soon_threadsafe(self._enqueue, event)
@@ -166,6 +185,7 @@ class LoopGuard:
         """The run is over: stop keeping its warnings."""
         with self._watched_lock:
             self._watched.pop(loop_id, None)
+            self._families.pop(loop_id, None)
         self.inbox.forget(loop_id)
 
     # -- the guard's thread ---------------------------------------------------------------------

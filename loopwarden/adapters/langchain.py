@@ -17,11 +17,20 @@
 The loop id is the LangGraph ``thread_id`` when the run has one, else one per run
 (``loop_id=`` overrides: a string, or a function of the run's config).
 
+An agent run inside another's tool call (a sub-agent called as a tool) is a loop of
+its own in the caller's family: its events carry ``parent_loop_id``,
+``root_loop_id`` and its ``agent`` name (``agent=``, else ``create_agent(name=…)``),
+and it starts with a ``delegated_run_start`` message turn carrying its ``task`` (the
+request it was given), so the fleet role sees delegation cycles and budgets across
+the agents while the calls are still nested. A sub-agent stops when its own loop or
+its family's root is told to stop.
+
 Install with ``pip install 'loopwarden[langchain]'``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -33,9 +42,12 @@ from langgraph.config import get_config
 
 from loopwarden.adapters.calls import context_text, stop_text
 from loopwarden.adapters.guard import LoopGuard, shared_guard
+from loopwarden.adapters.lineage import Lineage, delegating, parent
 from loopwarden.settings import Settings
 
 LOOP_KEY = "loopwarden_loop_id"
+RUN_START = "delegated_run_start"
+"""The first event of a sub-agent's run (a message turn carrying its task)."""
 
 
 class LoopwardenState(AgentState):
@@ -62,6 +74,15 @@ def _response_id(state: Any, tool_call_id: str | None) -> str | None:
     return None
 
 
+def _task(state: Any) -> str | None:
+    """The request a sub-agent run was given: its first human message."""
+    for message in (state or {}).get("messages", []):
+        if isinstance(message, HumanMessage):
+            content = message.content
+            return content if isinstance(content, str) else str(content)
+    return None
+
+
 class LoopwardenMiddleware(AgentMiddleware):
     """Publishes the agent's tool calls, injects loopwarden's warnings, stops on ``stop``."""
 
@@ -73,10 +94,12 @@ class LoopwardenMiddleware(AgentMiddleware):
         *,
         settings: Settings | None = None,
         loop_id: str | Callable[[dict[str, Any]], str] | None = None,
+        agent: str | None = None,
     ) -> None:
         super().__init__()
         self.guard = guard or shared_guard(settings)
         self._loop_id = loop_id
+        self._agent = agent
 
     # -- the loop id ---------------------------------------------------------------------------
 
@@ -87,9 +110,30 @@ class LoopwardenMiddleware(AgentMiddleware):
             return self._loop_id(dict(get_config()))
         return _thread_id() or f"langchain-{uuid.uuid4().hex}"
 
+    def _agent_name(self) -> str | None:
+        if self._agent:
+            return self._agent
+        try:
+            name = (get_config().get("metadata") or {}).get("lc_agent_name")
+        except RuntimeError:
+            return None
+        return None if name is None else str(name)
+
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        loop_id = self._new_loop_id()
-        self.guard.watch(loop_id)
+        agent = self._agent_name()
+        caller = parent()
+        if caller is None:
+            loop_id = self._new_loop_id()
+            own = {"agent": agent, "task": _task(state)}
+            self.guard.watch(loop_id, **{k: v for k, v in own.items() if v})
+            return {LOOP_KEY: loop_id}
+        # a sub-agent run inside the caller's tool call: a loop of the caller's family
+        loop_id = self._loop_id if isinstance(self._loop_id, str) else None
+        loop_id = loop_id or f"{agent or 'subagent'}-{uuid.uuid4().hex[:12]}"
+        self.guard.watch(loop_id, **caller.child_fields(agent, _task(state)))
+        # published now, not after its first tool call: the caller's tool call (and its
+        # own event) only returns when this run is over
+        self.guard.publish(loop_id, RUN_START, turn="message")
         return {LOOP_KEY: loop_id}
 
     async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
@@ -103,6 +147,9 @@ class LoopwardenMiddleware(AgentMiddleware):
         if loop_id is None:
             return None
         stop = self.guard.stop_for(loop_id)
+        root = self.guard.lineage(loop_id).get("root_loop_id")
+        if stop is None and root is not None:
+            stop = self.guard.stop_for(root)  # the family was stopped: so is its sub-agent
         if stop is not None:
             self.guard.end(loop_id, reason="spin", success=False)
             self.guard.forget(loop_id)
@@ -127,10 +174,20 @@ class LoopwardenMiddleware(AgentMiddleware):
 
     # -- observe -------------------------------------------------------------------------------
 
+    def _lineage(self, request: Any) -> Lineage | None:
+        state = request.state if isinstance(request.state, dict) else {}
+        loop_id = state.get(LOOP_KEY)
+        if loop_id is None:
+            return None
+        family = self.guard.lineage(loop_id)
+        return Lineage(loop_id, family.get("root_loop_id", loop_id), family.get("agent"))
+
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         started = time.perf_counter()
+        lineage = self._lineage(request)
         try:
-            result = handler(request)
+            with delegating(lineage) if lineage else contextlib.nullcontext():
+                result = handler(request)
         except Exception as exc:
             self._publish(request, None, exc, started)
             raise
@@ -139,8 +196,10 @@ class LoopwardenMiddleware(AgentMiddleware):
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
         started = time.perf_counter()
+        lineage = self._lineage(request)
         try:
-            result = await handler(request)
+            with delegating(lineage) if lineage else contextlib.nullcontext():
+                result = await handler(request)
         except Exception as exc:
             self._publish(request, None, exc, started)
             raise

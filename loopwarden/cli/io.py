@@ -73,7 +73,8 @@ async def _publish(settings: Settings, source: IO[bytes], batching: bool) -> int
                 bad += 1
                 click.echo(f"line {line_no}: {exc}", err=True)
                 continue
-            publisher.enqueue(event.loop_id, event.event_id, encode_event(event))
+            key = event.payload.root(event.loop_id)  # a family travels on its root's partition
+            publisher.enqueue(key, event.event_id, encode_event(event))
         await publisher.flush()
         click.echo(f"published {publisher.published} event(s), {bad} bad line(s)", err=True)
     return bad

@@ -164,7 +164,11 @@ class AsyncPublisher:
         if not isinstance(event, ActionEvent):
             event = validate_action(dict(event))
         event = self.spans.stamp(event)
-        self.enqueue(event.loop_id, event.event_id, encode_event(event), event.trace_context)
+        # a delegated loop's events are keyed by its family's root: the family travels on
+        # one partition in the order it was published (the fleet role reads it there;
+        # the monitor re-routes each event to its own loop's partition)
+        key = event.payload.root(event.loop_id)
+        self.enqueue(key, event.event_id, encode_event(event), event.trace_context)
         return event.event_id
 
     def enqueue(
@@ -174,7 +178,8 @@ class AsyncPublisher:
         data: bytes,
         trace_context: dict[str, str] | None = None,
     ) -> None:
-        """Enqueue pre-encoded event bytes (must run on the publisher's event loop);
+        """Enqueue pre-encoded event bytes (must run on the publisher's event loop), keyed
+        by ``loop_id`` (a delegated loop's: its family's root loop id);
         ``trace_context`` becomes the record's headers if the record holds this event alone."""
         if self._producer is None:
             raise PublishError("publisher is not started")

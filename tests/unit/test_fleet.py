@@ -155,11 +155,11 @@ PING_PONG_NOT = [
         )
         for s, t in [("two", "rainfall"), ("five", "winds"), ("nine", "humidity")]
     ],
-    # the request changes
+    # another request each time, answered each time
     [
         (
             f"Please search the archive for {city} weather records in June",
-            "I typed the query into the search box and pressed enter",
+            f"I typed '{city} weather June' into the archive search and pressed enter",
         )
         for city in ("Houston", "Paris", "Lagos")
     ],

@@ -1,0 +1,164 @@
+"""Two LangGraph agents delegating to each other in a circle, end to end on the broker.
+
+Each agent is ``create_agent`` with LangChain's fake chat model and the loopwarden
+middleware; each calls the other as a tool with the same task, so every run starts
+with a fresh step budget and no per-run guard ever fires. The worker's fleet role
+sees the family: a delegation-cycle warning to every live loop, then a stop to
+every loop of the family, and every run ends with the stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+
+import orjson
+import pytest
+from langchain.agents import create_agent
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.tools import tool
+from pydantic import Field
+
+from loopwarden.adapters.calls import STOP_HEADER
+from loopwarden.adapters.langchain import LoopwardenMiddleware
+from loopwarden.schemas.fleet import FleetWarning
+from loopwarden.streams.client.subscriber import TopicSubscriber
+
+pytestmark = pytest.mark.integration
+
+TASK = "Find the cheapest direct flight from Berlin to Lisbon on 12 December"
+
+
+class DelegatingModel(GenericFakeChatModel):
+    """Always hands the task to the other agent (a fake model with tools bound); before
+    answering request ``k`` it waits for what ``waits[k]`` asks of the guard's inbox (it
+    stands in for an LLM's latency with the guard's own synchronisation)."""
+
+    requests: int = 0
+    waits: dict = Field(default_factory=dict)
+
+    def bind_tools(self, tools, **kwargs):
+        return self
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        wait = self.waits.get(self.requests)
+        self.requests += 1
+        if wait is not None:
+            assert wait(), f"no verdict before request {self.requests - 1}"
+        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+
+
+def delegation(tool_name: str, count: int) -> list[AIMessage]:
+    return [
+        AIMessage(
+            "", tool_calls=[{"name": tool_name, "args": {"task": TASK}, "id": f"{tool_name}-{n}"}]
+        )
+        for n in range(count)
+    ]
+
+
+def read_topic(settings, topic: str, keep, count: int) -> list[dict]:
+    async def read() -> list[dict]:
+        subscriber = TopicSubscriber(
+            topic, lambda r: orjson.loads(r.value), settings, from_beginning=True
+        )
+        found: list[dict] = []
+        async with subscriber:
+            async for value in subscriber:
+                for item in value if isinstance(value, list) else [value]:
+                    if keep(item):
+                        found.append(item)
+                if len(found) >= count:
+                    return found
+
+    return asyncio.run(asyncio.wait_for(read(), 90))
+
+
+def test_a_two_agent_delegation_cycle_is_warned_then_every_loop_is_stopped(laddered):
+    settings, guard = laddered
+    root = f"planner-{uuid.uuid4().hex[:8]}"
+    calls = {"ask_researcher": 0, "ask_planner": 0}
+    lock = threading.Lock()
+
+    # the 4th planner run is the family's second finding: its model answers once the
+    # stop is out (the researcher's 3rd run, the first finding, warned everyone)
+    planner_model = DelegatingModel(
+        messages=iter(delegation("ask_researcher", 10)),
+        waits={3: lambda: guard.inbox.wait(root, stop=True, timeout_s=90)},
+    )
+    researcher_model = DelegatingModel(messages=iter(delegation("ask_planner", 10)))
+
+    @tool
+    def ask_researcher(task: str) -> str:
+        """Hand a task to the researcher agent."""
+        with lock:
+            calls["ask_researcher"] += 1
+        out = researcher.invoke({"messages": [{"role": "user", "content": task}]})
+        return str(out["messages"][-1].content)
+
+    @tool
+    def ask_planner(task: str) -> str:
+        """Hand a task back to the planner agent."""
+        with lock:
+            calls["ask_planner"] += 1
+        out = planner.invoke({"messages": [{"role": "user", "content": task}]})
+        return str(out["messages"][-1].content)
+
+    planner = create_agent(
+        planner_model, [ask_researcher], middleware=[LoopwardenMiddleware(guard, agent="planner")]
+    )
+    researcher = create_agent(
+        researcher_model,
+        [ask_planner],
+        middleware=[LoopwardenMiddleware(guard, agent="researcher")],
+    )
+
+    result = planner.invoke(
+        {"messages": [{"role": "user", "content": TASK}]},
+        {"configurable": {"thread_id": root}, "recursion_limit": 100},
+    )
+
+    # every run of the circle ended with the stop, the root's last
+    final = result["messages"][-1]
+    assert isinstance(final, AIMessage) and final.content.startswith(STOP_HEADER)
+    # planner ×4 (the root and 3 delegated runs), researcher ×4: the 4th researcher run
+    # started after the stop and stopped before its first model call
+    assert calls == {"ask_researcher": 4, "ask_planner": 3}
+    assert researcher_model.requests == 3 and planner_model.requests == 4
+
+    fleet = [
+        FleetWarning.model_validate(w)
+        for w in read_topic(
+            settings, settings.topics.fleet_warnings, lambda w: w.get("root_loop_id") == root, 2
+        )
+    ]
+    assert [(w.kind, w.step) for w in fleet] == [
+        ("delegation_cycle", "warn"),
+        ("delegation_cycle", "stop"),
+    ]
+    warned, stopped = fleet
+    assert set(warned.agents) == {"planner", "researcher"}
+    # the family travels on its root's partition in the order it was published: the 3rd
+    # researcher run is the first finding (the root, named by its children while its own
+    # call runs, planner ×2 and researcher ×3 are warned), the 4th planner run the second
+    # (all seven are stopped)
+    assert "researcher was given the same task 3 times" in warned.reason
+    assert "planner was given the same task 3 times" in stopped.reason
+    assert root in warned.loop_ids and len(warned.loop_ids) == 6
+    assert set(warned.loop_ids) < set(stopped.loop_ids) and len(stopped.loop_ids) == 7
+
+    # each loop's own warnings: warned then stopped, or stopped; the 4th researcher run,
+    # which started after the stop, is stopped when it shows up
+    expected = len(warned.loop_ids) + len(stopped.loop_ids) + 1
+    told = read_topic(
+        settings, settings.topics.warnings, lambda w: w.get("kind") == "delegation_cycle", expected
+    )
+    steps: dict[str, list[str]] = {}
+    for warning in told:
+        steps.setdefault(warning["loop_id"], []).append(warning["step"])
+    assert len(told) == expected and len(steps) == 8
+    assert {loop for loop, s in steps.items() if s == ["warn", "stop"]} == set(warned.loop_ids)
+    assert all(s == ["stop"] for loop, s in steps.items() if loop not in warned.loop_ids)
+    assert all(w["next_actions"] == ["stop"] for w in told if w["step"] == "stop")
