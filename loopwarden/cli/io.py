@@ -85,6 +85,7 @@ TAIL_TOPICS = (
     "requests",
     "decisions",
     "reflections",
+    "fleet-warnings",
     "memory-outcomes",
     "dead-letters",
     "all",
@@ -93,7 +94,18 @@ TAIL_TOPICS = (
 
 @click.command()
 @bootstrap_option
-@click.option("--loop", "loop_id", help="Only this loop id (its family for decisions).")
+@click.option(
+    "--loop",
+    "loop_id",
+    help="Only this loop id (its family for decisions; the family's root loop id for "
+    "fleet warnings).",
+)
+@click.option(
+    "--fleet",
+    is_flag=True,
+    help="Fleet warnings as they come: findings about a whole family of delegated loops "
+    "(the same as --topic fleet-warnings).",
+)
 @click.option("--scope", help="memory-outcomes: only this memory scope.")
 @click.option(
     "--topic",
@@ -122,6 +134,7 @@ TAIL_TOPICS = (
 def tail(
     bootstrap_servers: str | None,
     loop_id: str | None,
+    fleet: bool,
     scope: str | None,
     topic: str,
     fmt: str,
@@ -130,8 +143,11 @@ def tail(
     timeout: float,
 ) -> None:
     """Follow loopwarden's outputs as they arrive: warnings (default), reflection requests,
-    rerun decisions, the analyst's reflections, memory outcomes, dead letters, or all."""
+    rerun decisions, the analyst's reflections, fleet warnings, memory outcomes, dead
+    letters, or all."""
     settings = settings_with(bootstrap_servers)
+    if fleet:
+        topic = "fleet-warnings"
     names = [t for t in TAIL_TOPICS[:-1]] if topic == "all" else [topic]
     if topic == "all" and loop_id is not None:
         names.remove("memory-outcomes")
@@ -160,6 +176,7 @@ def _subscriber(
         "requests": subs.ReflectionRequestSubscriber,
         "decisions": json_subs.DecisionSubscriber,
         "reflections": json_subs.AnalysisSubscriber,
+        "fleet-warnings": json_subs.FleetWarningSubscriber,
         "dead-letters": subs.DeadLetterSubscriber,
     }
     subscriber: TopicSubscriber[Any] = kinds[name](
@@ -230,6 +247,8 @@ def render(item: Any, fmt: str) -> str:
             f"[decision] {data.get('loop_id')} → {decision.get('decision')} ({why}), rerun "
             f"{decision.get('rerun_count')} of {decision.get('max_reruns')}\n"
         )
+    if data.get("type") == "fleet_warning":
+        return format_fleet_warning(data)
     if "reflection_id" in data:
         return (
             f"[reflection] {data.get('loop_id')} {data.get('kind')} "
@@ -241,6 +260,18 @@ def render(item: Any, fmt: str) -> str:
         )
     kind = data.get("kind", data.get("type"))
     return f"[{kind}] loop={data.get('loop_id')} level={data.get('level')}\n"
+
+
+def format_fleet_warning(data: dict[str, Any]) -> str:
+    """A fleet warning for people: the family, the finding, who was told."""
+    totals = data.get("totals") or {}
+    agents = ", ".join(data.get("agents") or []) or "-"
+    return (
+        f"[fleet {data.get('root_loop_id')}] {data.get('kind')} ({data.get('step')}): "
+        f"{data.get('reason')}\n    agents: {agents}; told {len(data.get('loop_ids') or [])} "
+        f"live loop(s); family so far: {totals.get('loops')} loops, {totals.get('steps')} "
+        f"steps, {totals.get('failures')} failures\n"
+    )
 
 
 def format_warning(warning: Any, max_lines: int | None = None) -> str:

@@ -127,6 +127,14 @@ class DecisionSubscriber(JsonSubscriber):
     key_of = staticmethod(family_of)
 
 
+class FleetWarningSubscriber(JsonSubscriber):
+    """Fleet warnings (findings about a family of delegated loops), for one family (its
+    root loop id as ``loop_id``) or all."""
+
+    topic_setting = "fleet_warnings"
+    identity_field = "warning_id"
+
+
 class AnalysisSubscriber(JsonSubscriber):
     """The analyst's reflections (verdict, suggestions, timeline text), per loop or all."""
 

@@ -10,6 +10,9 @@ every loop of the family, and every run ends with the stop.
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import threading
 import uuid
 
@@ -24,6 +27,7 @@ from pydantic import Field
 from loopwarden.adapters.calls import STOP_HEADER
 from loopwarden.adapters.langchain import LoopwardenMiddleware
 from loopwarden.schemas.fleet import FleetWarning
+from loopwarden.settings import settings_env
 from loopwarden.streams.client.subscriber import TopicSubscriber
 
 pytestmark = pytest.mark.integration
@@ -162,3 +166,19 @@ def test_a_two_agent_delegation_cycle_is_warned_then_every_loop_is_stopped(ladde
     assert {loop for loop, s in steps.items() if s == ["warn", "stop"]} == set(warned.loop_ids)
     assert all(s == ["stop"] for loop, s in steps.items() if loop not in warned.loop_ids)
     assert all(w["next_actions"] == ["stop"] for w in told if w["step"] == "stop")
+
+    # what an operator follows: `loopwarden tail --fleet`
+    args = ["tail", "--fleet", "--loop", root, "--from-beginning", "--limit", "2"]
+    run = subprocess.run(
+        [sys.executable, "-m", "loopwarden", *args, "--timeout", "60"],
+        env={**os.environ, **settings_env(settings)},
+        capture_output=True,
+        timeout=90,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    headers = [line for line in run.stdout.decode().splitlines() if line.startswith("[fleet")]
+    assert headers == [
+        f"[fleet {root}] delegation_cycle (warn): {warned.reason}",
+        f"[fleet {root}] delegation_cycle (stop): {stopped.reason}",
+    ]
