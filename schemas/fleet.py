@@ -36,8 +36,12 @@ class FleetWarning(BaseModel):
     warning_id: str = Field(description="Derived from kind, root loop and triggering event.")
     schema_version: int = SCHEMA_VERSION
     type: Literal["fleet_warning"] = "fleet_warning"
-    kind: str = Field(description="delegation_cycle, ping_pong or family_budget.")
-    root_loop_id: str = Field(description="The family's root loop (the record key).")
+    kind: str = Field(description="delegation_cycle, ping_pong, family_budget or tool_outage.")
+    root_loop_id: str = Field(
+        description="The family's root loop (the record key); a tool outage: tool\\x1f<tool>."
+    )
+    tool: str | None = Field(None, description="A tool outage: the failing tool.")
+    error: str | None = Field(None, description="A tool outage: the error's first line.")
     trigger_loop_id: str
     trigger_event_id: str
     step: Literal["warn", "escalate", "stop"]

@@ -5,8 +5,10 @@ topic as one stream, hands each record to :class:`FleetProcessor`, keeps the
 families it changed in the ``fleet-family`` table (keyed by root loop id, so a
 family's state lives with its root's partition) and sends each loop's warnings
 to the warnings topic and one fleet warning per finding to the fleet-warnings
-topic. A family idle for ``fleet.idle_family_ttl_s`` of event time starts afresh;
-a sweep deletes idle families to reclaim memory.
+topic. Failed calls are routed to their tool's owner on the same re-route topic
+(:mod:`~loopwarden.agents.fleet.tool_outage`); its outage notices go to the
+tool-outages topic for the monitors. A family idle for ``fleet.idle_family_ttl_s``
+of event time starts afresh; a sweep deletes idle families to reclaim memory.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 from loopwarden.agents.capabilities import WorkerResources, capability
 from loopwarden.agents.fleet.records import FleetProcessor
 from loopwarden.agents.fleet.state import FamilyState
+from loopwarden.agents.fleet.tool_outage import TOOL_KEY_PREFIX, ToolOutages
 from loopwarden.agents.monitor.expiry import IdleLoopSweeper, trusted_event_time
 from loopwarden.schemas.positions import origin_from_headers
 from loopwarden.streams.runtime.app import LoopwardenApp
@@ -49,9 +52,13 @@ def register_fleet(app: LoopwardenApp, resources: WorkerResources) -> Any:
     )
     passed_over = 0
 
-    def load_state(root: str) -> FamilyState | None:
-        data = store.get(root.encode())
-        return FamilyState.restore(root, data) if data else None
+    def load_state(key: str) -> FamilyState | ToolOutages | None:
+        data = store.get(key.encode())
+        if not data:
+            return None
+        if key.startswith(TOOL_KEY_PREFIX):
+            return ToolOutages.restore(key[len(TOOL_KEY_PREFIX) :], data)
+        return FamilyState.restore(key, data)
 
     def peek(key: bytes) -> tuple[int, float] | None:
         data = store.get(key)
@@ -71,7 +78,7 @@ def register_fleet(app: LoopwardenApp, resources: WorkerResources) -> Any:
                 state.updated_at, source.timestamp_ms, limits.max_clock_skew_s
             )
             sweeper.touch(key, state.partition, seen)
-            if len(state.loops) > 1:
+            if isinstance(state, FamilyState) and len(state.loops) > 1:
                 app.loop_health.family_tree(state)
         if outcome.passed_over:
             passed_over += outcome.passed_over

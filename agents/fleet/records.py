@@ -6,9 +6,11 @@ An event belongs to the family of its root loop (``root_loop_id``, else
 ``parent_loop_id``, else its own loop); with ``partitions`` set (the worker), an
 event whose root maps to another partition than the one it arrived on becomes a
 :class:`~loopwarden.agents.monitor.records.Reroute` to the fleet re-route topic,
-so a family's state lives on its root's partition whatever its loops' keys. Only
-delegated loops' events take that hop: a loop nobody delegated to is its own root.
-A re-routed event is redacted first (it is written to another topic).
+so a family's state lives on its root's partition whatever its loops' keys (the
+client keys a delegated loop's events by the root, so they seldom take that hop).
+A failed call also goes to its tool's owner (key ``tool\x1f<action_type>``) for
+:mod:`~loopwarden.agents.fleet.tool_outage`. A re-routed event is redacted first
+(it is written to another topic).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 
 from loopwarden.agents.fleet.family_monitor import FamilyMonitor, Output
 from loopwarden.agents.fleet.state import FamilyState
+from loopwarden.agents.fleet.tool_outage import TOOL_KEY_PREFIX, ToolOutages, tool_key
 from loopwarden.agents.monitor.records import Reroute, reroute_of
 from loopwarden.agents.provenance import fleet_stamp
 from loopwarden.schemas.dead_letter import SourcePosition
@@ -31,7 +34,10 @@ from loopwarden.schemas.positions import Origin
 from loopwarden.schemas.records import decode_record
 from loopwarden.settings import FleetSettings, Settings
 
-FamilyLoader = Callable[[str], FamilyState | None]
+FamilyLoader = Callable[[str], Any]
+"""A state by key: a :class:`FamilyState` (root loop id) or :class:`ToolOutages` (tool
+key), or None."""
+TOOL_KEY_BYTES = TOOL_KEY_PREFIX.encode()
 
 
 def validate_unredacted(obj: Any) -> ActionEvent | None:
@@ -46,7 +52,8 @@ def validate_unredacted(obj: Any) -> ActionEvent | None:
 class FleetRecordOutcome:
     """What one record produced; ``states`` are the families to write back."""
 
-    states: dict[str, FamilyState] = field(default_factory=dict)
+    states: dict[str, Any] = field(default_factory=dict)
+    """Families (by root loop id) and tools' outage state (by tool key) to write back."""
     warnings: list[Output] = field(default_factory=list)
     fleet_warnings: list[Output] = field(default_factory=list)
     reroutes: list[Reroute] = field(default_factory=list)
@@ -54,6 +61,8 @@ class FleetRecordOutcome:
     """Always empty: the monitor dead-letters bad actions (see :attr:`passed_over`)."""
     passed_over: int = 0
     """Elements that were not valid actions (the monitor's dead letters)."""
+    tool_outages: list[Output] = field(default_factory=list)
+    """Outage notices, for the monitors (tool-outages topic)."""
     seen: list[tuple[str, str]] = field(default_factory=list)
     """(event id, loop id) of every event applied or skipped here (not re-routed)."""
     events: int = 0
@@ -64,6 +73,8 @@ class FleetRecordOutcome:
             yield "warnings", warning
         for warning in self.fleet_warnings:
             yield "fleet_warnings", warning
+        for notice in self.tool_outages:
+            yield "tool_outages", notice
 
 
 class FleetProcessor:
@@ -76,6 +87,8 @@ class FleetProcessor:
         partitions: int = 0,
     ) -> None:
         settings = settings or FleetSettings()
+        self.settings = settings
+        self.outages = settings.outage_enabled
         self.monitor = FamilyMonitor(settings, fleet_stamp(settings, max_event_bytes))
         self.max_event_bytes = max_event_bytes
         self.partitions = partitions
@@ -105,28 +118,76 @@ class FleetProcessor:
             value, key, source, self.max_event_bytes, validate_unredacted, owns_topic=False
         )
         outcome = FleetRecordOutcome(passed_over=len(decoded.dead_letters))
+        for_tool = origin is not None and key is not None and key.startswith(TOOL_KEY_BYTES)
         for index, event in decoded.events:
-            root = event.payload.root(event.loop_id)
             at = origin or Origin(source.partition, source.offset, index)
-            if origin is None and self.partitions:
-                reroute = reroute_of(event.redacted(), root, self.partitions, at)
-                if reroute is not None:
-                    outcome.reroutes.append(reroute)
-                    continue
-            state = outcome.states.get(root) or load_state(root)
-            if state is None:
-                state = FamilyState(root)
-            elif event.occurred_at - state.updated_at > self.idle_ttl_s:
-                state = FamilyState(root, applied=state.applied)  # positions stay known
-            state.partition = source.partition
-            outcome.seen.append((event.event_id, event.loop_id))
-            outcome.states[root] = state
-            if state.applied.applied(at):
-                continue  # processed before a restart
-            state.applied.mark(at)
-            found = self.monitor.observe(state, event)
-            outcome.events += 1
-            if found is not None:
-                outcome.warnings.extend(found.warnings)
-                outcome.fleet_warnings.extend(found.fleet_warnings)
+            if for_tool:  # a failure routed to its tool's owner
+                self._tool_failure(event, source, load_state, at, outcome)
+                continue
+            if origin is None and self.outages and event.payload.failed:
+                target = tool_key(event.payload.action_type)
+                moved = (
+                    reroute_of(event.redacted(), target, self.partitions, at)
+                    if self.partitions
+                    else None
+                )
+                if moved is not None:
+                    outcome.reroutes.append(moved)
+                else:
+                    self._tool_failure(event, source, load_state, at, outcome)
+            self._family_event(event, source, load_state, origin, at, outcome)
         return outcome
+
+    def _family_event(
+        self,
+        event: ActionEvent,
+        source: SourcePosition,
+        load_state: FamilyLoader,
+        origin: Origin | None,
+        at: Origin,
+        outcome: FleetRecordOutcome,
+    ) -> None:
+        root = event.payload.root(event.loop_id)
+        if origin is None and self.partitions:
+            reroute = reroute_of(event.redacted(), root, self.partitions, at)
+            if reroute is not None:
+                outcome.reroutes.append(reroute)
+                return
+        state = outcome.states.get(root) or load_state(root)
+        if state is None:
+            state = FamilyState(root)
+        elif event.occurred_at - state.updated_at > self.idle_ttl_s:
+            state = FamilyState(root, applied=state.applied)  # positions stay known
+        state.partition = source.partition
+        outcome.seen.append((event.event_id, event.loop_id))
+        outcome.states[root] = state
+        if state.applied.applied(at):
+            return  # processed before a restart
+        state.applied.mark(at)
+        found = self.monitor.observe(state, event)
+        outcome.events += 1
+        if found is not None:
+            outcome.warnings.extend(found.warnings)
+            outcome.fleet_warnings.extend(found.fleet_warnings)
+
+    def _tool_failure(
+        self,
+        event: ActionEvent,
+        source: SourcePosition,
+        load_state: FamilyLoader,
+        at: Origin,
+        outcome: FleetRecordOutcome,
+    ) -> None:
+        key = tool_key(event.payload.action_type)
+        tool = outcome.states.get(key) or load_state(key)
+        if tool is None:
+            tool = ToolOutages(event.payload.action_type)
+        tool.partition = source.partition
+        outcome.states[key] = tool
+        if tool.applied.applied(at):
+            return
+        tool.applied.mark(at)
+        warnings, fleet_warnings, notices = tool.observe(event, self.settings, self.stamp)
+        outcome.warnings.extend(warnings)
+        outcome.fleet_warnings.extend(fleet_warnings)
+        outcome.tool_outages.extend(notices)

@@ -73,7 +73,12 @@ class LoopMonitor:
         self.uses_signature = any(REGISTRY[name].uses_signature for name in self.detectors)
 
     def observe(
-        self, state: LoopState, event: ActionEvent, origin: Origin | None = None
+        self,
+        state: LoopState,
+        event: ActionEvent,
+        origin: Origin | None = None,
+        *,
+        outage: bool = False,
     ) -> Findings | None:
         """Apply ``event`` to ``state``; None when it was applied or seen before.
 
@@ -92,6 +97,12 @@ class LoopMonitor:
                 state.mark_applied(origin)
             return None
 
+        if outage:
+            # a failure of a tool that fails for everyone (the fleet role's outage): not
+            # the agent's doing, so no detector counts it and no lesson is drawn from it
+            state.seq += 1
+            state.outage_failures += 1
+            return self._applied(state, event, origin, Findings(ReflectionLevel.NONE))
         same_step = payload.response_id is not None and payload.response_id == state.response_id
         state.response_id = payload.response_id
         state.seq += 1
@@ -168,6 +179,12 @@ class LoopMonitor:
         if payload.terminated and cfg.task_completion_budget:
             findings.requests.append(self._completion_request(state, event, level))
 
+        return self._applied(state, event, origin, findings)
+
+    @staticmethod
+    def _applied(
+        state: LoopState, event: ActionEvent, origin: Origin | None, findings: Findings
+    ) -> Findings:
         if origin is not None:
             state.mark_applied(origin)
         if not state.first_seen:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from loopwarden.agents.monitor.loop_monitor import LoopMonitor, Output
 from loopwarden.agents.monitor.state import LoopState
@@ -34,6 +34,9 @@ from loopwarden.schemas.records import decode_record
 from loopwarden.schemas.redaction import default_redactor
 from loopwarden.schemas.trace_context import carried
 from loopwarden.settings import DetectionSettings, Settings
+
+if TYPE_CHECKING:
+    from loopwarden.agents.fleet.outage_board import OutageBoard
 
 StateLoader = Callable[[str], LoopState | None]
 
@@ -139,6 +142,9 @@ class RecordProcessor:
         """Set by the worker when tracing is on: spans per event."""
         self.touched: set[str] = set()
         """Loops the last (or current) :meth:`process` call loaded or changed."""
+        self.outages: OutageBoard | None = None
+        """Set by the worker: the tool outages the fleet role announced (a failure one
+        covers is applied without running the detectors)."""
 
     @classmethod
     def for_settings(
@@ -204,8 +210,10 @@ class RecordProcessor:
             instrument = self.instrument
             scope = None if instrument is None else instrument.begin(event, source, headers)
             duplicates = state.duplicates
+            outages = self.outages
+            covered = outages is not None and bool(outages) and outages.covers(event)
             try:
-                findings = self.monitor.observe(state, event, at)
+                findings = self.monitor.observe(state, event, at, outage=covered)
             except BaseException as exc:
                 if scope is not None:
                     scope.fail(exc)

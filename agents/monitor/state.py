@@ -44,6 +44,8 @@ class LoopState:
     duplicates: int = 0
     """Events skipped because their id was already applied in this loop (from another
     position: a re-published id, not a replay)."""
+    outage_failures: int = 0
+    """Failures covered by a tool outage (the fleet role's): not counted against the agent."""
 
     def already_applied(self, origin: Origin) -> bool:
         """True when the event at ``origin`` was applied before (a replay)."""
@@ -83,6 +85,7 @@ class LoopState:
                 "off": self.applied.snapshot(),
                 "ts": [self.first_seen, self.last_seen],
                 "dup": self.duplicates,
+                "out": self.outage_failures,
             }
         )
 
@@ -111,6 +114,7 @@ class LoopState:
             first_seen=first_seen,
             last_seen=last_seen,
             duplicates=raw.get("dup", 0),
+            outage_failures=raw.get("out", 0),
         )
 
     @staticmethod

@@ -336,6 +336,7 @@ class Settings(BaseSettings):
                 "completions_reroute": f"{tag}.loop-completions-reroute",
                 "fleet_reroute": f"{tag}.fleet-reroute",
                 "fleet_warnings": f"{tag}.fleet-warnings",
+                "tool_outages": f"{tag}.tool-outages",
                 "partitions": partitions or self.topics.partitions,
             }
         )

@@ -80,6 +80,22 @@ class FleetSettings(BaseModel):
         None, gt=0, description="Cost summed over the family (resource_usage.cost_usd): warn."
     )
     budget_cost_stop: float | None = Field(None, gt=0, description="Cost: stop level.")
+    outage_loops: int = Field(
+        5,
+        ge=2,
+        description="The same tool failing with the same error (normalised) in this many "
+        "distinct loops within outage_window_s is an outage: one fleet warning, each "
+        "affected loop is told, and the monitor stops counting those failures against "
+        "the agents.",
+    )
+    outage_window_s: float = Field(60.0, gt=0, description="Event-time window of an outage.")
+    outage_quiet_s: float = Field(
+        120.0,
+        gt=0,
+        description="An outage is over when its error has not been seen for this long "
+        "(event time).",
+    )
+    outage_enabled: bool = Field(True, description="Detect tool outages across loops.")
     live_loop_ttl_s: float = Field(
         900.0,
         gt=0,

@@ -47,5 +47,10 @@ class TopicSettings(BaseModel):
         description="Warnings about a whole family or the fleet, keyed by the family's root "
         "loop id (each loop's own warnings go to the warnings topic too).",
     )
+    tool_outages: str = Field(
+        "loopwarden.tool-outages",
+        description="Tool outage notices (keyed by tool), which every monitor follows: a "
+        "failure an outage covers is not counted against the agent.",
+    )
     partitions: int = Field(8, ge=1)
     replication_factor: int = Field(1, ge=1)

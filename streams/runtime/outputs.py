@@ -55,6 +55,11 @@ def by_root(value: Value, settings: Settings) -> bytes:
     return _field(value, "root_loop_id").encode()
 
 
+def by_tool(value: Value, settings: Settings) -> bytes:
+    """Keyed by tool name (outage notices)."""
+    return _field(value, "tool").encode()
+
+
 def by_scope(value: Value, settings: Settings) -> bytes:
     """Keyed by memory scope (``*`` for a maintenance report)."""
     return _field(value, "scope").encode()
@@ -68,11 +73,12 @@ def by_memory(value: Value, settings: Settings) -> bytes:
     )
 
 
-Keying = Literal["loop", "family", "root", "scope", "memory"]
+Keying = Literal["loop", "family", "root", "tool", "scope", "memory"]
 KEYS: dict[Keying, Callable[[Value, Settings], bytes]] = {
     "loop": by_loop,
     "family": by_family,
     "root": by_root,
+    "tool": by_tool,
     "scope": by_scope,
     "memory": by_memory,
 }
@@ -105,6 +111,7 @@ ROUTES: dict[str, Route] = {
     "loop_completions": Route(lambda t: t.loop_completions, "family"),
     "decisions": Route(lambda t: t.decisions, "family"),
     "fleet_warnings": Route(lambda t: t.fleet_warnings, "root"),
+    "tool_outages": Route(lambda t: t.tool_outages, "tool"),
     "advice": Route(lambda t: t.advice, "loop", traced=True),
     "memory_writes": Route(lambda t: t.memory_writes, "memory"),
     "memory_outcomes": Route(lambda t: t.memory_outcomes, "scope"),

@@ -57,6 +57,7 @@ def topic_names(settings: Settings) -> list[str]:
         t.completions_reroute,
         t.fleet_reroute,
         t.fleet_warnings,
+        t.tool_outages,
         *([t.otlp_spans] if "otlp" in settings.roles else []),
     ]
 

@@ -1,0 +1,187 @@
+"""Tool outage: one tool failing with one error for many loops at once.
+
+A hundred agents retrying a tool that is down for everyone are each told "try a
+different action" by their own loop's failure detectors; the problem is not
+theirs. The fleet role routes every failed call to the owner of its tool (the
+fleet re-route topic, keyed ``tool\\x1f<action_type>``), where a
+:class:`ToolOutages` per tool keeps the failures of the last
+``fleet.outage_window_s`` (event time). ``fleet.outage_loops`` distinct loops
+failing with the same error (its first line, volatile tokens masked) is an outage:
+
+- one fleet warning (kind ``tool_outage``) on the fleet-warnings topic;
+- each affected loop, and each loop that fails the same way while it lasts, is told
+  once: the tool is failing for everyone, wait or use another;
+- an outage notice on the tool-outages topic, which every monitor follows
+  (:mod:`~loopwarden.agents.fleet.outage_board`): a failure it covers is not counted
+  against the agent.
+
+The outage is over when its error has not been seen for ``fleet.outage_quiet_s``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from loopwarden.agents import findings as findings_builder
+from loopwarden.agents.spin.normalise import normalised
+from loopwarden.schemas import codec
+from loopwarden.schemas.events import SCHEMA_VERSION, ActionEvent
+from loopwarden.schemas.ids import derived_id
+from loopwarden.schemas.levels import ReflectionLevel
+from loopwarden.schemas.positions import AppliedPositions
+from loopwarden.settings import FleetSettings
+
+Output = dict[str, Any]
+TOOL_KEY_PREFIX = "tool\x1f"
+MAX_FAILURES = 512
+"""Failures remembered per tool (within the window)."""
+MAX_TOLD = 2048
+"""Loops remembered as told, per outage."""
+
+
+def tool_key(tool: str) -> str:
+    """The routing key (and state key) of a tool's outage state."""
+    return TOOL_KEY_PREFIX + tool
+
+
+def error_digest(error: str | None) -> str:
+    """The digest of an error's first line, lower-cased, volatile tokens masked."""
+    first = (error or "").strip().split("\n", 1)[0]
+    return hashlib.sha1(normalised(first).encode(), usedforsecurity=False).hexdigest()[:16]
+
+
+@dataclass(slots=True)
+class ToolOutages:
+    """One tool's recent failures and its outages, by error digest."""
+
+    tool: str
+    partition: int = 0
+    failures: list[list[Any]] = field(default_factory=list)
+    """[error digest, loop id, event time], oldest first, within the window."""
+    outages: dict[str, list[Any]] = field(default_factory=dict)
+    """error digest → [since, last seen, error's first line, loops told]."""
+    updated_at: float = 0.0
+    applied: AppliedPositions = field(default_factory=AppliedPositions)
+
+    def observe(
+        self, event: ActionEvent, cfg: FleetSettings, stamp: Output | None
+    ) -> tuple[list[Output], list[Output], list[Output]]:
+        """Apply one failed call: (per-loop warnings, fleet warnings, outage notices)."""
+        at = event.occurred_at
+        error = (event.payload.error_message or "").strip().split("\n", 1)[0][:300]
+        digest = error_digest(error)
+        self.updated_at = max(self.updated_at, at)
+        outage = self.outages.get(digest)
+        if outage is not None and at - outage[1] > cfg.outage_quiet_s:
+            del self.outages[digest]  # over: a new one may start
+            outage = None
+        warnings: list[Output] = []
+        if outage is not None:
+            outage[1] = max(outage[1], at)
+            if event.loop_id not in outage[3]:
+                outage[3] = (outage[3] + [event.loop_id])[-MAX_TOLD:]
+                warnings.append(self._tell(event.loop_id, event, outage, cfg, stamp))
+            return warnings, [], [self._notice(digest, outage, cfg)]
+        self.failures.append([digest, event.loop_id, at])
+        self.failures = [f for f in self.failures if at - f[2] <= cfg.outage_window_s]
+        del self.failures[:-MAX_FAILURES]
+        loops = list(dict.fromkeys(f[1] for f in self.failures if f[0] == digest))
+        if len(loops) < cfg.outage_loops:
+            return [], [], []
+        outage = [min(f[2] for f in self.failures if f[0] == digest), at, error, loops]
+        self.outages[digest] = outage
+        self.failures = [f for f in self.failures if f[0] != digest]
+        warnings = [self._tell(loop, event, outage, cfg, stamp) for loop in loops]
+        return (
+            warnings,
+            [self._fleet_warning(event, outage, cfg, stamp)],
+            [self._notice(digest, outage, cfg)],
+        )
+
+    def _reason(self, outage: list[Any], cfg: FleetSettings) -> str:
+        error = outage[2] or "an error"
+        return (
+            f"the tool {self.tool!r} is failing for everyone: {len(outage[3])} runs got the "
+            f"same error within {cfg.outage_window_s:g} s ({error})"
+        )
+
+    def _tell(
+        self, loop: str, event: ActionEvent, outage: list[Any], cfg: FleetSettings, stamp: Any
+    ) -> Output:
+        reason = self._reason(outage, cfg)
+        suggestions = (
+            f"Wait and try {self.tool!r} again later, or use another tool.",
+            "This failure is not counted against this run.",
+        )
+        return findings_builder.warning(
+            kind="tool_outage",
+            loop_id=loop,
+            trigger_event_id=event.event_id,
+            level=ReflectionLevel.STANDARD.value,
+            reason=reason,
+            event_ids=(event.event_id,),
+            action_type=self.tool,
+            iteration=0,
+            timeline_message=f"TOOL OUTAGE: {reason}.\nSuggestions: " + " ".join(suggestions),
+            occurred_at=event.occurred_at,
+            stamp=stamp,
+            suggestions=suggestions,
+            next_actions=("wait", "use_another_tool"),
+            consecutive_count=len(outage[3]),
+        )
+
+    def _fleet_warning(
+        self, event: ActionEvent, outage: list[Any], cfg: FleetSettings, stamp: Any
+    ) -> Output:
+        return {
+            "warning_id": derived_id("tool_outage", tool_key(self.tool), event.event_id),
+            "schema_version": SCHEMA_VERSION,
+            "type": "fleet_warning",
+            "kind": "tool_outage",
+            "root_loop_id": tool_key(self.tool),
+            "tool": self.tool,
+            "error": outage[2],
+            "trigger_loop_id": event.loop_id,
+            "trigger_event_id": event.event_id,
+            "step": "warn",
+            "reason": self._reason(outage, cfg),
+            "suggestions": ["Fix or fail over the tool; the agents were told to wait."],
+            "agents": [],
+            "loop_ids": list(outage[3]),
+            "event_ids": [event.event_id],
+            "count": len(outage[3]),
+            "totals": {"loops": len(outage[3]), "steps": 0, "failures": len(outage[3])},
+            "occurred_at": event.occurred_at,
+            "produced_by": stamp,
+        }
+
+    def _notice(self, digest: str, outage: list[Any], cfg: FleetSettings) -> Output:
+        return {
+            "type": "tool_outage",
+            "tool": self.tool,
+            "error_digest": digest,
+            "error": outage[2],
+            "since": outage[0],
+            "until": outage[1] + cfg.outage_quiet_s,
+            "loops": len(outage[3]),
+        }
+
+    def snapshot(self) -> bytes:
+        return codec.dumps_state(
+            {
+                "v": 1,
+                "p": self.partition,
+                "f": self.failures,
+                "o": self.outages,
+                "off": self.applied.snapshot(),
+                "ts": self.updated_at,
+            }
+        )
+
+    @classmethod
+    def restore(cls, tool: str, data: bytes) -> ToolOutages:
+        raw = codec.loads_state(data)
+        applied = AppliedPositions.restore(raw["off"])
+        return cls(tool, raw["p"], raw["f"], raw["o"], raw["ts"], applied)

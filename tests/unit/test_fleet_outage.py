@@ -1,0 +1,171 @@
+"""Tool outages: the same tool failing the same way across loops, and what the monitor
+then does not count against an agent."""
+
+from __future__ import annotations
+
+import pytest
+
+from loopwarden.agents.fleet import FleetProcessor
+from loopwarden.agents.fleet.outage_board import OutageBoard
+from loopwarden.agents.fleet.tool_outage import ToolOutages, error_digest, tool_key
+from loopwarden.agents.monitor.records import RecordProcessor
+from loopwarden.schemas import codec
+from loopwarden.schemas.dead_letter import SourcePosition
+from loopwarden.schemas.events import validate_action
+from loopwarden.schemas.fleet import FleetWarning
+from loopwarden.schemas.positions import default_partition
+from loopwarden.schemas.warnings import LoopWarning
+from loopwarden.settings import DetectionSettings, FleetSettings
+
+DOWN = "503 Service Unavailable: upstream search-api-7f3c91a2 timed out after 30000 ms"
+
+
+def failure(loop: str, at: float, n: int, error: str = DOWN, tool: str = "web_search") -> dict:
+    return {
+        "event_id": f"{loop}-{n}",
+        "loop_id": loop,
+        "occurred_at": at,
+        "payload": {
+            "action_type": tool,
+            "params": {"q": f"q{n}"},
+            "success": False,
+            "error_message": error,
+        },
+    }
+
+
+def run(events: list[dict], **settings: object) -> tuple[list, list, list]:
+    processor = FleetProcessor(FleetSettings(**settings))
+    states: dict = {}
+    warnings, fleet, notices = [], [], []
+    for offset, event in enumerate(events):
+        out = processor.process(
+            codec.dumps(event), None, SourcePosition("a", 0, offset), states.get
+        )
+        states.update(out.states)
+        warnings += out.warnings
+        fleet += out.fleet_warnings
+        notices += out.tool_outages
+    return warnings, fleet, notices
+
+
+def test_five_loops_failing_alike_within_a_minute_is_one_outage_and_each_loop_is_told():
+    events = [
+        failure(f"loop-{n}", 1000 + 10 * n, 0, DOWN.replace("7f3c91a2", f"{n}a{n}b05c9e"))
+        for n in range(5)
+    ]
+    warnings, fleet, notices = run(events)
+    [outage] = fleet
+    FleetWarning.model_validate(outage)
+    assert outage["kind"] == "tool_outage" and outage["tool"] == "web_search"
+    assert outage["trigger_event_id"] == "loop-4-0" and outage["count"] == 5
+    assert sorted(w["loop_id"] for w in warnings) == [f"loop-{n}" for n in range(5)]
+    for warning in warnings:
+        LoopWarning.model_validate(warning)
+        assert "failing for everyone" in warning["reason"]
+    [notice] = notices
+    assert notice["since"] == 1000 and notice["until"] == 1040 + 120
+
+
+def test_a_loop_failing_the_same_way_during_the_outage_is_told_once_and_the_notice_extends():
+    events = [failure(f"loop-{n}", 1000 + n, 0) for n in range(5)]
+    events += [failure("late", 1100, 0), failure("late", 1101, 1), failure("loop-0", 1102, 1)]
+    warnings, fleet, notices = run(events)
+    assert len(fleet) == 1
+    assert [w["loop_id"] for w in warnings[5:]] == ["late"]
+    assert [n["until"] for n in notices] == [1004 + 120, 1100 + 120, 1101 + 120, 1102 + 120]
+
+
+NOT_OUTAGES = [
+    # four loops: one short
+    [failure(f"loop-{n}", 1000 + n, 0) for n in range(4)],
+    # one loop failing five times
+    [failure("loop-0", 1000 + n, n) for n in range(5)],
+    # five loops, but spread over more than the window
+    [failure(f"loop-{n}", 1000 + 20 * n, 0) for n in range(5)],
+    # five loops, five different errors
+    [failure(f"loop-{n}", 1000 + n, 0, f"{word} not found") for n, word in enumerate("abcde")],
+    # five loops, five tools
+    [failure(f"loop-{n}", 1000 + n, 0, tool=f"tool-{n}") for n in range(5)],
+]
+
+
+@pytest.mark.parametrize("events", NOT_OUTAGES)
+def test_no_outage(events):
+    warnings, fleet, notices = run(events)
+    assert (warnings, fleet, notices) == ([], [], [])
+
+
+def test_the_outage_is_over_after_its_quiet_time_and_may_start_again():
+    first = [failure(f"loop-{n}", 1000 + n, 0) for n in range(5)]
+    again = [failure(f"next-{n}", 2000 + n, 0) for n in range(5)]
+    _, fleet, _ = run(first + again)
+    assert [w["trigger_event_id"] for w in fleet] == ["loop-4-0", "next-4-0"]
+
+
+def test_error_digests_mask_volatile_tokens_and_read_the_first_line():
+    assert error_digest(DOWN) == error_digest(
+        DOWN.replace("30000", "31000").replace("7f3c91a2", "9e1d05b7")
+    )
+    assert error_digest("boom\ntrace 1") == error_digest("boom\ntrace 2")
+    assert error_digest("not found: a") != error_digest("permission denied: a")
+
+
+def test_the_outage_state_survives_a_snapshot():
+    state = ToolOutages("web_search")
+    cfg = FleetSettings()
+    for n in range(3):
+        state.observe(validate_action(failure(f"loop-{n}", 1000 + n, 0)), cfg, None)
+    state = ToolOutages.restore("web_search", state.snapshot())
+    for n in range(3, 5):
+        _, fleet, _ = state.observe(validate_action(failure(f"loop-{n}", 1000 + n, 0)), cfg, None)
+    assert len(fleet) == 1
+
+
+def test_a_failure_goes_to_its_tools_partition():
+    processor = FleetProcessor(partitions=8)
+    event = failure("loop-a", 1000, 0)
+    home = default_partition(b"loop-a", 8)
+    target = default_partition(tool_key("web_search").encode(), 8)
+    out = processor.process(
+        codec.dumps(event), b"loop-a", SourcePosition("a", home, 0), lambda _: None
+    )
+    moved = [r for r in out.reroutes if r.key == tool_key("web_search").encode()]
+    assert (len(moved) == 1) is (target != home)
+    if moved:
+        again = processor.process(
+            moved[0].value,
+            moved[0].key,
+            SourcePosition("rr", target, 0),
+            lambda _: None,
+            moved[0].origin,
+        )
+        assert list(again.states) == [tool_key("web_search")] and again.events == 0
+
+
+def monitor_warnings(board: OutageBoard | None, events: list[dict]) -> list[str]:
+    processor = RecordProcessor(DetectionSettings(profile="seed"))
+    processor.outages = board
+    states: dict = {}
+    kinds = []
+    for offset, event in enumerate(events):
+        out = processor.process(
+            codec.dumps(event), None, SourcePosition("a", 0, offset), states.get
+        )
+        states.update(out.states)
+        kinds += [w["kind"] for w in out.warnings]
+    return kinds
+
+
+def test_the_monitor_does_not_count_a_failure_an_outage_covers():
+    board = OutageBoard()
+    board.note(
+        {"tool": "web_search", "error_digest": error_digest(DOWN), "since": 1000, "until": 1100}
+    )
+    during = [failure("mine", 1010 + n, n) for n in range(4)]
+    assert monitor_warnings(None, during)  # without the outage: the seed warns every failure
+    assert monitor_warnings(board, during) == []
+    assert board.suppressed == 4
+    other_error = [failure("mine", 1010, 0, "401 Unauthorized")]
+    after = [failure("mine", 1200, 0)]
+    assert monitor_warnings(board, other_error) and monitor_warnings(board, after)
