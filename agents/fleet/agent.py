@@ -47,6 +47,7 @@ def register_fleet(app: LoopwardenApp, resources: WorkerResources) -> Any:
     store = TableStore(table, app.sink)
     limits = settings.limits
     processor = FleetProcessor.for_settings(settings, partitions=names.partitions)
+    app.loop_health.tools = processor.tally
     sweeper = IdleLoopSweeper(
         settings.fleet.idle_family_ttl_s, limits.expiry_sweep_interval_s, limits.max_clock_skew_s
     )

@@ -22,6 +22,7 @@ from typing import Any
 from loopwarden.agents.fleet.family_monitor import FamilyMonitor, Output
 from loopwarden.agents.fleet.state import FamilyState
 from loopwarden.agents.fleet.tool_outage import TOOL_KEY_PREFIX, ToolOutages, tool_key
+from loopwarden.agents.fleet.tool_tally import RecentCalls, ToolTally
 from loopwarden.agents.monitor.records import Reroute, reroute_of
 from loopwarden.agents.provenance import fleet_stamp
 from loopwarden.schemas.dead_letter import SourcePosition
@@ -90,6 +91,10 @@ class FleetProcessor:
         self.settings = settings
         self.outages = settings.outage_enabled
         self.monitor = FamilyMonitor(settings, fleet_stamp(settings, max_event_bytes))
+        self.tally = ToolTally()
+        """How each tool fares across the loops seen here (the loop-health page)."""
+        self.recent = RecentCalls()
+        """Each tool's last calls here: which failures may be an outage's."""
         self.max_event_bytes = max_event_bytes
         self.partitions = partitions
         self.idle_ttl_s = settings.idle_family_ttl_s
@@ -124,7 +129,15 @@ class FleetProcessor:
             if for_tool:  # a failure routed to its tool's owner
                 self._tool_failure(event, source, load_state, at, outcome)
                 continue
-            if origin is None and self.outages and event.payload.failed:
+            payload = event.payload
+            if origin is None and self.outages and payload.turn != "message":
+                self.recent.count(payload.action_type, payload.failed)
+            if (
+                origin is None
+                and self.outages
+                and payload.failed
+                and self._tool_down(payload.action_type)
+            ):
                 target = tool_key(event.payload.action_type)
                 moved = (
                     reroute_of(event.redacted(), target, self.partitions, at)
@@ -137,6 +150,10 @@ class FleetProcessor:
                     self._tool_failure(event, source, load_state, at, outcome)
             self._family_event(event, source, load_state, origin, at, outcome)
         return outcome
+
+    def _tool_down(self, tool: str) -> bool:
+        """The tool fails for enough of its recent calls here, and has worked before."""
+        return self.recent.down(tool, self.settings.outage_failure_share)
 
     def _family_event(
         self,
@@ -164,6 +181,9 @@ class FleetProcessor:
         if state.applied.applied(at):
             return  # processed before a restart
         state.applied.mark(at)
+        payload = event.payload
+        if payload.turn != "message":
+            self.tally.count(payload.action_type, event.loop_id, payload.failed, event.occurred_at)
         found = self.monitor.observe(state, event)
         outcome.events += 1
         if found is not None:

@@ -3,10 +3,14 @@
 A hundred agents retrying a tool that is down for everyone are each told "try a
 different action" by their own loop's failure detectors; the problem is not
 theirs. The fleet role routes every failed call to the owner of its tool (the
-fleet re-route topic, keyed ``tool\\x1f<action_type>``), where a
+fleet re-route topic, keyed ``tool\\x1f<action_type>``) — when, on the worker that
+reads it, the tool fails for at least ``fleet.outage_failure_share`` of its last 20
+calls and has worked there before (a tool that never works, or that fails now and
+then for an agent's own reasons, is not down) — where a
 :class:`ToolOutages` per tool keeps the failures of the last
 ``fleet.outage_window_s`` (event time). ``fleet.outage_loops`` distinct loops
-failing with the same error (its first line, volatile tokens masked) is an outage:
+failing with the same error (all of it, volatile tokens masked) is
+an outage:
 
 - one fleet warning (kind ``tool_outage``) on the fleet-warnings topic;
 - each affected loop, and each loop that fails the same way while it lasts, is told
@@ -46,10 +50,16 @@ def tool_key(tool: str) -> str:
     return TOOL_KEY_PREFIX + tool
 
 
+ERROR_CHARS = 2000
+
+
 def error_digest(error: str | None) -> str:
-    """The digest of an error's first line, lower-cased, volatile tokens masked."""
-    first = (error or "").strip().split("\n", 1)[0]
-    return hashlib.sha1(normalised(first).encode(), usedforsecurity=False).hexdigest()[:16]
+    """The digest of a whole error (up to 2,000 characters), lower-cased, volatile
+    tokens masked: a service's 503 with another request id is the same error; an
+    agent's own traceback or failing test run, which names its files, tests and
+    values after a common header, is not another agent's."""
+    text = (error or "").strip()[:ERROR_CHARS]
+    return hashlib.sha1(normalised(text).encode(), usedforsecurity=False).hexdigest()[:16]
 
 
 @dataclass(slots=True)

@@ -89,6 +89,15 @@ class FleetSettings(BaseModel):
         "the agents.",
     )
     outage_window_s: float = Field(60.0, gt=0, description="Event-time window of an outage.")
+    outage_failure_share: float = Field(
+        0.5,
+        gt=0,
+        le=1,
+        description="A failure counts towards an outage only while its tool fails for at "
+        "least this share of its last 20 calls (as seen by the worker reading them) and has "
+        "worked there before: a tool that never works, or fails now and then for an "
+        "agent's own reasons, is not down.",
+    )
     outage_quiet_s: float = Field(
         120.0,
         gt=0,

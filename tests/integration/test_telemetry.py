@@ -34,6 +34,7 @@ from loopwarden.streams.client.publisher import AsyncPublisher
 from loopwarden.streams.client.subscriber import WarningSubscriber
 from loopwarden.streams.tools.broker import free_port
 
+from .browser import CHROMIUM, CHROMIUM_FLAGS
 from .conftest import WorkerProcess, create_topics, isolated_settings
 
 pytestmark = pytest.mark.integration
@@ -415,18 +416,6 @@ async def test_loop_health_page_shows_a_spinning_loop_and_updates(telemetry_work
             assert shot.stat().st_size > 10_000  # a rendered page, looked at by people too
         finally:
             await browser.close()
-
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 async def test_worker_logs_its_lifecycle_and_a_summary_at_the_default_level(telemetry_worker):

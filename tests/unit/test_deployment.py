@@ -223,6 +223,7 @@ def exported_metric_names() -> tuple[set[str], set[str]]:
     metrics.processed("monitor_actions", 0.001)
     metrics.warning("action_type_spin", "minimal")
     metrics.warning_latency("action_type_spin", 0.01)
+    metrics.fleet_warning("delegation_cycle", "stop")
     metrics.dead_letter("decode")
     metrics.memory_rows(1)
     samples = [

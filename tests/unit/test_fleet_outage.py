@@ -34,6 +34,19 @@ def failure(loop: str, at: float, n: int, error: str = DOWN, tool: str = "web_se
     }
 
 
+def success(loop: str, at: float, tool: str = "web_search") -> dict:
+    return {
+        "event_id": f"{loop}-ok-{at}",
+        "loop_id": loop,
+        "occurred_at": at,
+        "payload": {"action_type": tool, "params": {"q": "x"}, "result": "3 hits"},
+    }
+
+
+WORKED = [success("earlier", 990.0)]
+"""The tool worked a moment before (a tool that never works is not down)."""
+
+
 def run(events: list[dict], **settings: object) -> tuple[list, list, list]:
     processor = FleetProcessor(FleetSettings(**settings))
     states: dict = {}
@@ -54,7 +67,7 @@ def test_five_loops_failing_alike_within_a_minute_is_one_outage_and_each_loop_is
         failure(f"loop-{n}", 1000 + 10 * n, 0, DOWN.replace("7f3c91a2", f"{n}a{n}b05c9e"))
         for n in range(5)
     ]
-    warnings, fleet, notices = run(events)
+    warnings, fleet, notices = run(WORKED + events)
     [outage] = fleet
     FleetWarning.model_validate(outage)
     assert outage["kind"] == "tool_outage" and outage["tool"] == "web_search"
@@ -68,7 +81,7 @@ def test_five_loops_failing_alike_within_a_minute_is_one_outage_and_each_loop_is
 
 
 def test_a_loop_failing_the_same_way_during_the_outage_is_told_once_and_the_notice_extends():
-    events = [failure(f"loop-{n}", 1000 + n, 0) for n in range(5)]
+    events = WORKED + [failure(f"loop-{n}", 1000 + n, 0) for n in range(5)]
     events += [failure("late", 1100, 0), failure("late", 1101, 1), failure("loop-0", 1102, 1)]
     warnings, fleet, notices = run(events)
     assert len(fleet) == 1
@@ -87,19 +100,25 @@ NOT_OUTAGES = [
     [failure(f"loop-{n}", 1000 + n, 0, f"{word} not found") for n, word in enumerate("abcde")],
     # five loops, five tools
     [failure(f"loop-{n}", 1000 + n, 0, tool=f"tool-{n}") for n in range(5)],
+    # a tool that never works here: its failures are its nature, not an outage
+    [failure(f"loop-{n}", 1000 + n, 0) for n in range(6)],
+    # five loops fail alike, but most calls of the tool succeed: not down for everyone
+    [success(f"busy-{n}", 995 + n * 0.1) for n in range(20)]
+    + [failure(f"loop-{n}", 1000 + n, 0) for n in range(5)],
 ]
 
 
 @pytest.mark.parametrize("events", NOT_OUTAGES)
 def test_no_outage(events):
-    warnings, fleet, notices = run(events)
+    worked = [] if events[0]["loop_id"].startswith("busy") or len(events) == 6 else WORKED
+    warnings, fleet, notices = run(worked + events)
     assert (warnings, fleet, notices) == ([], [], [])
 
 
 def test_the_outage_is_over_after_its_quiet_time_and_may_start_again():
     first = [failure(f"loop-{n}", 1000 + n, 0) for n in range(5)]
     again = [failure(f"next-{n}", 2000 + n, 0) for n in range(5)]
-    _, fleet, _ = run(first + again)
+    _, fleet, _ = run(WORKED + first + [success("between", 1990.0)] + again)
     assert [w["trigger_event_id"] for w in fleet] == ["loop-4-0", "next-4-0"]
 
 
@@ -126,6 +145,8 @@ def test_a_failure_goes_to_its_tools_partition():
     processor = FleetProcessor(partitions=8)
     event = failure("loop-a", 1000, 0)
     home = default_partition(b"loop-a", 8)
+    worked = success("loop-a", 999.0)
+    processor.process(codec.dumps(worked), b"loop-a", SourcePosition("a", home, 0), lambda _: None)
     target = default_partition(tool_key("web_search").encode(), 8)
     out = processor.process(
         codec.dumps(event), b"loop-a", SourcePosition("a", home, 0), lambda _: None

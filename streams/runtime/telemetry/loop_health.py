@@ -46,6 +46,10 @@ class LoopHealth:
         self.fleet_recent: deque[dict[str, Any]] = deque(maxlen=recent)
         self.trees: OrderedDict[str, Any] = OrderedDict()
         """Root loop id → the family's latest state (read when the page asks)."""
+        self.tools: Any = None
+        """The fleet role's :class:`~loopwarden.agents.fleet.tool_tally.ToolTally`."""
+        self.outages: dict[str, dict[str, Any]] = {}
+        """Tool → its last outage (from the tool_outage fleet warnings)."""
 
     def warning(self, warning: dict[str, Any], now: float | None = None) -> None:
         """Note one warning sent."""
@@ -100,6 +104,12 @@ class LoopHealth:
 
     def fleet(self, warning: dict[str, Any], now: float | None = None) -> None:
         """Note one fleet warning sent."""
+        if warning.get("tool"):
+            self.outages[str(warning["tool"])] = {
+                "since": warning["occurred_at"],
+                "error": warning.get("error"),
+                "loops": warning.get("count"),
+            }
         self.fleet_recent.appendleft(
             {
                 "at": time.time() if now is None else now,
@@ -147,6 +157,12 @@ class LoopHealth:
             )
         return out
 
+    def _tools(self) -> list[dict[str, Any]]:
+        rows = self.tools.rows() if self.tools is not None else []
+        for row in rows:
+            row["outage"] = self.outages.get(row["tool"])
+        return rows
+
     def snapshot(self, now: float | None = None) -> dict[str, Any]:
         """The page's data: JSON-ready."""
         now = time.time() if now is None else now
@@ -169,5 +185,9 @@ class LoopHealth:
             "recent_warnings": list(self.recent),
             "spinning_loops": spinning,
             "families": list(reversed(self.families.values())),
-            "fleet": {"families": self._trees(now), "warnings": list(self.fleet_recent)},
+            "fleet": {
+                "families": self._trees(now),
+                "warnings": list(self.fleet_recent),
+                "tools": self._tools(),
+            },
         }

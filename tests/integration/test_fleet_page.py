@@ -1,0 +1,132 @@
+"""The loop-health page's fleet view in headless Chromium: a family as a tree coloured by
+what each loop was told, a tool in outage, the fleet warnings — and a screenshot of the
+tree whose pixels say the family was stopped."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import uuid
+
+import pytest
+
+from loopwarden.streams.client.publisher import AsyncPublisher
+from loopwarden.streams.tools.broker import free_port
+
+from .browser import CHROMIUM, CHROMIUM_FLAGS
+from .conftest import isolated_settings
+
+pytestmark = pytest.mark.integration
+
+TASK = "Summarise the open invoices of ACME for November"
+ERROR = "503 Service Unavailable: upstream ledger timed out (request {})"
+STOP_RGB = (0xFE, 0xE4, 0xE2)  # .node.told-stop's background
+WARN_RGB = (0xFE, 0xF0, 0xC7)  # .node.told-warn's
+
+# share of a screenshot's pixels within 6 of ``rgb`` on every channel, counted by the
+# browser itself (a canvas): no image library needed
+COUNT_PIXELS = """async ([png, rgb]) => {
+  const image = new Image();
+  image.src = "data:image/png;base64," + png;
+  await image.decode();
+  const canvas = document.createElement("canvas");
+  canvas.width = image.width; canvas.height = image.height;
+  const context = canvas.getContext("2d");
+  context.drawImage(image, 0, 0);
+  const data = context.getImageData(0, 0, image.width, image.height).data;
+  let hits = 0;
+  for (let i = 0; i < data.length; i += 4) {
+    if (Math.abs(data[i] - rgb[0]) <= 6 && Math.abs(data[i + 1] - rgb[1]) <= 6
+        && Math.abs(data[i + 2] - rgb[2]) <= 6) hits++;
+  }
+  return hits / (data.length / 4);
+}"""
+
+
+def test_the_fleet_view_shows_a_stopped_family_as_a_tree_and_a_tool_in_outage(
+    broker, worker_factory, tmp_path
+):
+    from playwright.async_api import async_playwright
+
+    settings = isolated_settings(broker, "fleet-page")
+    settings = settings.model_copy(
+        update={
+            "roles": frozenset({"monitor", "fleet"}),
+            "web_port": free_port(),
+            "api": settings.api.model_copy(update={"token": "t0ken"}),
+        }
+    )
+    worker_factory(settings)
+    tag = uuid.uuid4().hex[:6]
+    root = f"{tag}-planner"
+    chain = [(root, "planner", None)]
+    for n in range(1, 6):  # planner → clerk → planner → clerk → planner → clerk
+        chain.append((f"{tag}-{n}", "clerk" if n % 2 else "planner", chain[-1][0]))
+
+    async def publish() -> None:
+        async with AsyncPublisher(settings) as publisher:
+            for loop, agent, parent in chain:
+                family = {} if parent is None else {"parent_loop_id": parent, "root_loop_id": root}
+                await publisher.publish(loop, "delegate", agent=agent, task=TASK, **family)
+            await publisher.publish(f"{tag}-ok", "ledger_lookup", result="12 invoices")
+            for n in range(5):
+                error = ERROR.format(f"{n:02x}d00dfeed")
+                await publisher.publish(
+                    f"{tag}-books-{n}", "ledger_lookup", success=False, error_message=error
+                )
+            await publisher.flush()
+
+    async def look() -> None:
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(
+                executable_path=CHROMIUM, args=CHROMIUM_FLAGS
+            )
+            try:
+                page = await browser.new_page(viewport={"width": 1200, "height": 900})
+                await page.goto(
+                    f"http://127.0.0.1:{settings.web_port}/loops?interval=0.3#token=t0ken"
+                )
+                await page.wait_for_function(
+                    "document.getElementById('status').textContent === 'ready'", timeout=30_000
+                )
+                await publish()
+                family = page.locator(f'#fleet-families .family[data-key="{root}"]')
+                await family.wait_for(timeout=30_000)
+                stopped = f'#fleet-families .family[data-key="{root}"] .node.told-stop'
+                await page.wait_for_function(  # every loop of the chain told to stop
+                    f"""document.querySelectorAll('{stopped}').length === 6""", timeout=30_000
+                )
+                assert "stopped" in (await family.get_attribute("class"))
+                # a tree: each loop nested under its parent
+                for loop, _, parent in chain[1:]:
+                    nested = family.locator(f'li:has(> [data-key="{parent}"]) [data-key="{loop}"]')
+                    assert await nested.count() == 1, f"{loop} is not under {parent}"
+                labels = await family.locator(".node").all_text_contents()
+                assert labels[0] == f"planner · {root}"
+                tool = page.locator('#fleet-tools tr[data-key="ledger_lookup"]')
+                await page.wait_for_function(
+                    """document.querySelector('#fleet-tools tr[data-key="ledger_lookup"]')
+                        ?.cells[6].textContent.includes('503 Service Unavailable')""",
+                    timeout=30_000,
+                )
+                cells = await tool.locator("td").all_text_contents()
+                assert cells[1:4] == ["6", "5", "83 %"] and cells[5] == "5"
+                kinds = await page.locator(
+                    "#fleet-warnings tbody td:nth-child(3)"
+                ).all_text_contents()
+                assert sorted(kinds) == ["delegation_cycle", "delegation_cycle", "tool_outage"]
+
+                shot = await family.screenshot(path=str(tmp_path / "family.png"))
+                stop_share = await page.evaluate(
+                    COUNT_PIXELS, [base64.b64encode(shot).decode(), STOP_RGB]
+                )
+                warn_share = await page.evaluate(
+                    COUNT_PIXELS, [base64.b64encode(shot).decode(), WARN_RGB]
+                )
+                assert stop_share > 0.05, stop_share  # the stopped loops' colour fills the tree
+                assert warn_share == 0.0  # no loop is left at "warned"
+                await page.screenshot(path=str(tmp_path / "fleet.png"), full_page=True)
+            finally:
+                await browser.close()
+
+    asyncio.run(look())
