@@ -75,3 +75,17 @@ def published_events(settings: Settings, loop_id: str, count: int) -> list[dict]
                     return found
 
     return asyncio.run(asyncio.wait_for(read(), 60))
+
+
+def loops_on_one_partition(prefix: str, count: int, partitions: int) -> list[str]:
+    """``count`` loop ids that share one partition: a worker reads their events in the
+    order they were published (events of several partitions interleave as they come)."""
+    home = default_partition(f"{prefix}-0".encode(), partitions)
+    found = []
+    for n in itertools.count():
+        candidate = f"{prefix}-{n}"
+        if default_partition(candidate.encode(), partitions) == home:
+            found.append(candidate)
+            if len(found) == count:
+                return found
+    raise AssertionError("unreachable")

@@ -13,6 +13,7 @@ from loopwarden.streams.client.json_subscribers import FleetWarningSubscriber
 from loopwarden.streams.client.publisher import AsyncPublisher
 from loopwarden.streams.client.subscriber import WarningSubscriber
 
+from .adapter_harness import loops_on_one_partition
 from .conftest import create_topics, isolated_settings
 
 pytestmark = pytest.mark.integration
@@ -20,9 +21,13 @@ pytestmark = pytest.mark.integration
 ERROR = "503 Service Unavailable: upstream gateway timed out (request {})"
 
 
-async def next_matching(subscriber, keep, timeout_s: float = 60.0):
+async def next_matching(items, keep, timeout_s: float = 60.0):
+    """The next item of the iterator ``items`` that ``keep`` accepts (one iterator for
+    the whole test: a batch's other items stay in it)."""
+
     async def first():
-        async for item in subscriber:
+        while True:
+            item = await anext(items)
             if keep(item):
                 return item
 
@@ -36,15 +41,19 @@ def test_an_outage_is_one_fleet_warning_each_loop_is_told_and_failures_stop_coun
     create_topics(settings)
     worker_factory(settings)
     tag = uuid.uuid4().hex[:6]
-    loops = [f"{tag}-agent-{n}" for n in range(5)]
+    # one partition: the worker reads the tool's success before its failures, and the
+    # late failures after the outage, in the order they were published
+    earlier, *loops = loops_on_one_partition(f"{tag}-agent", 6, settings.topics.partitions)
+    lates = loops_on_one_partition(f"{tag}-late", 20, settings.topics.partitions)
 
     async def scenario():
         async with (
             AsyncPublisher(settings) as publisher,
-            WarningSubscriber(settings, from_beginning=True) as warnings,
-            FleetWarningSubscriber(settings, from_beginning=True) as fleet,
+            WarningSubscriber(settings, from_beginning=True) as warning_subscriber,
+            FleetWarningSubscriber(settings, from_beginning=True) as fleet_subscriber,
         ):
-            await publisher.publish(f"{tag}-earlier", "web_search", result="3 hits")  # it worked
+            warnings, fleet = aiter(warning_subscriber), aiter(fleet_subscriber)
+            await publisher.publish(earlier, "web_search", result="3 hits")  # it worked
             for n, loop in enumerate(loops):
                 error = ERROR.format(f"{n:04x}c0ffee{n}")
                 await publisher.publish(loop, "web_search", success=False, error_message=error)
@@ -60,7 +69,7 @@ def test_an_outage_is_one_fleet_warning_each_loop_is_told_and_failures_stop_coun
             # a failure the outage covers is not counted: no action_failed for it (a
             # spin of another action after it is the barrier that says it was applied)
             for attempt in range(20):
-                late = f"{tag}-late-{attempt}"
+                late = lates[attempt]
                 error = ERROR.format(f"{attempt:04x}beef")
                 failure = await publisher.publish(
                     late, "web_search", success=False, error_message=error
@@ -68,8 +77,10 @@ def test_an_outage_is_one_fleet_warning_each_loop_is_told_and_failures_stop_coun
                 for _ in range(3):
                     await publisher.publish(late, "read_file", params={"path": "a.py"})
                 await publisher.flush()
-                kinds = []
-                while "action_type_spin" not in kinds:
+                kinds: list[str] = []
+                # the monitor's spin warning says the failure was applied; the fleet's
+                # tool_outage warning for it comes from another agent, in any order
+                while "action_type_spin" not in kinds or "failure:tool_outage" not in kinds:
                     warning = await next_matching(warnings, lambda w, late=late: w.loop_id == late)
                     kinds.append(
                         str(warning.kind)

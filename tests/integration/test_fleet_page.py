@@ -8,11 +8,13 @@ import asyncio
 import base64
 import uuid
 
+import aiohttp
 import pytest
 
 from loopwarden.streams.client.publisher import AsyncPublisher
 from loopwarden.streams.tools.broker import free_port
 
+from .adapter_harness import loops_on_one_partition
 from .browser import CHROMIUM, CHROMIUM_FLAGS
 from .conftest import isolated_settings
 
@@ -68,15 +70,28 @@ def test_the_fleet_view_shows_a_stopped_family_as_a_tree_and_a_tool_in_outage(
             for loop, agent, parent in chain:
                 family = {} if parent is None else {"parent_loop_id": parent, "root_loop_id": root}
                 await publisher.publish(loop, "delegate", agent=agent, task=TASK, **family)
-            await publisher.publish(f"{tag}-ok", "ledger_lookup", result="12 invoices")
-            for n in range(5):
+            # one partition: the worker reads the lookup that worked before the failures
+            worked, *books = loops_on_one_partition(f"{tag}-books", 6, settings.topics.partitions)
+            await publisher.publish(worked, "ledger_lookup", result="12 invoices")
+            for n, loop in enumerate(books):
                 error = ERROR.format(f"{n:02x}d00dfeed")
-                await publisher.publish(
-                    f"{tag}-books-{n}", "ledger_lookup", success=False, error_message=error
-                )
+                await publisher.publish(loop, "ledger_lookup", success=False, error_message=error)
             await publisher.flush()
 
+    async def ready() -> None:  # the worker's web server answers once it has joined
+        async with aiohttp.ClientSession() as session:
+            for _ in range(300):
+                try:
+                    async with session.get(f"http://127.0.0.1:{settings.web_port}/ready") as r:
+                        if r.status == 200:
+                            return
+                except aiohttp.ClientError:
+                    pass
+                await asyncio.sleep(0.3)  # polling the endpoint until it answers
+        raise AssertionError("the worker never got ready")
+
     async def look() -> None:
+        await ready()
         async with async_playwright() as playwright:
             browser = await playwright.chromium.launch(
                 executable_path=CHROMIUM, args=CHROMIUM_FLAGS
