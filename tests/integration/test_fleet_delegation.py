@@ -182,3 +182,18 @@ def test_a_two_agent_delegation_cycle_is_warned_then_every_loop_is_stopped(ladde
         f"[fleet {root}] delegation_cycle (warn): {warned.reason}",
         f"[fleet {root}] delegation_cycle (stop): {stopped.reason}",
     ]
+
+    # an audit reproduces the family's decisions from the actions topic alone: the
+    # family's events travel on the root's partition, in the order the worker read them
+    args = ["replay", "--json", "--no-progress", "--loop", root]
+    audit = subprocess.run(
+        [sys.executable, "-m", "loopwarden", *args],
+        env={**os.environ, **settings_env(settings)},
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert audit.returncode == 0, audit.stderr.decode()[-3000:]
+    totals = orjson.loads(audit.stdout)["totals"]
+    assert totals["missing"] == totals["unexpected"] == totals["changed"] == 0, totals
+    assert totals["matched"] >= 4  # the two fleet warnings and the root's warn and stop
