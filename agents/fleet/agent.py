@@ -3,7 +3,8 @@
 The agent reads the actions topic (second to the monitor) and the fleet re-route
 topic as one stream, hands each record to :class:`FleetProcessor`, keeps the
 families it changed in the ``fleet-family`` table (keyed by root loop id, so a
-family's state lives with its root's partition) and sends each loop's warnings
+family's state lives with its root's partition; written once per offset commit, as
+the monitor's loop states are) and sends each loop's warnings
 to the warnings topic and one fleet warning per finding to the fleet-warnings
 topic. Failed calls are routed to their tool's owner on the same re-route topic
 (:mod:`~loopwarden.agents.fleet.tool_outage`); its outage notices go to the
@@ -22,6 +23,7 @@ from loopwarden.agents.fleet.records import FleetProcessor
 from loopwarden.agents.fleet.state import FamilyState
 from loopwarden.agents.fleet.tool_outage import TOOL_KEY_PREFIX, ToolOutages
 from loopwarden.agents.monitor.expiry import IdleLoopSweeper, trusted_event_time
+from loopwarden.agents.monitor.pending_states import PendingStates
 from loopwarden.schemas.positions import origin_from_headers
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.capability_runner import run_capability
@@ -45,6 +47,8 @@ def register_fleet(app: LoopwardenApp, resources: WorkerResources) -> Any:
         help="Per-family fleet state (loop tree, sums, ladder, fleet detectors).",
     )
     store = TableStore(table, app.sink)
+    pending = PendingStates(store, restore=restore_state)  # written once per commit
+    app.sink.before_commit(pending.write_gradually)
     limits = settings.limits
     processor = FleetProcessor.for_settings(settings, partitions=names.partitions)
     app.loop_health.tools = processor.tally
@@ -54,30 +58,30 @@ def register_fleet(app: LoopwardenApp, resources: WorkerResources) -> Any:
     passed_over = 0
 
     def load_state(key: str) -> FamilyState | ToolOutages | None:
-        data = store.get(key.encode())
-        if not data:
-            return None
-        if key.startswith(TOOL_KEY_PREFIX):
-            return ToolOutages.restore(key[len(TOOL_KEY_PREFIX) :], data)
-        return FamilyState.restore(key, data)
+        return pending.load(key.encode())  # type: ignore[no-any-return]
 
     def peek(key: bytes) -> tuple[int, float] | None:
         data = store.get(key)
         return FamilyState.peek_expiry(data) if data else None
 
-    follow_assignment(app, sweeper, names.actions)
+    def drop_failed_states() -> None:
+        # the failed record may have half-updated the states it touched: back to the
+        # last written ones
+        for key in processor.touched:
+            pending.drop(key.encode())
+
+    follow_assignment(app, sweeper, names.actions, before_revoke=pending.write)
 
     def handle(record: Record) -> int:
         nonlocal passed_over
         source = record.source
         origin = origin_from_headers(record.headers) if source.topic != names.actions else None
         outcome = processor.process(record.value, record.key, source, load_state, origin)
-        for root, state in outcome.states.items():
-            key = root.encode()
-            store.put(key, state.snapshot(), source.partition)
-            seen = trusted_event_time(
-                state.updated_at, source.timestamp_ms, limits.max_clock_skew_s
-            )
+        for key_text, state in outcome.states.items():
+            key = key_text.encode()
+            pending.keep(key, state, source.partition)
+            skew = limits.max_clock_skew_s
+            seen = trusted_event_time(state.updated_at, source.timestamp_ms, skew)
             sweeper.touch(key, state.partition, seen)
             if isinstance(state, FamilyState) and len(state.loops) > 1:
                 app.loop_health.family_tree(state)
@@ -92,6 +96,7 @@ def register_fleet(app: LoopwardenApp, resources: WorkerResources) -> Any:
         app.reroute(names.fleet_reroute, outcome.reroutes)
         app.outputs.emit_all(outcome.outputs())
         if sweeper.due(source.partition, time.monotonic()):
+            pending.write()  # the sweep reads the stored states
             expired = sweeper.expired(source.partition, store.keys, peek)
             for key in expired:
                 store.delete(key, source.partition)
@@ -103,4 +108,11 @@ def register_fleet(app: LoopwardenApp, resources: WorkerResources) -> Any:
                 )
         return outcome.events
 
-    return run_capability(app, capability("fleet"), handle)
+    return run_capability(app, capability("fleet"), handle, on_error=drop_failed_states)
+
+
+def restore_state(key: str, data: bytes) -> FamilyState | ToolOutages:
+    """A stored snapshot: a tool's outage state (``tool\x1f…``) or a family's."""
+    if key.startswith(TOOL_KEY_PREFIX):
+        return ToolOutages.restore(key[len(TOOL_KEY_PREFIX) :], data)
+    return FamilyState.restore(key, data)

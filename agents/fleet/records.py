@@ -93,6 +93,8 @@ class FleetProcessor:
         self.monitor = FamilyMonitor(settings, fleet_stamp(settings, max_event_bytes))
         self.tally = ToolTally()
         """How each tool fares across the loops seen here (the loop-health page)."""
+        self.touched: set[str] = set()
+        """State keys the last (or current) :meth:`process` call loaded or changed."""
         self.recent = RecentCalls()
         """Each tool's last calls here: which failures may be an outage's."""
         self.max_event_bytes = max_event_bytes
@@ -123,6 +125,7 @@ class FleetProcessor:
             value, key, source, self.max_event_bytes, validate_unredacted, owns_topic=False
         )
         outcome = FleetRecordOutcome(passed_over=len(decoded.dead_letters))
+        self.touched.clear()
         for_tool = origin is not None and key is not None and key.startswith(TOOL_KEY_BYTES)
         for index, event in decoded.events:
             at = origin or Origin(source.partition, source.offset, index)
@@ -170,6 +173,7 @@ class FleetProcessor:
             if reroute is not None:
                 outcome.reroutes.append(reroute)
                 return
+        self.touched.add(root)
         state = outcome.states.get(root) or load_state(root)
         if state is None:
             state = FamilyState(root)
@@ -199,6 +203,7 @@ class FleetProcessor:
         outcome: FleetRecordOutcome,
     ) -> None:
         key = tool_key(event.payload.action_type)
+        self.touched.add(key)
         tool = outcome.states.get(key) or load_state(key)
         if tool is None:
             tool = ToolOutages(event.payload.action_type)

@@ -29,8 +29,8 @@ back to their last written state, which may be up to one commit interval old
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
-from typing import Protocol
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol
 
 from loopwarden.agents.monitor.state import LoopState
 
@@ -51,27 +51,35 @@ class StateStore(Protocol):
 class PendingStates:
     """The live state of each loop changed since the last write, and its partition."""
 
-    def __init__(self, store: StateStore, limit: int = DEFAULT_LIMIT) -> None:
+    def __init__(
+        self,
+        store: StateStore,
+        limit: int = DEFAULT_LIMIT,
+        restore: Callable[[str, bytes], Any] = LoopState.restore,
+    ) -> None:
+        """``restore`` decodes a stored snapshot (key as text, bytes): a loop's by default,
+        a family's for the fleet role; any state with ``snapshot()`` is kept alike."""
         self.store = store
         self.limit = limit
-        self._kept: dict[bytes, tuple[LoopState, int]] = {}
+        self.restore = restore
+        self._kept: dict[bytes, tuple[Any, int]] = {}
 
     def __len__(self) -> int:
         return len(self._kept)
 
-    def keep(self, key: bytes, state: LoopState, partition: int) -> None:
+    def keep(self, key: bytes, state: Any, partition: int) -> None:
         """Keep ``state`` until the next write; write everything at ``limit`` loops."""
         self._kept[key] = (state, partition)
         if len(self._kept) >= self.limit:
             self.write()
 
-    def load(self, key: bytes) -> LoopState | None:
-        """The loop's kept state, else its stored one (decoded), else None."""
+    def load(self, key: bytes) -> Any:
+        """The kept state, else the stored one (decoded), else None."""
         kept = self._kept.get(key)
         if kept is not None:
             return kept[0]
         data = self.store.get(key)
-        return LoopState.restore(key.decode(), data) if data else None
+        return self.restore(key.decode(), data) if data else None
 
     def drop(self, key: bytes) -> bool:
         """Forget the loop's kept state (it failed half-way); True when one was kept."""

@@ -124,8 +124,7 @@ class LoopHealth:
 
     def family_tree(self, state: Any) -> None:
         """Note a family of several loops (a :class:`~loopwarden.agents.fleet.state.
-        FamilyState`, kept by reference: the fleet role replaces, never edits, a state
-        it has handed over)."""
+        FamilyState`, kept by reference and read when the page asks)."""
         self.trees.pop(state.root, None)
         self.trees[state.root] = state
         while len(self.trees) > self.max_loops:

@@ -1,12 +1,15 @@
-"""kill -9 of the worker at random points during a stream with known spins and memory writes.
+"""kill -9 of the worker at random points during a stream with known spins, memory writes
+and families of delegated loops spread over partitions.
 
 A share of the kills lands during start-up (group join, table recovery): the
 schedule that once lost 274 warnings for good and left a worker stalled with
 memory writes pending. After the last kill a worker runs to the end of the
 stream; then every expected warning and reflection request must be on its topic
 with the content the detectors give offline (same-id redeliveries allowed),
-every memory write must have an outcome that is not ``rejected``, and LanceDB
-must hold no duplicate row.
+every memory write must have an outcome that is not ``rejected``, every fleet
+warning (a delegation cycle per family: warned, then stopped) and each loop's own
+fleet warning must be there as the fleet decides them offline, and LanceDB must hold
+no duplicate row.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 
 import lancedb
 
+from faultsuite.families import FLEET_KINDS, expected_fleet, family_events
 from faultsuite.harness import (
     MONITOR_WARNINGS,
     Cluster,
@@ -85,15 +89,24 @@ async def crash_run(
     memories: int = 30,
     startup_share: float = 0.4,
     catch_up_s: float = 240.0,
+    families: int = 4,
 ) -> dict[str, Any]:
     """One seeded run; returns its measurements (see the module docstring)."""
     rng = random.Random(seed)
     began = time.monotonic()
     workload = make_workload(seed, loops, events_per_loop, memories=memories)
+    # families of delegated loops whose loops live on other partitions than their root:
+    # each family's events woven into the stream, in order
+    tagged = f"{seed}-{rng.getrandbits(24):06x}"
+    start = workload.events[0].occurred_at
+    for number, family in enumerate(family_events(tagged, families, start)):
+        at = (number + 1) * len(workload.events) // (families + 1)
+        workload.events[at:at] = family
     with cluster(
         f"crash{seed}", analyst={"enabled": False}, memory={"maintenance_interval_s": 0}
     ) as c:
         expected = expected_outputs(workload, c.settings)
+        fleet_expected, fleet_told_expected = expected_fleet(workload.events, c.settings)
         duration = kills * (0.5 * 2.4 + 0.5 * 6.75)
         memory_ids, schedule = await asyncio.gather(
             _publish(c, workload, duration), _kill_repeatedly(c, rng, kills, startup_share)
@@ -107,6 +120,9 @@ async def crash_run(
             w for w in await read_json(bootstrap, names.warnings) if w["kind"] in MONITOR_WARNINGS
         ]
         requests = await read_json(bootstrap, names.reflection_requests)
+        every_warning = await read_json(bootstrap, names.warnings)
+        fleet_told = [w for w in every_warning if w["kind"] in FLEET_KINDS]
+        fleet = await read_json(bootstrap, names.fleet_warnings)
         outcomes = await read_json(bootstrap, names.memory_outcomes)
         rows, duplicate_rows = _lance_rows(c.settings.memory.uri)
     writes = expected.lessons | set(memory_ids)
@@ -117,6 +133,8 @@ async def crash_run(
         "events": len(workload.events),
         "warnings": compare(expected.warnings, warnings, "warning_id").__dict__,
         "requests": compare(expected.requests, requests, "request_id").__dict__,
+        "fleet_warnings": compare(fleet_expected, fleet, "warning_id").__dict__,
+        "fleet_told": compare(fleet_told_expected, fleet_told, "warning_id").__dict__,
         "memory_writes": len(writes),
         "memory_missing": len(writes - status.keys()),
         "memory_rejected": sum(1 for s in status.values() if s == "rejected"),
@@ -134,6 +152,9 @@ def crash_ok(result: dict[str, Any]) -> bool:
         and result["warnings"]["changed"] == 0
         and result["requests"]["missing"] == 0
         and result["requests"]["changed"] == 0
+        and result["fleet_warnings"]["expected"] > 0
+        and result["fleet_warnings"]["missing"] == result["fleet_warnings"]["changed"] == 0
+        and result["fleet_told"]["missing"] == result["fleet_told"]["changed"] == 0
         and result["memory_missing"] == 0
         and result["memory_rejected"] == 0
         and result["lance_duplicate_rows"] == 0
