@@ -11,7 +11,8 @@ agents, to a request that is the same or reworded
 (``fleet.ping_pong_request_similarity``), repeats it; ``fleet.ping_pong_repeats`` of
 them is a ping-pong. A first line that is a bare label ("Updated Ledger:") is
 judged by what follows it. Messages shorter than ``fleet.ping_pong_min_words`` words
-("OK", "Next speaker X") are not compared and do not break an exchange.
+("OK", "Next speaker X") are not compared and do not break an exchange. Only
+named agents (``agent``) ping-pong: a single agent's loop is the monitor's.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ class PingPong(FleetDetector):
             if said is not None:
                 finding = self._message(asker, said, seen.event.event_id, seen)
         text = payload.result or payload.action_name
-        if payload.turn == "message" and text:
+        if payload.turn == "message" and text and payload.agent:
             said = _said(text, cfg.ping_pong_min_words)
             if said is not None:
                 finding = self._message(seen.node.agent, said, seen.event.event_id, seen) or finding

@@ -176,7 +176,7 @@ async def test_the_analyst_answers_requests_and_dead_letters_a_bad_one(broker):
 def test_every_capability_with_an_input_topic_has_a_wiring_test_here():
     tested = {"monitor", "guardrails", "memory", "otlp", "experience", "analyst"}
     # the hooks' wiring is test_claude_code_hooks' (an HTTP endpoint, no input topic), the
-    # fleet's test_fleet_delegation's and test_fleet_outage's (a real framework end to end)
+    # fleet's test_fleet_delegation's and test_fleet_worker's (a framework end to end, a worker)
     elsewhere = {"hooks", "fleet"}
     assert {c.role for c in CAPABILITIES} == tested | elsewhere
 

@@ -1,6 +1,8 @@
-"""The loop-health page's fleet view in headless Chromium: a family as a tree coloured by
-what each loop was told, a tool in outage, the fleet warnings — and a screenshot of the
-tree whose pixels say the family was stopped."""
+"""The fleet role in a worker: the loop-health page's fleet view in headless Chromium (a
+family as a tree coloured by what each loop was told, a tool in outage, the fleet
+warnings, and a screenshot of the tree whose pixels say the family was stopped), and a
+tool down for everyone end to end (one fleet warning, each loop told, the monitor no
+longer counting the outage's failures against the agents)."""
 
 from __future__ import annotations
 
@@ -11,12 +13,15 @@ import uuid
 import aiohttp
 import pytest
 
+from loopwarden.schemas.fleet import FleetWarning
+from loopwarden.streams.client.json_subscribers import FleetWarningSubscriber
 from loopwarden.streams.client.publisher import AsyncPublisher
+from loopwarden.streams.client.subscriber import WarningSubscriber
 from loopwarden.streams.tools.broker import free_port
 
 from .adapter_harness import loops_on_one_partition
 from .browser import CHROMIUM, CHROMIUM_FLAGS
-from .conftest import isolated_settings
+from .conftest import WorkerProcess, create_topics, isolated_settings
 
 pytestmark = pytest.mark.integration
 
@@ -45,12 +50,11 @@ COUNT_PIXELS = """async ([png, rgb]) => {
 }"""
 
 
-def test_the_fleet_view_shows_a_stopped_family_as_a_tree_and_a_tool_in_outage(
-    broker, worker_factory, tmp_path
-):
-    from playwright.async_api import async_playwright
-
-    settings = isolated_settings(broker, "fleet-page")
+@pytest.fixture(scope="module")
+def fleet_worker(broker, tmp_path_factory):
+    """One worker with the monitor and fleet roles (the seed profile: every failure
+    warns), its web port open, for this module's tests."""
+    settings = isolated_settings(broker, "fleet")
     settings = settings.model_copy(
         update={
             "roles": frozenset({"monitor", "fleet"}),
@@ -58,7 +62,18 @@ def test_the_fleet_view_shows_a_stopped_family_as_a_tree_and_a_tool_in_outage(
             "api": settings.api.model_copy(update={"token": "t0ken"}),
         }
     )
-    worker_factory(settings)
+    create_topics(settings)
+    worker = WorkerProcess(settings, tmp_path_factory.mktemp("fleet") / "worker.log").start()
+    yield settings
+    assert worker.stop() == 0, worker.log()[-3000:]
+
+
+def test_the_fleet_view_shows_a_stopped_family_as_a_tree_and_a_tool_in_outage(
+    fleet_worker, tmp_path
+):
+    from playwright.async_api import async_playwright
+
+    settings = fleet_worker
     tag = uuid.uuid4().hex[:6]
     root = f"{tag}-planner"
     chain = [(root, "planner", None)]
@@ -145,3 +160,82 @@ def test_the_fleet_view_shows_a_stopped_family_as_a_tree_and_a_tool_in_outage(
                 await browser.close()
 
     asyncio.run(look())
+
+
+OUTAGE = "503 Service Unavailable: upstream gateway timed out (request {})"
+
+
+async def next_matching(items, keep, timeout_s: float = 60.0):
+    """The next item of the iterator ``items`` that ``keep`` accepts (one iterator for
+    the whole test: a batch's other items stay in it)."""
+
+    async def first():
+        while True:
+            item = await anext(items)
+            if keep(item):
+                return item
+
+    return await asyncio.wait_for(first(), timeout_s)
+
+
+def test_an_outage_is_one_fleet_warning_each_loop_is_told_and_failures_stop_counting(
+    fleet_worker,
+):
+    settings = fleet_worker
+    tag = uuid.uuid4().hex[:6]
+    # one partition: the worker reads the tool's success before its failures, and the
+    # late failures after the outage, in the order they were published
+    earlier, *loops = loops_on_one_partition(f"{tag}-agent", 6, settings.topics.partitions)
+    lates = loops_on_one_partition(f"{tag}-late", 20, settings.topics.partitions)
+
+    async def scenario():
+        async with (
+            AsyncPublisher(settings) as publisher,
+            WarningSubscriber(settings, from_beginning=True) as warning_subscriber,
+            FleetWarningSubscriber(settings, from_beginning=True) as fleet_subscriber,
+        ):
+            warnings, fleet = aiter(warning_subscriber), aiter(fleet_subscriber)
+            await publisher.publish(earlier, "web_search", result="3 hits")  # it worked
+            for n, loop in enumerate(loops):
+                error = OUTAGE.format(f"{n:04x}c0ffee{n}")
+                await publisher.publish(loop, "web_search", success=False, error_message=error)
+            await publisher.flush()
+            outage = FleetWarning.model_validate(
+                await next_matching(fleet, lambda w: w.get("tool") == "web_search")
+            )
+            told = set()
+            while told != set(loops):
+                warning = await next_matching(
+                    warnings, lambda w: w.kind == "tool_outage" and w.loop_id in loops
+                )
+                told.add(warning.loop_id)
+
+            # a failure the outage covers is not counted: no action_failed for it (a
+            # spin of another action after it is the barrier that says it was applied)
+            for attempt in range(20):
+                late = lates[attempt]
+                error = OUTAGE.format(f"{attempt:04x}beef")
+                failure = await publisher.publish(
+                    late, "web_search", success=False, error_message=error
+                )
+                for _ in range(3):
+                    await publisher.publish(late, "read_file", params={"path": "a.py"})
+                await publisher.flush()
+                kinds: list[str] = []
+                # the monitor's spin warning says the failure was applied; the fleet's
+                # tool_outage warning for it comes from another agent, in any order
+                while "action_type_spin" not in kinds or "failure:tool_outage" not in kinds:
+                    warning = await next_matching(warnings, lambda w, late=late: w.loop_id == late)
+                    kinds.append(
+                        str(warning.kind)
+                        if warning.trigger_event_id != failure
+                        else f"failure:{warning.kind}"
+                    )
+                if not any(kind.startswith("failure:action_failed") for kind in kinds):
+                    return outage, attempt, kinds
+            raise AssertionError("every late failure was still counted against its agent")
+
+    outage, attempt, kinds = asyncio.run(scenario())
+    assert outage.tool == "web_search" and set(outage.loop_ids) == set(loops)
+    assert "503 Service Unavailable" in (outage.error or "")
+    assert attempt < 20 and "failure:tool_outage" in kinds  # the late loop is told instead
