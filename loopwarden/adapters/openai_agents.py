@@ -8,8 +8,9 @@
 ``run_config`` to have the filter added to it; its own input filter runs first):
 
 - every tool call is published (``RunHooks.on_tool_end``): the tool name as action
-  type, its arguments, the result, the call's ``tool_call_id``; a result that is the
-  SDK's default tool-error text counts as a failure;
+  type, its arguments, the result, the call's ``tool_call_id`` and the acting agent's
+  name as ``agent`` (after a handoff, another agent acts in the same run); a result
+  that is the SDK's default tool-error text counts as a failure;
 - before each model call (``RunConfig.call_model_input_filter``) the warnings received
   so far are added to the model's input as a user message (the filter's input is not
   kept in the history, so they are repeated in every later call of the run);
@@ -35,7 +36,7 @@ from agents.run_config import CallModelData, CallModelInputFilter, ModelInputDat
 from agents.tool import default_tool_error_function
 from agents.tool_guardrails import ToolGuardrailFunctionOutput, ToolInputGuardrail
 
-from loopwarden.adapters.calls import context_text, stop_text
+from loopwarden.adapters.calls import context_text, stop_text, tool_call_fields
 from loopwarden.adapters.guard import LoopGuard, shared_guard
 from loopwarden.schemas.warnings import LoopWarning
 
@@ -76,13 +77,18 @@ class LoopwardenRun(RunHooks[Any]):
     async def on_tool_end(self, context: Any, agent: Any, tool: Any, result: Any) -> None:
         name = getattr(context, "tool_name", None) or getattr(tool, "name", "tool")
         error = result if result == _TOOL_ERROR_TEXT else None
-        self.guard.tool_call(
+        self.guard.publish(
             self.loop_id,
             name,
-            getattr(context, "tool_arguments", None),
-            result=None if error else result,
-            error=error,
-            tool_call_id=getattr(context, "tool_call_id", None),
+            **tool_call_fields(
+                getattr(context, "tool_arguments", None),
+                result=None if error else result,
+                error=error,
+                tool_call_id=getattr(context, "tool_call_id", None),
+            ),
+            # after a handoff another agent acts in the same run: the fleet role sees
+            # two agents passing the same request back and forth
+            **({"agent": agent.name} if getattr(agent, "name", None) else {}),
         )
 
     async def on_agent_end(self, context: Any, agent: Any, output: Any) -> None:

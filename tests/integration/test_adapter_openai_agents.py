@@ -116,6 +116,7 @@ async def test_a_healthy_run_gets_nothing_and_failures_are_published(laddered):
     assert payloads[0]["params"] == {"query": "a"} and payloads[0]["tool_call_id"] == "t0"
     assert payloads[0]["result"] == "nothing about a" and payloads[0]["success"] is True
     assert payloads[2]["success"] is False
+    assert {p.get("agent") for p in payloads[:3]} == {"worker"}  # who acted, for the fleet
 
 
 async def test_a_stop_in_force_ends_the_run_before_its_next_model_call(laddered):
