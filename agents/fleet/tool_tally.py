@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 MAX_TOOLS = 200
+MIN_SAMPLE = 5
+"""Recent calls of a tool needed before its failure share says anything."""
 MAX_LOOPS = 1000
 
 
@@ -98,8 +100,10 @@ class RecentCalls:
             self._worked.add(tool)
 
     def down(self, tool: str, share: float) -> bool:
-        """The tool worked before, and at least ``share`` of its recent calls failed."""
+        """The tool worked before, and at least ``share`` of its recent calls failed, out
+        of at least :data:`MIN_SAMPLE` (a share of two calls is noise: a worker that just
+        started would call a tool down after one failure in two)."""
         recent = self._recent.get(tool)
-        if not recent or tool not in self._worked:
+        if not recent or len(recent) < MIN_SAMPLE or tool not in self._worked:
             return False
         return sum(recent) / len(recent) >= share

@@ -94,7 +94,8 @@ class FleetSettings(BaseModel):
         gt=0,
         le=1,
         description="A failure counts towards an outage only while its tool fails for at "
-        "least this share of its last 20 calls (as seen by the worker reading them) and has "
+        "least this share of its last 20 calls (at least 5 seen by the worker reading them) "
+        "and has "
         "worked there before: a tool that never works, or fails now and then for an "
         "agent's own reasons, is not down.",
     )

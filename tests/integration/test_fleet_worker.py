@@ -86,8 +86,15 @@ def test_the_fleet_view_shows_a_stopped_family_as_a_tree_and_a_tool_in_outage(
                 family = {} if parent is None else {"parent_loop_id": parent, "root_loop_id": root}
                 await publisher.publish(loop, "delegate", agent=agent, task=TASK, **family)
             # one partition: the worker reads the lookup that worked before the failures
-            worked, *books = loops_on_one_partition(f"{tag}-books", 6, settings.topics.partitions)
+            # (a lookup that worked, four that failed for their own reasons: the share
+            # of failures is judged on at least five calls)
+            worked, *others = loops_on_one_partition(f"{tag}-books", 10, settings.topics.partitions)
+            earlier, books = others[:4], others[4:]
             await publisher.publish(worked, "ledger_lookup", result="12 invoices")
+            for loop in earlier:
+                await publisher.publish(
+                    loop, "ledger_lookup", success=False, error_message="404 no such account"
+                )
             for n, loop in enumerate(books):
                 error = ERROR.format(f"{n:02x}d00dfeed")
                 await publisher.publish(loop, "ledger_lookup", success=False, error_message=error)
@@ -140,7 +147,7 @@ def test_the_fleet_view_shows_a_stopped_family_as_a_tree_and_a_tool_in_outage(
                     timeout=30_000,
                 )
                 cells = await tool.locator("td").all_text_contents()
-                assert cells[1:4] == ["6", "5", "83 %"] and cells[5] == "5"
+                assert cells[1:4] == ["10", "9", "90 %"] and cells[4:6] == ["10", "9"]
                 kinds = await page.locator(
                     "#fleet-warnings tbody td:nth-child(3)"
                 ).all_text_contents()
@@ -185,7 +192,8 @@ def test_an_outage_is_one_fleet_warning_each_loop_is_told_and_failures_stop_coun
     tag = uuid.uuid4().hex[:6]
     # one partition: the worker reads the tool's success before its failures, and the
     # late failures after the outage, in the order they were published
-    earlier, *loops = loops_on_one_partition(f"{tag}-agent", 6, settings.topics.partitions)
+    earlier, *others = loops_on_one_partition(f"{tag}-agent", 10, settings.topics.partitions)
+    before, loops = others[:4], others[4:]
     lates = loops_on_one_partition(f"{tag}-late", 20, settings.topics.partitions)
 
     async def scenario():
@@ -196,6 +204,10 @@ def test_an_outage_is_one_fleet_warning_each_loop_is_told_and_failures_stop_coun
         ):
             warnings, fleet = aiter(warning_subscriber), aiter(fleet_subscriber)
             await publisher.publish(earlier, "web_search", result="3 hits")  # it worked
+            for loop in before:  # and failed for other reasons (a share judged on 5+ calls)
+                await publisher.publish(
+                    loop, "web_search", success=False, error_message="400 bad query syntax"
+                )
             for n, loop in enumerate(loops):
                 error = OUTAGE.format(f"{n:04x}c0ffee{n}")
                 await publisher.publish(loop, "web_search", success=False, error_message=error)

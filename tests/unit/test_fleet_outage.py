@@ -43,8 +43,11 @@ def success(loop: str, at: float, tool: str = "web_search") -> dict:
     }
 
 
-WORKED = [success("earlier", 990.0)]
-"""The tool worked a moment before (a tool that never works is not down)."""
+WORKED = [success("earlier", 990.0)] + [
+    failure(f"other-{n}", 991.0 + n, 0, "401 Unauthorized: token expired") for n in range(4)
+]
+"""The tool worked a moment before (a tool that never works is not down), and has been
+failing since, for other reasons: its failure share is judged on at least 5 calls."""
 
 
 def run(events: list[dict], **settings: object) -> tuple[list, list, list]:
@@ -112,6 +115,7 @@ NOT_OUTAGES = [
 def test_no_outage(events):
     worked = [] if events[0]["loop_id"].startswith("busy") or len(events) == 6 else WORKED
     warnings, fleet, notices = run(worked + events)
+    assert not [w for w in fleet if "401" in (w.get("error") or "")]
     assert (warnings, fleet, notices) == ([], [], [])
 
 
@@ -141,12 +145,18 @@ def test_the_outage_state_survives_a_snapshot():
     assert len(fleet) == 1
 
 
+def test_a_tool_with_too_few_recent_calls_is_not_judged():
+    # a worker that just started: one success and one failure are not "half its calls"
+    events = [success("earlier", 990.0)] + [failure(f"loop-{n}", 1000 + n, 0) for n in range(3)]
+    assert run(events) == ([], [], [])
+
+
 def test_a_failure_goes_to_its_tools_partition():
     processor = FleetProcessor(partitions=8)
     event = failure("loop-a", 1000, 0)
     home = default_partition(b"loop-a", 8)
-    worked = success("loop-a", 999.0)
-    processor.process(codec.dumps(worked), b"loop-a", SourcePosition("a", home, 0), lambda _: None)
+    for n, earlier in enumerate(WORKED):
+        processor.process(codec.dumps(earlier), b"x", SourcePosition("a", home, n), lambda _: None)
     target = default_partition(tool_key("web_search").encode(), 8)
     out = processor.process(
         codec.dumps(event), b"loop-a", SourcePosition("a", home, 0), lambda _: None
