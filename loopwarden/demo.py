@@ -1,13 +1,16 @@
 """The demo: simulated agent loops through a real broker and a real worker.
 
-Five loops publish their actions through :class:`AsyncPublisher`:
+Eleven loops publish their actions through :class:`AsyncPublisher`:
 
 - ``healthy-research`` and ``healthy-coder`` vary their actions and succeed;
 - ``spinner`` keeps calling ``web_search`` with the same query and gets the same
   results every time (a repeated outcome: warned, escalated, then told to stop);
 - ``edit-looper`` keeps making small edits to the same lines, running tests in
   between (Layer 3);
-- ``failing-deploy`` retries a deploy that fails the same way three times.
+- ``failing-deploy`` retries a deploy that fails the same way three times;
+- ``family-planner`` and the five runs it delegated to, in a circle (planner →
+  researcher → planner …, the same task each time): one family, whose every loop the
+  fleet role warns at the fifth run, then tells to stop at the sixth.
 
 One malformed and one oversized event are published too; they land on the
 dead-letter topic while the worker keeps going. The demo knows which warnings
@@ -24,13 +27,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loopwarden.agents.analyst.heuristics import semantic_spin
+from loopwarden.agents.fleet.records import FleetProcessor
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.agents.monitor.state import LoopState
+from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.events import ActionEvent
 from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.warnings import LoopWarning
 from loopwarden.settings import Settings
-from loopwarden.streams.client.publisher import AsyncPublisher, make_action_event
+from loopwarden.streams.client.publisher import AsyncPublisher, encode_event, make_action_event
 from loopwarden.streams.client.subscriber import DeadLetterSubscriber, WarningSubscriber
 
 DEMO_TEXT_LINES = 4
@@ -104,7 +109,28 @@ def scenario() -> list[list[Step]]:
             deploy,
             Step("failing-deploy", "shell", {"params": {"cmd": "chmod +x deploy.sh"}}),
         ],
+        *delegation_family(),
     ]
+
+
+FAMILY_TASK = "Find the cheapest direct flight from Berlin to Lisbon on 12 December"
+
+
+def delegation_family() -> list[list[Step]]:
+    """A planner and a researcher handing one task back and forth, each run a loop of
+    its own in one family: the fleet role warns them all at the fifth, stops them all
+    at the sixth."""
+    loops: list[list[Step]] = []
+    parent = None
+    for n in range(6):
+        agent = "planner" if n % 2 == 0 else "researcher"
+        loop_id = "family-planner" if n == 0 else f"family-{agent}-{n}"
+        fields: dict[str, Any] = {"agent": agent, "task": FAMILY_TASK, "params": {"to": n}}
+        if parent is not None:
+            fields.update(parent_loop_id=parent, root_loop_id="family-planner")
+        loops.append([Step(loop_id, "delegate", fields)])
+        parent = loop_id
+    return loops
 
 
 def build_events(run_id: str, start_time: float) -> list[ActionEvent]:
@@ -115,21 +141,35 @@ def build_events(run_id: str, start_time: float) -> list[ActionEvent]:
         for loop in loops:
             if round_no < len(loop):
                 step = loop[round_no]
+                fields = dict(step.fields)
+                for name in ("parent_loop_id", "root_loop_id"):  # family links, this run's
+                    if name in fields:
+                        fields[name] = f"{fields[name]}-{run_id}"
                 events.append(
                     make_action_event(
                         f"{step.loop_id}-{run_id}",
                         step.action_type,
                         event_id=f"{run_id}-{len(events)}",
                         occurred_at=start_time + len(events) * 0.01,
-                        **step.fields,
+                        **fields,
                     )
                 )
     return events
 
 
 def expected_warnings(events: list[ActionEvent], settings: Settings) -> list[dict[str, Any]]:
-    """The warnings the same detectors produce offline for ``events``."""
-    return _offline(events, settings)[0]
+    """The warnings the same detectors produce offline for ``events``: the monitor's, and
+    the fleet role's for the loops of a family (a family's events share a partition, so
+    the worker applies them in this order too)."""
+    fleet = FleetProcessor.for_settings(settings)
+    families: dict[str, Any] = {}
+    told: list[dict[str, Any]] = []
+    for offset, event in enumerate(events):
+        source = SourcePosition("demo", 0, offset)
+        out = fleet.process(encode_event(event, 0.0), None, source, families.get)
+        families.update(out.states)
+        told.extend(out.warnings)
+    return _offline(events, settings)[0] + told
 
 
 def expected_analyst_ids(events: list[ActionEvent], settings: Settings) -> set[str]:
@@ -178,7 +218,7 @@ def loop_summaries(run_id: str, expected: list[dict[str, Any]], got: set[str]) -
         if not mine:
             lines.append(f"{name}: no warnings, as expected")
             continue
-        steps = " → ".join(w["step"] or w["kind"] for w in mine)
+        steps = " → ".join(w.get("step") or w["kind"] for w in mine)
         kinds = ", ".join(dict.fromkeys(w["kind"] for w in mine))
         missing = sum(w["warning_id"] not in got for w in mine)
         verdict = "as expected" if not missing else f"{missing} missing"
@@ -279,8 +319,9 @@ async def _publish(
 ) -> None:
     async with AsyncPublisher(settings) as publisher:
         echo(
-            f"publishing {len(events)} actions from 5 simulated agent loops, plus one "
-            "malformed and one oversized event…"
+            f"publishing {len(events)} actions from {len(scenario())} simulated agent loops "
+            "(six of them one family of delegated runs), plus one malformed and one "
+            "oversized event…"
         )
         await publisher.send_raw(b'{"event_id": "bad-1", "loop_id": "x", "payload": {}}', b"x")
         big = (
@@ -297,4 +338,9 @@ async def _publish(
 def _format(warning: LoopWarning) -> str:
     from loopwarden.cli.io import format_warning
 
+    if warning.kind in FLEET_KINDS:  # one line each: the family's loops hear the same
+        return f"[{warning.loop_id}] {warning.kind} (step {warning.step}): {warning.reason}"
     return format_warning(warning, max_lines=DEMO_TEXT_LINES)
+
+
+FLEET_KINDS = frozenset({"delegation_cycle", "ping_pong", "family_budget", "tool_outage"})

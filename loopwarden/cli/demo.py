@@ -31,11 +31,12 @@ from loopwarden.cli.runtime import start_worker_process, stop_process
 def demo(timeout: float, keep_logs: bool) -> None:
     """Run the whole path on the embedded broker and print the warnings.
 
-    Starts Tansu on a free loopback port and a worker process, publishes five
-    simulated agent loops (healthy, spinning, stuck editing, failing) plus two bad
-    events, prints each warning with the timeline text an agent would inject and
-    each dead letter, then stops everything it started. Its temporary folder (logs,
-    memory) is removed afterwards unless --keep-logs is given or the demo failed.
+    Starts Tansu on a free loopback port and a worker process, publishes
+    simulated agent loops (healthy, spinning, stuck editing, failing, and a family of
+    delegated runs handing one task around) plus two bad events, prints each warning
+    with the timeline text an agent would inject and each dead letter, then stops
+    everything it started. Its temporary folder (logs, memory) is removed afterwards
+    unless --keep-logs is given or the demo failed.
     """
     from loopwarden.demo import run_demo
     from loopwarden.streams.tools.broker import EmbeddedBroker

@@ -24,8 +24,11 @@ def test_demo_runs_start_to_finish():
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     out = result.stdout
-    # the spinner's four ladder steps, the failing deploy, the edit spin: all as offline
-    assert "6/6 detector warnings received, each as the detectors give it offline" in out
+    # the spinner's four ladder steps, the failing deploy, the edit spin, and the family
+    # of delegated runs (five loops warned then stopped, a sixth stopped): all as offline
+    assert "17/17 detector warnings received, each as the detectors give it offline" in out
+    assert "family-planner: 2 warning(s), delegation_cycle: warn → stop; as expected" in out
+    assert "family-researcher-5: 1 warning(s), delegation_cycle: stop; as expected" in out
     assert "2 dead letters" in out
     # the analyst's logic_spin warnings are waited for, shown and counted (issue 32, item 5)
     shown = out.count("(from the reflection analyst, not compared offline)")
