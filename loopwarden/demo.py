@@ -27,15 +27,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loopwarden.agents.analyst.heuristics import semantic_spin
-from loopwarden.agents.fleet.records import FleetProcessor
+from loopwarden.agents.fleet.records import decide_offline
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.agents.monitor.state import LoopState
-from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.events import ActionEvent
 from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.warnings import LoopWarning
 from loopwarden.settings import Settings
-from loopwarden.streams.client.publisher import AsyncPublisher, encode_event, make_action_event
+from loopwarden.streams.client.publisher import AsyncPublisher, make_action_event
 from loopwarden.streams.client.subscriber import DeadLetterSubscriber, WarningSubscriber
 
 DEMO_TEXT_LINES = 4
@@ -161,15 +160,7 @@ def expected_warnings(events: list[ActionEvent], settings: Settings) -> list[dic
     """The warnings the same detectors produce offline for ``events``: the monitor's, and
     the fleet role's for the loops of a family (a family's events share a partition, so
     the worker applies them in this order too)."""
-    fleet = FleetProcessor.for_settings(settings)
-    families: dict[str, Any] = {}
-    told: list[dict[str, Any]] = []
-    for offset, event in enumerate(events):
-        source = SourcePosition("demo", 0, offset)
-        out = fleet.process(encode_event(event, 0.0), None, source, families.get)
-        families.update(out.states)
-        told.extend(out.warnings)
-    return _offline(events, settings)[0] + told
+    return _offline(events, settings)[0] + decide_offline(settings, events).warnings
 
 
 def expected_analyst_ids(events: list[ActionEvent], settings: Settings) -> set[str]:

@@ -22,7 +22,11 @@ from loopwarden.agents.capabilities import WorkerResources, capability
 from loopwarden.agents.fleet.records import FleetProcessor
 from loopwarden.agents.fleet.state import FamilyState
 from loopwarden.agents.fleet.tool_outage import TOOL_KEY_PREFIX, ToolOutages
-from loopwarden.agents.monitor.expiry import IdleLoopSweeper, trusted_event_time
+from loopwarden.agents.monitor.expiry import (
+    IdleLoopSweeper,
+    snapshot_expiry,
+    trusted_event_time,
+)
 from loopwarden.agents.monitor.pending_states import PendingStates
 from loopwarden.schemas.positions import origin_from_headers
 from loopwarden.streams.runtime.app import LoopwardenApp
@@ -62,7 +66,7 @@ def register_fleet(app: LoopwardenApp, resources: WorkerResources) -> Any:
 
     def peek(key: bytes) -> tuple[int, float] | None:
         data = store.get(key)
-        return FamilyState.peek_expiry(data) if data else None
+        return snapshot_expiry(data) if data else None
 
     def drop_failed_states() -> None:
         # the failed record may have half-updated the states it touched: back to the

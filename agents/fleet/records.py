@@ -15,7 +15,7 @@ A failed call also goes to its tool's owner (key ``tool\x1f<action_type>``) for
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +34,7 @@ from loopwarden.schemas.events import (
 from loopwarden.schemas.positions import Origin
 from loopwarden.schemas.records import decode_record
 from loopwarden.settings import FleetSettings, Settings
+from loopwarden.streams.client.event_builder import encode_event
 
 FamilyLoader = Callable[[str], Any]
 """A state by key: a :class:`FamilyState` (root loop id) or :class:`ToolOutages` (tool
@@ -216,3 +217,20 @@ class FleetProcessor:
         outcome.warnings.extend(warnings)
         outcome.fleet_warnings.extend(fleet_warnings)
         outcome.tool_outages.extend(notices)
+
+
+def decide_offline(settings: Settings, events: Iterable[ActionEvent]) -> FleetRecordOutcome:
+    """Every output of the fleet role for ``events`` applied in this order, as a worker
+    applies a family's events (they share its root's partition): what the demo and the
+    fault suite expect the worker to send."""
+    processor = FleetProcessor.for_settings(settings)
+    states: dict[str, Any] = {}
+    total = FleetRecordOutcome()
+    for offset, event in enumerate(events):
+        source = SourcePosition("offline", 0, offset)
+        out = processor.process(encode_event(event, 0.0), None, source, states.get)
+        states.update(out.states)
+        total.warnings += out.warnings
+        total.fleet_warnings += out.fleet_warnings
+        total.tool_outages += out.tool_outages
+    return total

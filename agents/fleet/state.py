@@ -128,12 +128,6 @@ class FamilyState:
             }
         )
 
-    @staticmethod
-    def peek_expiry(data: bytes) -> tuple[int, float]:
-        """(partition, updated_at) of a snapshot, for the idle-family sweep."""
-        raw = codec.loads_state(data)
-        return raw["p"], raw["ts"]
-
     @classmethod
     def restore(cls, root: str, data: bytes) -> FamilyState:
         """Inverse of :meth:`snapshot`."""

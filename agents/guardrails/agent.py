@@ -20,7 +20,11 @@ from loopwarden.agents.capabilities import WorkerResources, capability
 from loopwarden.agents.guardrails.api import register_guardrails_api
 from loopwarden.agents.guardrails.records import GuardrailProcessor
 from loopwarden.agents.guardrails.state import FamilyState
-from loopwarden.agents.monitor.expiry import IdleLoopSweeper, trusted_event_time
+from loopwarden.agents.monitor.expiry import (
+    IdleLoopSweeper,
+    snapshot_expiry,
+    trusted_event_time,
+)
 from loopwarden.schemas.positions import origin_from_headers
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.capability_runner import run_capability
@@ -58,7 +62,7 @@ def register_guardrails(app: LoopwardenApp, resources: WorkerResources) -> Table
 
     def peek(key: bytes) -> tuple[int, float] | None:
         data = store.get(key)
-        return FamilyState.peek_expiry(data) if data else None
+        return snapshot_expiry(data) if data else None
 
     follow_assignment(app, sweeper, names.loop_completions)
 

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from loopwarden.schemas import codec
+
 
 def trusted_event_time(
     event_time: float, record_timestamp_ms: int | None, max_skew_s: float
@@ -36,6 +38,13 @@ def trusted_event_time(
     if record_timestamp_ms is None:
         return event_time
     return min(event_time, record_timestamp_ms / 1000.0 + max_skew_s)
+
+
+def snapshot_expiry(data: bytes) -> tuple[int, float]:
+    """(partition, updated_at) of a keyed state's table snapshot (its ``p`` and ``ts``:
+    a family's, a tool's), for the idle sweep."""
+    raw = codec.loads_state(data)
+    return raw["p"], raw["ts"]
 
 
 class IdleLoopSweeper:

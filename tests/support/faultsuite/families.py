@@ -5,13 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from loopwarden.agents.capabilities import capability
+from loopwarden.agents.fleet.records import decide_offline
 from loopwarden.schemas import codec
-from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.events import ActionEvent
 from loopwarden.settings import Settings
 from loopwarden.streams.client.event_builder import make_action_event
-from loopwarden.streams.client.publisher import encode_event
 
 FLEET_KINDS = frozenset({"delegation_cycle", "ping_pong", "family_budget", "tool_outage"})
 TASK = "Reconcile the ledger of account 4471 for October"
@@ -51,16 +49,7 @@ def expected_fleet(
 ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
     """(fleet warnings, the loops' own fleet warnings) by id, as the worker's fleet role
     decides them: each family's events in publish order (they share its root's partition)."""
-    replay = capability("fleet").replay
-    assert replay is not None
-    processor = replay.build(settings)
-    states: dict[str, Any] = {}
-    fleet: dict[str, dict[str, Any]] = {}
-    warnings: dict[str, dict[str, Any]] = {}
-    for offset, event in enumerate(events):
-        source = SourcePosition("expected", 0, offset)
-        out = processor.process(encode_event(event, 0.0), None, source, states.get)
-        states.update(out.states)
-        fleet.update((w["warning_id"], codec.loads(codec.dumps(w))) for w in out.fleet_warnings)
-        warnings.update((w["warning_id"], codec.loads(codec.dumps(w))) for w in out.warnings)
+    out = decide_offline(settings, events)
+    fleet = {w["warning_id"]: codec.loads(codec.dumps(w)) for w in out.fleet_warnings}
+    warnings = {w["warning_id"]: codec.loads(codec.dumps(w)) for w in out.warnings}
     return fleet, warnings
