@@ -3,7 +3,10 @@
 It publishes the guard's events, and follows the warnings of only the partitions its
 loops live on: a process running a few agents reads a few partitions of the warnings
 topic, not all of it. A partition is followed (positioned at its end) *before* the
-first event of a loop on it goes out, so no verdict on that event is missed.
+first event of a loop on it goes out, so no verdict on that event is missed — or as
+soon as the loop is watched (an event with no action type: follow only), so a loop
+that is told something before its first event (a root whose first tool call is the
+delegation its family is warned for) hears it.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -24,15 +28,24 @@ from loopwarden.streams.client.subscriber import WarningSubscriber
 
 log = logging.getLogger("loopwarden.adapters")
 
-Event = tuple[str, str, dict[str, Any], otel_context.Context]
-"""(loop id, action type, payload fields, the caller's OpenTelemetry context)"""
+Event = tuple[str, str | None, dict[str, Any], otel_context.Context | None]
+"""(loop id, action type, payload fields, the caller's OpenTelemetry context); no action
+type: only follow the loop's warnings."""
 
 
 class Connection:
     """The publisher, and one warning follower per partition the loops use."""
 
-    def __init__(self, settings: Settings, bootstrap_servers: str, inbox: WarningInbox) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        bootstrap_servers: str,
+        inbox: WarningInbox,
+        on_follow: Callable[[], None] | None = None,
+    ) -> None:
+        """``on_follow`` is called each time another partition is followed."""
         self.settings = settings
+        self.on_follow = on_follow
         self.bootstrap_servers = bootstrap_servers
         self.inbox = inbox
         self.publisher = AsyncPublisher(settings, bootstrap_servers=bootstrap_servers)
@@ -54,7 +67,9 @@ class Connection:
     async def send(self, event: Event) -> None:
         """Follow the loop's warning partition if needed, then publish the event."""
         loop_id, action_type, payload, caller_context = event
-        await self.follow(default_partition(loop_id.encode(), self._warning_partitions))
+        await self.follow(self.partition_of(loop_id))
+        if action_type is None or caller_context is None:
+            return  # a loop watched before its first event: followed, nothing to send
         token = otel_context.attach(caller_context)  # stamped as if sent from the caller
         try:
             self.publisher.publish_event(make_action_event(loop_id, action_type, **payload))
@@ -62,6 +77,10 @@ class Connection:
             log.warning("loopwarden: event for loop %s not published: %s", loop_id, exc)
         finally:
             otel_context.detach(token)
+
+    def partition_of(self, loop_id: str) -> int:
+        """The warnings topic's partition of ``loop_id``'s warnings."""
+        return default_partition(loop_id.encode(), self._warning_partitions)
 
     async def follow(self, partition: int) -> None:
         """Read the warnings of ``partition`` from its end on (once per connection)."""
@@ -74,6 +93,8 @@ class Connection:
         task = asyncio.create_task(self._read(subscriber))
         task.add_done_callback(self._ended)
         self.followed[partition] = (subscriber, task)
+        if self.on_follow is not None:
+            self.on_follow()
 
     async def run(self) -> None:
         """Until a follower or a delivery fails (a :class:`LoopwardenError` or ``OSError``)."""

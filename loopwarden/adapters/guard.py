@@ -66,6 +66,7 @@ class LoopGuard:
         self.dropped = 0
         self._ready = threading.Event()
         self._attempted = threading.Condition()
+        self._following = threading.Condition()
         self.attempts = 0
         """Connection attempts so far (the first, then one every ``retry_s``)."""
         self._closing = False
@@ -102,6 +103,22 @@ class LoopGuard:
         connection = self._connection
         return frozenset(connection.followed) if connection is not None else frozenset()
 
+    def wait_following(self, loop_id: str, timeout_s: float = 30.0) -> bool:
+        """Block until the loop's warnings partition is followed; False on timeout."""
+
+        def followed() -> bool:
+            connection = self._connection
+            return connection is not None and (
+                connection.partition_of(loop_id) in connection.followed
+            )
+
+        with self._following:
+            return self._following.wait_for(followed, timeout_s)
+
+    def _followed(self) -> None:
+        with self._following:
+            self._following.notify_all()
+
     @property
     def ready(self) -> bool:
         """Connected: events go out, warnings come in."""
@@ -132,11 +149,17 @@ class LoopGuard:
 
         ``family`` (``parent_loop_id``, ``root_loop_id``, ``agent``, ``task``): the
         loop's place in a family of delegated loops, put on each of its events (the
-        task on the first only)."""
+        task on the first only). Its warnings partition is followed from now on, not
+        from its first event: a root whose first tool call is a delegation hears what
+        its family is told meanwhile."""
         with self._watched_lock:
+            new = loop_id not in self._watched
             self._watched[loop_id] = True
             if family:
                 self._families[loop_id] = dict(family)
+        if new:
+            self.start()
+            self._loop.call_soon_threadsafe(self._enqueue, (loop_id, None, {}, None))
 
     def lineage(self, loop_id: str) -> dict[str, str]:
         """The family fields of a watched loop (empty: it is its own family's root)."""
@@ -199,6 +222,8 @@ class LoopGuard:
 
     def _enqueue(self, event: Event) -> None:
         if self._outbox is None:
+            if event[1] is None:
+                return  # follow only: the next connection follows every watched loop
             if len(self._queued) == self._queued.maxlen:
                 self.dropped += 1
             self._queued.append(event)
@@ -207,7 +232,9 @@ class LoopGuard:
 
     async def _run(self) -> None:
         while not self._closing:
-            connection = Connection(self.settings, self.bootstrap_servers, self.inbox)
+            connection = Connection(
+                self.settings, self.bootstrap_servers, self.inbox, self._followed
+            )
             try:
                 await connection.open()
             except (LoopwardenError, OSError) as exc:
@@ -219,6 +246,10 @@ class LoopGuard:
             self._said_unavailable = False  # a later outage is reported again, once
             self._connection = connection
             outbox: asyncio.Queue[Event] = asyncio.Queue()
+            with self._watched_lock:  # the watched loops' warnings first, as they were
+                watched = list(self._watched)
+            for loop_id in watched:
+                outbox.put_nowait((loop_id, None, {}, None))
             while self._queued:  # in order, ahead of anything published from now on
                 outbox.put_nowait(self._queued.popleft())
             self._outbox = outbox

@@ -83,3 +83,30 @@ def test_a_guard_reads_only_the_warning_partitions_of_its_loops(laddered):
         assert other_guard.inbox.wait(elsewhere, count=1, timeout_s=60)
         assert guard.followed_partitions == {home}
         assert guard.inbox.seen(elsewhere) == 0
+
+
+def test_a_loop_watched_before_its_first_event_hears_what_its_family_is_told(laddered):
+    """A root whose first tool call is a delegation publishes nothing until that call
+    returns; the fleet warns it (named by its children) meanwhile. Its guard follows
+    its warnings from the moment it is watched, so the warning reaches it."""
+    from loopwarden.streams.client.publisher import default_partition
+
+    settings, children_guard = laddered
+    partitions = settings.topics.partitions
+    root = f"root-{uuid.uuid4().hex[:6]}"
+    home = default_partition(root.encode(), partitions)
+    task = "Reconcile the ledger of account 4471 for October"
+    with LoopGuard(settings) as guard:
+        assert guard.wait_ready(60)
+        guard.watch(root, agent="planner")
+        # following is under way once the partition is listed (the guard's own thread)
+        assert guard.wait_following(root, timeout_s=30)
+        assert guard.followed_partitions == {home}
+        for n in range(3):  # the same agent given the same task 3 times: a cycle
+            child = f"{root}-c{n}"
+            family = {"parent_loop_id": root, "root_loop_id": root, "task": task}
+            children_guard.watch(child, agent="researcher", **family)
+            children_guard.publish(child, "delegated_run_start", turn="message")
+        assert guard.inbox.wait(root, count=1, timeout_s=60), "the root heard nothing"
+        (told,) = guard.take(root)
+        assert told.kind == "delegation_cycle" and told.step == "warn"
