@@ -13,6 +13,14 @@ Claude Code POSTs each hook's input as JSON to an ``http`` hook. Handled:
   for the session; otherwise no opinion;
 - ``Stop`` / ``SessionEnd``: the loop's end is published.
 
+A sub-agent (Claude Code's Task/Agent tool) is a loop of its own in the session's
+family: a hook that fires inside it carries ``agent_id`` (and ``agent_type``), and its
+actions are published under ``<session_id>/<agent_id>`` with the session as parent
+and root and the agent type as ``agent``. ``SubagentStart`` publishes the
+sub-agent's start (a ``delegated_run_start`` message turn with its ``prompt`` as the
+task, when the hook carries one), ``SubagentStop`` its end. A sub-agent is refused
+its tools once its own loop or its session is told to stop.
+
 Any other event is answered with no opinion.
 """
 
@@ -23,13 +31,15 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from loopwarden.adapters.calls import context_text, stop_text, tool_call_fields
+from loopwarden.adapters.lineage import RUN_START
 from loopwarden.schemas.events import LoopId
 from loopwarden.schemas.warnings import LoopWarning
 
 OBSERVED = frozenset({"PostToolUse", "PostToolUseFailure"})
 INJECTING = OBSERVED | {"UserPromptSubmit"}
 """Events whose answer can carry ``additionalContext``."""
-ENDINGS = frozenset({"Stop", "SessionEnd"})
+ENDINGS = frozenset({"Stop", "SessionEnd", "SubagentStop"})
+SUBAGENT_START = "SubagentStart"
 
 
 class HookInput(BaseModel):
@@ -45,6 +55,28 @@ class HookInput(BaseModel):
     tool_use_id: str | None = Field(None, max_length=200)
     error: str | None = None
     is_interrupt: bool | None = None
+    agent_id: str | None = Field(None, min_length=1, max_length=120)
+    """Set when the hook fires inside a sub-agent."""
+    agent_type: str | None = Field(None, max_length=200)
+    prompt: str | None = None
+    """A sub-agent's task (``SubagentStart``), or the user's prompt."""
+
+    @property
+    def loop_id(self) -> str:
+        """The loop this hook is about: the session, or a sub-agent of it."""
+        if self.agent_id is None:
+            return self.session_id
+        return f"{self.session_id[:128]}/{self.agent_id}"  # within a loop id's 256
+
+    def family_fields(self) -> dict[str, str]:
+        """A sub-agent's place in the session's family (empty for the session itself)."""
+        if self.agent_id is None:
+            return {"agent": self.agent_type} if self.agent_type else {}
+        return {
+            "parent_loop_id": self.session_id,
+            "root_loop_id": self.session_id,
+            "agent": self.agent_type or "subagent",
+        }
 
 
 def _failed(hook: HookInput) -> str | None:
@@ -61,7 +93,19 @@ def _failed(hook: HookInput) -> str | None:
 
 
 def action_fields(hook: HookInput) -> tuple[str, dict[str, Any]] | None:
-    """(action type, payload fields) of the action a hook reports, or None."""
+    """(action type, payload fields) of the action a hook reports, or None; a
+    sub-agent's carry its family fields."""
+    found = _action(hook)
+    if found is None:
+        return None
+    action_type, fields = found
+    return action_type, {**fields, **hook.family_fields()}
+
+
+def _action(hook: HookInput) -> tuple[str, dict[str, Any]] | None:
+    if hook.hook_event_name == SUBAGENT_START and hook.agent_id is not None:
+        task = {"task": hook.prompt[:2000]} if hook.prompt else {}
+        return RUN_START, {"turn": "message", **task}
     if hook.hook_event_name in OBSERVED and hook.tool_name:
         error = _failed(hook)
         fields = tool_call_fields(
@@ -121,5 +165,7 @@ def settings_snippet(url: str, token_env: str | None = None) -> dict[str, Any]:
             "PostToolUseFailure": [entry("*")],
             "UserPromptSubmit": [entry(None)],
             "Stop": [entry(None)],
+            "SubagentStart": [entry(None)],
+            "SubagentStop": [entry(None)],
         }
     }

@@ -77,7 +77,7 @@ def register_claude_code_hooks(app: LoopwardenApp, resources: WorkerResources) -
         event_id = derived_id("claude_code", hook.session_id, raw.decode(errors="replace"))
         try:
             event = make_action_event(
-                hook.session_id,
+                hook.loop_id,
                 action_type,
                 event_id=event_id,
                 occurred_at=time.time(),
@@ -102,10 +102,12 @@ def register_claude_code_hooks(app: LoopwardenApp, resources: WorkerResources) -
             if not following.is_set():
                 raise ApiError(503, "not following the warnings topic yet; retry shortly")
         if hook.hook_event_name == "PreToolUse":
-            return pre_tool_use_answer(inbox.stop_for(hook.session_id))
+            # a sub-agent stops with its session
+            stop = inbox.stop_for(hook.loop_id) or inbox.stop_for(hook.session_id)
+            return pre_tool_use_answer(stop)
         publish(hook, raw)
         if hook.hook_event_name in INJECTING:
-            return post_tool_use_answer(inbox.take(hook.session_id), hook.hook_event_name)
+            return post_tool_use_answer(inbox.take(hook.loop_id), hook.hook_event_name)
         return {}
 
     @app.page(PATH)

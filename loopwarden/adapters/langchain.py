@@ -42,11 +42,17 @@ from langgraph.config import get_config
 
 from loopwarden.adapters.calls import context_text, stop_text
 from loopwarden.adapters.guard import LoopGuard, shared_guard
-from loopwarden.adapters.lineage import Lineage, delegating, parent
+from loopwarden.adapters.lineage import (
+    Lineage,
+    delegating,
+    family_stop,
+    lineage_of,
+    parent,
+    start_delegated,
+)
 from loopwarden.settings import Settings
 
 LOOP_KEY = "loopwarden_loop_id"
-RUN_START = "delegated_run_start"
 """The first event of a sub-agent's run (a message turn carrying its task)."""
 
 
@@ -130,10 +136,7 @@ class LoopwardenMiddleware(AgentMiddleware):
         # a sub-agent run inside the caller's tool call: a loop of the caller's family
         loop_id = self._loop_id if isinstance(self._loop_id, str) else None
         loop_id = loop_id or f"{agent or 'subagent'}-{uuid.uuid4().hex[:12]}"
-        self.guard.watch(loop_id, **caller.child_fields(agent, _task(state)))
-        # published now, not after its first tool call: the caller's tool call (and its
-        # own event) only returns when this run is over
-        self.guard.publish(loop_id, RUN_START, turn="message")
+        start_delegated(self.guard, loop_id, caller, agent, _task(state))
         return {LOOP_KEY: loop_id}
 
     async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
@@ -146,10 +149,7 @@ class LoopwardenMiddleware(AgentMiddleware):
         loop_id = state.get(LOOP_KEY)
         if loop_id is None:
             return None
-        stop = self.guard.stop_for(loop_id)
-        root = self.guard.lineage(loop_id).get("root_loop_id")
-        if stop is None and root is not None:
-            stop = self.guard.stop_for(root)  # the family was stopped: so is its sub-agent
+        stop = family_stop(self.guard, loop_id)
         if stop is not None:
             self.guard.end(loop_id, reason="spin", success=False)
             self.guard.forget(loop_id)
@@ -179,8 +179,7 @@ class LoopwardenMiddleware(AgentMiddleware):
         loop_id = state.get(LOOP_KEY)
         if loop_id is None:
             return None
-        family = self.guard.lineage(loop_id)
-        return Lineage(loop_id, family.get("root_loop_id", loop_id), family.get("agent"))
+        return lineage_of(self.guard, loop_id)
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         started = time.perf_counter()

@@ -16,6 +16,14 @@ import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from loopwarden.adapters.guard import LoopGuard
+    from loopwarden.schemas.warnings import LoopWarning
+
+RUN_START = "delegated_run_start"
+"""The message turn a delegated run starts with (it carries the run's ``task``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,3 +60,29 @@ def delegating(lineage: Lineage) -> Iterator[None]:
         yield
     finally:
         _delegating.reset(token)
+
+
+def start_delegated(
+    guard: LoopGuard, loop_id: str, caller: Lineage, agent: str | None, task: str | None
+) -> None:
+    """Watch a run ``caller``'s tool call started as a loop of its family, and publish
+    its start now (with its task): the caller's tool call, and its event, only return
+    when this run is over."""
+    guard.watch(loop_id, **caller.child_fields(agent, task))
+    guard.publish(loop_id, RUN_START, turn="message")
+
+
+def lineage_of(guard: LoopGuard, loop_id: str) -> Lineage:
+    """A watched loop's place in its family (its own root when nobody delegated to it)."""
+    family = guard.lineage(loop_id)
+    return Lineage(loop_id, family.get("root_loop_id", loop_id), family.get("agent"))
+
+
+def family_stop(guard: LoopGuard, loop_id: str) -> LoopWarning | None:
+    """The stop for ``loop_id``, or for its family's root: a sub-agent stops with its
+    family."""
+    stop = guard.stop_for(loop_id)
+    root = guard.lineage(loop_id).get("root_loop_id")
+    if stop is None and root is not None:
+        stop = guard.stop_for(root)
+    return stop

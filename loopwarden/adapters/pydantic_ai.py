@@ -17,6 +17,14 @@
 The loop id is the run's ``conversation_id`` (pass one to ``agent.run`` to keep a
 conversation's runs in one loop; Pydantic AI makes a fresh one otherwise).
 
+An agent run inside another agent's tool call (Pydantic AI's agent delegation:
+``await other.run(task, usage=ctx.usage)`` in a tool) is a loop of its own in the
+caller's family: its events carry ``parent_loop_id``, ``root_loop_id`` and its
+``agent`` name (``Agent(name=…)``), and it starts with a ``delegated_run_start``
+message turn carrying its ``task`` (the prompt it was given), so the fleet role sees
+delegation cycles and budgets across the agents. A sub-agent is cancelled when its
+own loop or its family's root is told to stop.
+
 Install with ``pip install 'loopwarden[pydantic-ai]'``.
 """
 
@@ -24,6 +32,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +42,13 @@ from pydantic_ai.messages import ModelResponse, TextPart
 
 from loopwarden.adapters.calls import context_text, stop_text
 from loopwarden.adapters.guard import LoopGuard, shared_guard
+from loopwarden.adapters.lineage import (
+    delegating,
+    family_stop,
+    lineage_of,
+    parent,
+    start_delegated,
+)
 from loopwarden.schemas.warnings import LoopWarning
 
 log = logging.getLogger("loopwarden.adapters")
@@ -50,6 +66,8 @@ class Loopwarden(AbstractCapability[Any]):
     guard: LoopGuard | None = None
     stopped: dict[str, LoopWarning] = field(default_factory=dict)
     _started: dict[str, float] = field(default_factory=dict, repr=False)
+    _delegated: dict[str, str] = field(default_factory=dict, repr=False)
+    """Run id → loop id of delegated runs that carried their caller's conversation."""
 
     def __post_init__(self) -> None:
         if self.guard is None:
@@ -61,11 +79,18 @@ class Loopwarden(AbstractCapability[Any]):
         return self.guard
 
     async def before_run(self, ctx: Any) -> None:
-        self._guard.watch(loop_id_of(ctx))
+        loop_id, caller = loop_id_of(ctx), parent()
+        agent = getattr(ctx.agent, "name", None)
+        if caller is None:
+            self._guard.watch(loop_id, **({"agent": agent} if agent else {}))
+            return
+        if loop_id == caller.loop_id:  # the caller's history passed on: a run of its own
+            loop_id = self._delegated[ctx.run_id] = f"{agent or 'subagent'}-{ctx.run_id}"
+        start_delegated(self._guard, loop_id, caller, agent, _task(ctx.prompt))
 
     async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
-        loop_id = loop_id_of(ctx)
-        stop = self._guard.stop_for(loop_id)
+        loop_id = self._loop_id(ctx)
+        stop = family_stop(self._guard, loop_id)
         if stop is not None:
             self.stopped[loop_id] = stop
             self._guard.end(loop_id, reason="spin", success=False)
@@ -77,6 +102,19 @@ class Loopwarden(AbstractCapability[Any]):
         if warnings:
             ctx.enqueue(context_text(warnings), priority="asap")
         return request_context
+
+    async def wrap_tool_execute(
+        self,
+        ctx: Any,
+        *,
+        call: Any,
+        tool_def: Any,
+        args: Any,
+        handler: Callable[[Any], Awaitable[Any]],
+    ) -> Any:
+        # a run the tool starts is a loop of this one's family
+        with delegating(lineage_of(self._guard, self._loop_id(ctx))):
+            return await handler(args)
 
     async def before_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any, args: Any) -> Any:
         self._started[call.tool_call_id] = time.perf_counter()
@@ -95,18 +133,31 @@ class Loopwarden(AbstractCapability[Any]):
         raise error
 
     async def after_run(self, ctx: Any, *, result: Any) -> Any:
-        loop_id = loop_id_of(ctx)
+        loop_id = self._loop_id(ctx)
+        self._delegated.pop(ctx.run_id, None)
         if loop_id not in self.stopped:
             self._guard.end(loop_id, reason="finalized")
         return result
 
+    def _loop_id(self, ctx: Any) -> str:
+        return self._delegated.get(ctx.run_id) or loop_id_of(ctx)
+
     def _publish(self, ctx: Any, call: Any, args: Any, **outcome: Any) -> None:
         started = self._started.pop(call.tool_call_id, None)
         self._guard.tool_call(
-            loop_id_of(ctx),
+            self._loop_id(ctx),
             call.tool_name,
             args,
             tool_call_id=call.tool_call_id,
             duration_ms=None if started is None else (time.perf_counter() - started) * 1000,
             **outcome,
         )
+
+
+def _task(prompt: Any) -> str | None:
+    """The task a delegated run was given: its prompt, as text."""
+    if prompt is None:
+        return None
+    if isinstance(prompt, str):
+        return prompt
+    return " ".join(str(part) for part in prompt if isinstance(part, str)) or None

@@ -55,6 +55,17 @@ def by_root(value: Value, settings: Settings) -> bytes:
     return _field(value, "root_loop_id").encode()
 
 
+def by_event_root(value: Value, settings: Settings) -> bytes:
+    """Keyed as the client keys an action event: by its family's root (its own loop id
+    when nobody delegated to it), so a family travels on one partition in order."""
+    event = value[0] if isinstance(value, list) else value
+    if isinstance(event, dict):
+        payload = event.get("payload") or {}
+        root = payload.get("root_loop_id") or payload.get("parent_loop_id")
+        return str(root or event["loop_id"]).encode()
+    return str(event.payload.root(event.loop_id)).encode()
+
+
 def by_tool(value: Value, settings: Settings) -> bytes:
     """Keyed by tool name (outage notices)."""
     return _field(value, "tool").encode()
@@ -73,11 +84,12 @@ def by_memory(value: Value, settings: Settings) -> bytes:
     )
 
 
-Keying = Literal["loop", "family", "root", "tool", "scope", "memory"]
+Keying = Literal["loop", "family", "root", "event_root", "tool", "scope", "memory"]
 KEYS: dict[Keying, Callable[[Value, Settings], bytes]] = {
     "loop": by_loop,
     "family": by_family,
     "root": by_root,
+    "event_root": by_event_root,
     "tool": by_tool,
     "scope": by_scope,
     "memory": by_memory,
@@ -115,7 +127,7 @@ ROUTES: dict[str, Route] = {
     "advice": Route(lambda t: t.advice, "loop", traced=True),
     "memory_writes": Route(lambda t: t.memory_writes, "memory"),
     "memory_outcomes": Route(lambda t: t.memory_outcomes, "scope"),
-    "actions": Route(lambda t: t.actions, "loop"),
+    "actions": Route(lambda t: t.actions, "event_root"),
 }
 """Every named output a capability may produce."""
 

@@ -89,3 +89,28 @@ def loops_on_one_partition(prefix: str, count: int, partitions: int) -> list[str
             if len(found) == count:
                 return found
     raise AssertionError("unreachable")
+
+
+def read_topic(settings: Settings, topic: str, keep, count: int) -> list[dict]:
+    """The first ``count`` JSON items of ``topic`` (from its beginning) that ``keep``
+    accepts; a record may hold one item or a list of them."""
+    import asyncio
+
+    import orjson
+
+    from loopwarden.streams.client.subscriber import TopicSubscriber
+
+    async def read() -> list[dict]:
+        subscriber = TopicSubscriber(
+            topic, lambda r: orjson.loads(r.value), settings, from_beginning=True
+        )
+        found: list[dict] = []
+        async with subscriber:
+            async for value in subscriber:
+                for item in value if isinstance(value, list) else [value]:
+                    if keep(item):
+                        found.append(item)
+                if len(found) >= count:
+                    return found
+
+    return asyncio.run(asyncio.wait_for(read(), 90))

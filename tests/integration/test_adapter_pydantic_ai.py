@@ -5,19 +5,21 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from pydantic_ai import Agent
+from pydantic_ai import Agent, RunContext
 from pydantic_ai.exceptions import RunCancelled
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from loopwarden.adapters.calls import CONTEXT_HEADER
 from loopwarden.adapters.pydantic_ai import Loopwarden
+from loopwarden.schemas.fleet import FleetWarning
 
 from .adapter_harness import (
     STOP_AT,
     WARN_AT,
     assert_no_warning_for,
     published_events,
+    read_topic,
 )
 
 pytestmark = pytest.mark.integration
@@ -103,3 +105,86 @@ def test_a_healthy_run_gets_nothing_and_failures_are_published(laddered):
     assert payloads[0]["params"] == {"query": "q0"} and payloads[0]["result"] == "nothing about q0"
     assert [p["tool_call_id"] for p in payloads] == ["t0", "t1", "t2", "t3"]
     assert payloads[3]["success"] is False and payloads[3]["error_message"] == "disk full"
+
+
+TASK = "Find the cheapest direct flight from Berlin to Lisbon on 12 December"
+
+
+def test_two_agents_delegating_in_a_circle_are_one_family_warned_then_stopped(laddered):
+    """Pydantic AI's agent delegation (an agent run inside another's tool): each run is a
+    loop of the root's family, so the fleet role sees the circle no per-run guard sees."""
+    settings, guard = laddered
+    root = f"pai-planner-{uuid.uuid4().hex[:8]}"
+    planner_requests: list = []
+    researcher_requests: list = []
+
+    def hand_over(tool: str):
+        def respond(k: int) -> ModelResponse:
+            call = ToolCallPart(tool, {"task": TASK}, tool_call_id=f"{tool}-{k}")
+            return ModelResponse(parts=[call])
+
+        return respond
+
+    # the 4th planner run is the family's second finding: its model answers once the
+    # stop is out (the researcher's 3rd run, the first finding, warned everyone)
+    planner = Agent(
+        scripted(
+            hand_over("ask_researcher"),
+            {3: lambda: guard.inbox.wait(root, stop=True, timeout_s=90)},
+            planner_requests,
+        ),
+        name="planner",
+        capabilities=[Loopwarden(guard)],
+    )
+    researcher = Agent(
+        scripted(hand_over("ask_planner"), {}, researcher_requests),
+        name="researcher",
+        capabilities=[Loopwarden(guard)],
+    )
+
+    @planner.tool
+    async def ask_researcher(ctx: RunContext, task: str) -> str:
+        """Hand a task to the researcher agent."""
+        return (await researcher.run(task, usage=ctx.usage)).output
+
+    @researcher.tool
+    async def ask_planner(ctx: RunContext, task: str) -> str:
+        """Hand a task back to the planner agent."""
+        return (await planner.run(task, usage=ctx.usage)).output
+
+    # the stop cancels the run that reads it, and each caller's tool with it
+    with pytest.raises(RunCancelled):
+        planner.run_sync(TASK, conversation_id=root)
+    # planner ×4 (the root and 3 delegated runs), researcher ×3: the 4th researcher run
+    # started after the stop and was cancelled before its first model request
+    assert len(planner_requests) == 4 and len(researcher_requests) == 3
+
+    fleet = [
+        FleetWarning.model_validate(w)
+        for w in read_topic(
+            settings, settings.topics.fleet_warnings, lambda w: w.get("root_loop_id") == root, 2
+        )
+    ]
+    assert [(w.kind, w.step) for w in fleet] == [
+        ("delegation_cycle", "warn"),
+        ("delegation_cycle", "stop"),
+    ]
+    warned, stopped = fleet
+    assert set(warned.agents) == {"planner", "researcher"}
+    assert "researcher was given the same task 3 times" in warned.reason
+    assert "planner was given the same task 3 times" in stopped.reason
+    assert set(warned.loop_ids) < set(stopped.loop_ids) and len(stopped.loop_ids) == 7
+
+    # every delegated run published its start under the root, with its parent and task
+    starts = read_topic(
+        settings,
+        settings.topics.actions,
+        lambda e: e.get("payload", {}).get("root_loop_id") == root,
+        7,
+    )
+    first = {e["loop_id"]: e["payload"] for e in reversed(starts)}
+    assert len(first) == 7 and root not in first
+    assert {p["action_type"] for p in first.values()} == {"delegated_run_start"}
+    assert all(p["task"] == TASK for p in first.values())
+    agents = [p["agent"] for p in first.values()]
+    assert sorted(agents) == ["planner"] * 3 + ["researcher"] * 4

@@ -25,20 +25,23 @@ from .adapter_harness import (
     neighbour_loop,
     published_events,
 )
-from .conftest import http_call
+from .conftest import WorkerProcess, create_topics, http_call
 
 pytestmark = pytest.mark.integration
 TOKEN = "hook-token"
 
 
-@pytest.fixture
-def hooks_worker(broker, worker_factory):
+@pytest.fixture(scope="module")
+def hooks_worker(broker, tmp_path_factory):
+    """One worker for the module's tests (each uses sessions of its own)."""
     port = free_port()
     settings = laddered_settings(broker, "hooks")
     api = settings.api.model_copy(update={"token": SecretStr(TOKEN)})
     settings = settings.model_copy(update={"web_port": port, "api": api})
-    worker_factory(settings)
-    return settings, f"http://127.0.0.1:{port}/hooks/claude-code"
+    create_topics(settings)
+    worker = WorkerProcess(settings, tmp_path_factory.mktemp("hooks") / "worker.log").start()
+    yield settings, f"http://127.0.0.1:{port}/hooks/claude-code"
+    worker.stop()
 
 
 def bash(session: str, n: int, command: str = "pytest -x", stdout: str = "1 failed") -> dict:
@@ -144,6 +147,56 @@ async def test_a_healthy_session_gets_nothing_and_failures_count(hooks_worker):
     assert failed["success"] is False and failed["error_message"] == "exit 2"
 
 
+TASK = "Find every caller of ledger.reconcile and list them"
+
+
+def in_subagent(hook: dict, agent: int) -> dict:
+    return {**hook, "agent_id": f"a{agent:03d}", "agent_type": "Explore"}
+
+
+async def test_a_session_handing_one_task_to_sub_agents_again_and_again_is_stopped(hooks_worker):
+    """Claude Code sub-agents are loops of the session's family: the same sub-agent
+    given the same task a 3rd time is a delegation cycle (a warning), a 4th time the
+    family's stop, and the sub-agent is refused its tools."""
+    settings, url = hooks_worker
+    sid = f"cc-fam-{uuid.uuid4().hex[:8]}"
+    status_url = f"{url}/sessions/{sid}"
+
+    async def post(http, hook: dict) -> dict:
+        status, body, _ = await http_call(http, "POST", url, json=hook, token=TOKEN)
+        assert status == 200, body
+        return body
+
+    async with aiohttp.ClientSession() as http:
+        await until(http, status_url, lambda s: s["following"])
+        await post(http, bash(sid, 0, "git status", "clean"))  # the session's own step
+        for k in range(4):
+            start = {"session_id": sid, "hook_event_name": "SubagentStart", "prompt": TASK}
+            await post(http, in_subagent(start, k))
+            await post(http, in_subagent(bash(sid, 10 + k, f"grep -rn reconcile src/{k}"), k))
+            if k == 2:  # the 3rd time: the whole family is warned
+                await until(http, status_url, lambda s: s["warnings_seen"] >= 1)
+            if k == 3:  # the 4th: stopped, the sub-agent with it
+                await until(http, status_url, lambda s: s["stop"] is not None)
+                pre = in_subagent({**bash(sid, 99), "hook_event_name": "PreToolUse"}, k)
+                decision = (await post(http, pre))["hookSpecificOutput"]
+                assert decision["permissionDecision"] == "deny"
+                assert "given the same task" in decision["permissionDecisionReason"]
+            stop = {"session_id": sid, "hook_event_name": "SubagentStop"}
+            await post(http, in_subagent(stop, k))
+    first = await in_thread(published_events, settings, f"{sid}/a000", 3)
+    assert [e["payload"]["action_type"] for e in first] == [
+        "delegated_run_start",
+        "Bash",
+        "loop_end",
+    ]
+    start = first[0]["payload"]
+    assert (start["task"], start["agent"], start["turn"]) == (TASK, "Explore", "message")
+    assert all(
+        (e["payload"]["parent_loop_id"], e["payload"]["root_loop_id"]) == (sid, sid) for e in first
+    )
+
+
 async def test_bad_requests_get_clear_errors(hooks_worker):
     _, url = hooks_worker
     async with aiohttp.ClientSession() as http:
@@ -164,6 +217,8 @@ def test_the_settings_snippet_points_every_hook_at_the_endpoint():
         "PostToolUseFailure",
         "UserPromptSubmit",
         "Stop",
+        "SubagentStart",
+        "SubagentStop",
     }
     for entries in hooks.values():
         (entry,) = entries

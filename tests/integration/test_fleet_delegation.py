@@ -9,7 +9,6 @@ every loop of the family, and every run ends with the stop.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys
@@ -28,7 +27,8 @@ from loopwarden.adapters.calls import STOP_HEADER
 from loopwarden.adapters.langchain import LoopwardenMiddleware
 from loopwarden.schemas.fleet import FleetWarning
 from loopwarden.settings import settings_env
-from loopwarden.streams.client.subscriber import TopicSubscriber
+
+from .adapter_harness import read_topic
 
 pytestmark = pytest.mark.integration
 
@@ -61,23 +61,6 @@ def delegation(tool_name: str, count: int) -> list[AIMessage]:
         )
         for n in range(count)
     ]
-
-
-def read_topic(settings, topic: str, keep, count: int) -> list[dict]:
-    async def read() -> list[dict]:
-        subscriber = TopicSubscriber(
-            topic, lambda r: orjson.loads(r.value), settings, from_beginning=True
-        )
-        found: list[dict] = []
-        async with subscriber:
-            async for value in subscriber:
-                for item in value if isinstance(value, list) else [value]:
-                    if keep(item):
-                        found.append(item)
-                if len(found) >= count:
-                    return found
-
-    return asyncio.run(asyncio.wait_for(read(), 90))
 
 
 def test_a_two_agent_delegation_cycle_is_warned_then_every_loop_is_stopped(laddered):

@@ -155,3 +155,35 @@ def test_claude_code_hook_inputs_and_answers():
     assert action_fields(HookInput(session_id="s1", hook_event_name="UserPromptSubmit")) is None
     deny = pre_tool_use_answer(warning(step="stop"))["hookSpecificOutput"]
     assert deny["permissionDecision"] == "deny" and "4 times" in deny["permissionDecisionReason"]
+
+
+def test_a_claude_code_sub_agent_is_a_loop_of_the_sessions_family():
+    from loopwarden.agents.hooks.claude_code import HookInput, action_fields
+
+    family = {"parent_loop_id": "s1", "root_loop_id": "s1", "agent": "Explore"}
+    inside = {"session_id": "s1", "agent_id": "a7", "agent_type": "Explore"}
+    start = HookInput(**inside, hook_event_name="SubagentStart", prompt="find the callers")
+    assert start.loop_id == "s1/a7"
+    assert action_fields(start) == (
+        "delegated_run_start",
+        {"turn": "message", "task": "find the callers", **family},
+    )
+    call = HookInput(
+        **inside, hook_event_name="PostToolUse", tool_name="Grep", tool_response="3 hits"
+    )
+    assert action_fields(call)[1] == {"params": {}, "success": True, "result": "3 hits", **family}
+    end = HookInput(**inside, hook_event_name="SubagentStop")
+    assert action_fields(end) == (
+        "loop_end",
+        {"turn": "message", "terminated": True, "result": "finalized", **family},
+    )
+    # the session itself: its own root; started with --agent, it is named
+    main = HookInput(session_id="s1", agent_type="reviewer", hook_event_name="Stop")
+    assert main.loop_id == "s1" and action_fields(main)[1]["agent"] == "reviewer"
+    assert "parent_loop_id" not in action_fields(main)[1]
+    # a SubagentStart without an agent id says nothing about a loop
+    assert action_fields(HookInput(session_id="s1", hook_event_name="SubagentStart")) is None
+    # a long session id still makes a valid loop id
+    assert (
+        len(HookInput(**{**inside, "session_id": "s" * 256}, hook_event_name="Stop").loop_id) <= 256
+    )

@@ -48,6 +48,20 @@ def test_keys_follow_the_route():
     assert ROUTES["memory_outcomes"].key_of_loop("task_r2") is None
 
 
+def test_actions_are_keyed_by_their_familys_root_as_the_client_keys_them():
+    from loopwarden.schemas.events import ActionEvent
+
+    settings, route = Settings(), ROUTES["actions"]
+    alone = {"loop_id": "l1", "payload": {"action_type": "grep"}}
+    delegated = {"loop_id": "l2", "payload": {"action_type": "grep", "root_loop_id": "r"}}
+    child = {"loop_id": "l3", "payload": {"action_type": "grep", "parent_loop_id": "p"}}
+    assert route.key(alone, settings) == b"l1"
+    assert route.key(delegated, settings) == b"r" and route.key(child, settings) == b"p"
+    event = ActionEvent.model_validate({**delegated, "event_id": "e", "occurred_at": 1.0})
+    assert route.key(event, settings) == b"r"
+    assert route.key_of_loop("l2") is None  # a delegated loop's actions are on its root's
+
+
 async def test_emit_queues_the_record_and_hands_the_value_to_the_sinks_of_its_name(router):
     warnings, advice = Recording("warnings"), Recording("advice", "warnings")
     router.attach(warnings)
