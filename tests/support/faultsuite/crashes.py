@@ -123,6 +123,7 @@ async def crash_run(
         every_warning = await read_json(bootstrap, names.warnings)
         fleet_told = [w for w in every_warning if w["kind"] in FLEET_KINDS]
         fleet = await read_json(bootstrap, names.fleet_warnings)
+        notices = await read_json(bootstrap, names.tool_outages)
         outcomes = await read_json(bootstrap, names.memory_outcomes)
         rows, duplicate_rows = _lance_rows(c.settings.memory.uri)
     writes = expected.lessons | set(memory_ids)
@@ -135,6 +136,7 @@ async def crash_run(
         "requests": compare(expected.requests, requests, "request_id").__dict__,
         "fleet_warnings": compare(fleet_expected, fleet, "warning_id").__dict__,
         "fleet_told": compare(fleet_told_expected, fleet_told, "warning_id").__dict__,
+        "outage_notices": sorted({(n["tool"], n["error"]) for n in notices}),
         "memory_writes": len(writes),
         "memory_missing": len(writes - status.keys()),
         "memory_rejected": sum(1 for s in status.values() if s == "rejected"),

@@ -128,6 +128,9 @@ class Comparison:
     missing: int
     changed: int
     duplicates: int
+    loops: dict[str, str] = field(default_factory=dict)
+    """For a post-mortem: up to 10 loops with an output missing or changed, and the
+    first such output's kind (and what differs, when changed)."""
 
     @property
     def ok(self) -> bool:
@@ -146,7 +149,18 @@ def compare(expected: dict[str, dict[str, Any]], got: list[dict[str, Any]], key:
             changed.add(item_id)
     missing = [i for i in expected if i not in seen]
     duplicates = sum(count - 1 for count in seen.values())
-    return Comparison(len(expected), len(seen), len(missing), len(changed), duplicates)
+    loops: dict[str, str] = {}
+    got_by_id = {item[key]: item for item in got}
+    for item_id in [*missing, *sorted(changed)]:
+        want = expected[item_id]
+        loop = str(want.get("loop_id") or want.get("root_loop_id"))
+        if loop in loops or len(loops) >= 10:
+            continue
+        have = got_by_id.get(item_id)
+        differs = sorted(k for k in want if have is not None and want[k] != have.get(k))
+        what = "changed " + ",".join(differs) if have else "missing"
+        loops[loop] = f"{want.get('kind', key)} {what}"
+    return Comparison(len(expected), len(seen), len(missing), len(changed), duplicates, loops)
 
 
 def cluster_settings(settings: Settings, data: str, overrides: dict[str, Any]) -> Settings:
