@@ -34,6 +34,7 @@ from loopwarden.schemas.records import decode_record
 from loopwarden.schemas.redaction import default_redactor
 from loopwarden.schemas.trace_context import carried
 from loopwarden.settings import DetectionSettings, Settings
+from loopwarden.streams.client.event_builder import event_json
 
 if TYPE_CHECKING:
     from loopwarden.agents.fleet.outage_board import OutageBoard
@@ -78,7 +79,7 @@ def reroute_of(event: Any, key: str, partitions: int, origin: Origin) -> Reroute
     target = default_partition(encoded, partitions)
     if target == origin.partition:
         return None
-    value = codec.dumps(event.model_dump(mode="json", exclude_none=True))
+    value = codec.dumps(event_json(event))  # as the client encoded it
     return Reroute(target, encoded, value, origin)
 
 

@@ -38,10 +38,18 @@ def make_action_event(
     )
 
 
-def encode_event(event: ActionEvent, published_at: float | None = None) -> bytes:
-    """The JSON bytes of ``event`` as it travels on the actions topic."""
-    data = event.model_dump(mode="json", exclude_none=True)
-    if event.payload.success is None:
+def event_json(event: Any) -> dict[str, Any]:
+    """An event model as JSON-ready data, as it travels on its topic (fields that are
+    not set are left out, but an action's unknown outcome stays ``success: null``)."""
+    data: dict[str, Any] = event.model_dump(mode="json", exclude_none=True)
+    if isinstance(event, ActionEvent) and event.payload.success is None:
         data["payload"]["success"] = None  # unknown, not the default (a success)
+    return data
+
+
+def encode_event(event: ActionEvent, published_at: float | None = None) -> bytes:
+    """The JSON bytes of ``event`` as it travels on the actions topic, stamped
+    ``published_at`` (now unless given)."""
+    data = event_json(event)
     data["published_at"] = time.time() if published_at is None else published_at
     return codec.dumps(data)

@@ -124,3 +124,29 @@ def test_cache_is_bounded():
     for i, loop in enumerate("ABC"):
         processor.process(codec.dumps(ev(i, loop=loop)), None, SourcePosition("a", 0, i), {}.get)
     assert list(processor._cache) == ["B", "C"]
+
+
+def test_a_rerouted_event_arrives_as_it_was_published_unknown_outcome_included():
+    """A re-routed event is encoded as the client encodes it: an outcome that is not
+    known (``success: null``) stays unknown, not the default (a success)."""
+    from loopwarden.agents.monitor.records import reroute_of
+    from loopwarden.schemas.events import ActionEvent
+    from loopwarden.schemas.positions import Origin
+
+    event = ActionEvent.model_validate(
+        {
+            "event_id": "e1",
+            "loop_id": "l1",
+            "occurred_at": 1.0,
+            "published_at": 1.5,
+            "payload": {"action_type": "shell", "success": None},
+        }
+    )
+    for partition in range(2):
+        moved = reroute_of(event, "elsewhere", 2, Origin(partition, 7, 0))
+        if moved is not None:
+            break
+    assert moved is not None
+    again = ActionEvent.model_validate(codec.loads(moved.value))
+    assert again.payload.success is None and not again.payload.failed
+    assert again.published_at == 1.5 and again == event
