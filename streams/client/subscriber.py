@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable
 from types import TracebackType
 from typing import Any, Generic, TypeVar
@@ -73,11 +73,15 @@ class TopicSubscriber(Generic[T]):
         self._parse = parse
         self._identity = identity
         self._seen: OrderedDict[str, None] = OrderedDict()
+        self._fetched: deque[T] = deque()
+        """Items fetched and not handed out yet: an ``async for`` left early (a break,
+        :meth:`collect` reaching its count) leaves them to the next one."""
         self._consumer: AIOKafkaConsumer | None = None
         self._key = loop_id.encode() if loop_id is not None else None
 
     async def start(self) -> None:
         """Connect and fix the start position (end of topic unless ``from_beginning``)."""
+        self._fetched.clear()  # what a previous connection fetched is read again
         consumer = AIOKafkaConsumer(
             bootstrap_servers=self.bootstrap_servers,
             group_id=self.group_id,
@@ -152,15 +156,16 @@ class TopicSubscriber(Generic[T]):
     async def _iterate(self) -> AsyncIterator[T]:
         if self._consumer is None:
             raise LoopwardenError("subscriber is not started")
+        fetched = self._fetched
         while self._consumer is not None:
+            while fetched:
+                yield fetched.popleft()
             batches = await self._consumer.getmany(timeout_ms=200, max_records=1000)
             for records in batches.values():
                 for record in records:
                     if self._key is not None and record.key != self._key:
                         continue
-                    for item in self._items_of(record):
-                        if not self._duplicate(item):
-                            yield item
+                    fetched.extend(i for i in self._items_of(record) if not self._duplicate(i))
 
     async def collect(self, count: int, timeout_s: float) -> list[T]:
         """Gather ``count`` items or whatever arrived within ``timeout_s``."""

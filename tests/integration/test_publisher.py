@@ -68,3 +68,35 @@ async def test_every_event_arrives_once_in_order_on_its_partition(broker, batchi
         assert partition == default_partition(event["loop_id"].encode(), 4)
         got[event["loop_id"]].append(event["event_id"])
     assert got == sent
+
+
+async def test_a_subscriber_left_mid_batch_hands_the_rest_to_the_next_loop(broker):
+    """Leaving an ``async for`` over a subscriber (a break, ``collect`` reaching its
+    count) keeps what it had fetched and not handed out: the next ``async for`` on the
+    same subscriber starts with it."""
+    from loopwarden.streams.client.subscriber import TopicSubscriber
+
+    settings = isolated_settings(broker, "subscriber-resume")
+    create_topics(settings)
+    loop_id = "resume-1"
+    async with AsyncPublisher(settings) as publisher:
+        for n in range(6):  # six records on one partition, fetched in one batch
+            publisher.publish_event(make_action_event(loop_id, "step", params={"n": n}))
+            await publisher.flush()
+    subscriber = TopicSubscriber(
+        settings.topics.actions,
+        lambda r: orjson.loads(r.value),
+        settings,
+        loop_id=loop_id,
+        from_beginning=True,
+    )
+
+    def numbers(values) -> list[int]:
+        return [
+            e["payload"]["params"]["n"] for v in values for e in (v if isinstance(v, list) else [v])
+        ]
+
+    async with subscriber:
+        first = await subscriber.collect(1, timeout_s=30)
+        rest = await subscriber.collect(6, timeout_s=3)
+    assert numbers(first + rest) == list(range(6))
