@@ -158,10 +158,10 @@ class LayerOneWarnings(WarningSubscriber):
                 yield warning
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def laddered(broker, tmp_path_factory):
-    """A worker with the laddered detection profile, and a connected guard (the adapters'
-    tests, one pair per module)."""
+    """A worker with the laddered detection profile, and a connected guard: one pair for
+    every adapter test of the session (each test uses loop ids of its own)."""
     from loopwarden.adapters.guard import LoopGuard
 
     from .adapter_harness import laddered_settings

@@ -138,9 +138,21 @@ def test_a_two_agent_delegation_cycle_is_warned_then_every_loop_is_stopped(ladde
 
     # each loop's own warnings: warned then stopped, or stopped; the 4th researcher run,
     # which started after the stop, is stopped when it shows up
+    # (the family's loops: the root and the 7 runs it delegated, as published; the worker
+    # is shared with other tests' families)
+    delegated = read_topic(
+        settings,
+        settings.topics.actions,
+        lambda e: e.get("payload", {}).get("root_loop_id") == root,
+        7,
+    )
+    family = {root} | {e["loop_id"] for e in delegated}
     expected = len(warned.loop_ids) + len(stopped.loop_ids) + 1
     told = read_topic(
-        settings, settings.topics.warnings, lambda w: w.get("kind") == "delegation_cycle", expected
+        settings,
+        settings.topics.warnings,
+        lambda w: w.get("kind") == "delegation_cycle" and w["loop_id"] in family,
+        expected,
     )
     steps: dict[str, list[str]] = {}
     for warning in told:
