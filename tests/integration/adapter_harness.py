@@ -114,3 +114,27 @@ def read_topic(settings: Settings, topic: str, keep, count: int) -> list[dict]:
                     return found
 
     return asyncio.run(asyncio.wait_for(read(), 90))
+
+
+def delegation_cycle_warned_then_stopped(settings: Settings, root: str) -> tuple:
+    """The family ``root``'s two fleet warnings, checked: a delegation cycle of a planner
+    and a researcher handed one task (the researcher's 3rd run warned, the planner's
+    4th stopped). Returns (warned, stopped)."""
+    from loopwarden.schemas.fleet import FleetWarning
+
+    fleet = [
+        FleetWarning.model_validate(w)
+        for w in read_topic(
+            settings, settings.topics.fleet_warnings, lambda w: w.get("root_loop_id") == root, 2
+        )
+    ]
+    assert [(w.kind, w.step) for w in fleet] == [
+        ("delegation_cycle", "warn"),
+        ("delegation_cycle", "stop"),
+    ]
+    warned, stopped = fleet
+    assert set(warned.agents) == {"planner", "researcher"}
+    assert "researcher was given the same task 3 times" in warned.reason
+    assert "planner was given the same task 3 times" in stopped.reason
+    assert set(warned.loop_ids) < set(stopped.loop_ids) and len(stopped.loop_ids) == 7
+    return warned, stopped

@@ -12,12 +12,12 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from loopwarden.adapters.calls import CONTEXT_HEADER
 from loopwarden.adapters.pydantic_ai import Loopwarden
-from loopwarden.schemas.fleet import FleetWarning
 
 from .adapter_harness import (
     STOP_AT,
     WARN_AT,
     assert_no_warning_for,
+    delegation_cycle_warned_then_stopped,
     published_events,
     read_topic,
 )
@@ -159,21 +159,7 @@ def test_two_agents_delegating_in_a_circle_are_one_family_warned_then_stopped(la
     # started after the stop and was cancelled before its first model request
     assert len(planner_requests) == 4 and len(researcher_requests) == 3
 
-    fleet = [
-        FleetWarning.model_validate(w)
-        for w in read_topic(
-            settings, settings.topics.fleet_warnings, lambda w: w.get("root_loop_id") == root, 2
-        )
-    ]
-    assert [(w.kind, w.step) for w in fleet] == [
-        ("delegation_cycle", "warn"),
-        ("delegation_cycle", "stop"),
-    ]
-    warned, stopped = fleet
-    assert set(warned.agents) == {"planner", "researcher"}
-    assert "researcher was given the same task 3 times" in warned.reason
-    assert "planner was given the same task 3 times" in stopped.reason
-    assert set(warned.loop_ids) < set(stopped.loop_ids) and len(stopped.loop_ids) == 7
+    delegation_cycle_warned_then_stopped(settings, root)
 
     # every delegated run published its start under the root, with its parent and task
     starts = read_topic(
