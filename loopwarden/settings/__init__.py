@@ -296,6 +296,11 @@ class Settings(BaseSettings):
         description="info: the worker's own lines (started, ready, rebalances, a periodic "
         "summary, errors); Faust and the Kafka client at warning. debug: everything.",
     )
+    log_library_info: tuple[str, ...] = Field(
+        (),
+        description="Library loggers kept at info when log_level is info, for a post-mortem: "
+        'e.g. ["faust.tables.recovery"] logs each table recovery\'s highwaters and progress.',
+    )
     data_dir: str = Field(
         ".loopwarden", description="Where a worker keeps local files (Faust's data directory)."
     )

@@ -6,6 +6,7 @@ import asyncio
 import gc
 import logging
 import os
+from collections.abc import Sequence
 
 import faust
 
@@ -112,16 +113,19 @@ def new_faust_worker(app: LoopwardenApp, settings: Settings) -> faust.Worker:
     """
     worker = faust.Worker(app, loglevel=settings.log_level.upper(), quiet=True)
     worker.spinner = None
-    quiet_library_logs(settings.log_level)
+    quiet_library_logs(settings.log_level, settings.log_library_info)
     return worker
 
 
 _LIBRARY_LOGGERS = ("faust", "mode", "aiokafka", "lancedb", "opentelemetry", SERVICE_LOG.name)
 
 
-def quiet_library_logs(level: str) -> None:
+def quiet_library_logs(level: str, keep_info: Sequence[str] = ()) -> None:
     """At info, the worker's own lines only: Faust, mode and aiokafka narrate every
-    service start and fetch at info. They keep warnings and errors; ``debug`` shows all."""
+    service start and fetch at info. They keep warnings and errors (but the loggers of
+    ``keep_info``: info); ``debug`` shows all."""
     if logging.getLevelName(level.upper()) == logging.INFO:
         for name in _LIBRARY_LOGGERS:
             logging.getLogger(name).setLevel(logging.WARNING)
+        for name in keep_info:
+            logging.getLogger(name).setLevel(logging.INFO)

@@ -68,3 +68,21 @@ def test_the_worker_logs_at_its_level_and_builds_no_debug_records():
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.strip().splitlines()[-1] == str(logging.WARNING)
+
+
+def test_library_loggers_named_for_a_post_mortem_stay_at_info():
+    script = (
+        "import logging, sys\n"
+        "from loopwarden.settings import Settings\n"
+        "from loopwarden.streams.runtime.worker import build_worker_app, new_faust_worker\n"
+        "settings = Settings(log_library_info=['faust.tables.recovery'])\n"
+        "worker = new_faust_worker(build_worker_app(settings), settings)\n"
+        "worker._setup_logging()\n"
+        "levels = [logging.getLogger(n).getEffectiveLevel()\n"
+        "          for n in ('faust.tables.recovery', 'faust.transport.consumer')]\n"
+        "sys.__stdout__.write(f'{levels}\\n')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip().splitlines()[-1] == str([logging.INFO, logging.WARNING])

@@ -173,6 +173,7 @@ def cluster_settings(settings: Settings, data: str, overrides: dict[str, Any]) -
         "data_dir": data,
         "memory": memory,
         "log_level": "info",
+        "log_library_info": ("faust.tables.recovery",),  # recoveries' highwaters, for a post-mortem
         "detection": detection,
     }
     for group, values in overrides.items():
