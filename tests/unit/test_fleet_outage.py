@@ -200,3 +200,38 @@ def test_the_monitor_does_not_count_a_failure_an_outage_covers():
     other_error = [failure("mine", 1010, 0, "401 Unauthorized")]
     after = [failure("mine", 1200, 0)]
     assert monitor_warnings(board, other_error) and monitor_warnings(board, after)
+
+
+def test_a_failure_rerouted_to_its_tool_and_its_family_is_redacted_once(monkeypatch):
+    """A delegated loop's failed call, keyed by its own loop id, goes both to its tool's
+    owner and to its family's root: two re-routes of one redacted copy."""
+    from loopwarden.schemas.events import ActionEvent
+
+    partitions = 8
+    home = default_partition(b"child-1", partitions)
+    tool_home = default_partition(tool_key("web_search").encode(), partitions)
+    root = next(
+        f"root-{n}"
+        for n in range(100)
+        if default_partition(f"root-{n}".encode(), partitions) not in (home, tool_home)
+    )
+    processor = FleetProcessor(partitions=partitions)
+    for n, earlier in enumerate(WORKED):
+        processor.process(codec.dumps(earlier), b"x", SourcePosition("a", home, n), lambda _: None)
+    event = failure("child-1", 1000, 0, "503 for key sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c")
+    event["payload"].update(parent_loop_id=root, root_loop_id=root)
+    redactions = []
+    real = ActionEvent.redacted
+
+    def counted(self):
+        redactions.append(self.event_id)
+        return real(self)
+
+    monkeypatch.setattr(ActionEvent, "redacted", counted)
+    out = processor.process(
+        codec.dumps(event), b"child-1", SourcePosition("a", home, 9), lambda _: None
+    )
+    keys = sorted(r.key for r in out.reroutes)
+    assert keys == sorted([tool_key("web_search").encode(), root.encode()])
+    assert redactions == ["child-1-0"]
+    assert all(b"sk-live-4f9a" not in r.value for r in out.reroutes)
