@@ -127,13 +127,17 @@ async def crash_run(
         outcomes = await read_json(bootstrap, names.memory_outcomes)
         rows, duplicate_rows = _lance_rows(c.settings.memory.uri)
     writes = expected.lessons | set(memory_ids)
+    seen: dict[str, int] = {}
+    steps = {}  # event id → its index in its loop, for the post-mortem
+    for event in workload.events:
+        steps[event.event_id] = seen[event.loop_id] = seen.get(event.loop_id, -1) + 1
     status = {o["event_id"]: o["status"] for o in outcomes if o.get("type") == "memory_outcome"}
     return {
         "seed": seed,
         **schedule,
         "events": len(workload.events),
-        "warnings": compare(expected.warnings, warnings, "warning_id").__dict__,
-        "requests": compare(expected.requests, requests, "request_id").__dict__,
+        "warnings": compare(expected.warnings, warnings, "warning_id", steps).__dict__,
+        "requests": compare(expected.requests, requests, "request_id", steps).__dict__,
         "fleet_warnings": compare(fleet_expected, fleet, "warning_id").__dict__,
         "fleet_told": compare(fleet_told_expected, fleet_told, "warning_id").__dict__,
         "outage_notices": sorted({(n["tool"], n["error"]) for n in notices}),

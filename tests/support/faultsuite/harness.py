@@ -138,8 +138,14 @@ class Comparison:
         return self.missing == 0 and self.changed == 0
 
 
-def compare(expected: dict[str, dict[str, Any]], got: list[dict[str, Any]], key: str) -> Comparison:
-    """Compare outputs by their id field ``key``."""
+def compare(
+    expected: dict[str, dict[str, Any]],
+    got: list[dict[str, Any]],
+    key: str,
+    steps: dict[str, int] | None = None,
+) -> Comparison:
+    """Compare outputs by their id field ``key``; ``steps`` (event id → its index in its
+    loop) says at which of its loop's events the first lost output of a loop was."""
     seen: dict[str, int] = {}
     changed = set()
     for item in got:
@@ -159,7 +165,9 @@ def compare(expected: dict[str, dict[str, Any]], got: list[dict[str, Any]], key:
         have = got_by_id.get(item_id)
         differs = sorted(k for k in want if have is not None and want[k] != have.get(k))
         what = "changed " + ",".join(differs) if have else "missing"
-        loops[loop] = f"{want.get('kind', key)} {what}"
+        step = (steps or {}).get(str(want.get("trigger_event_id")))
+        where = "" if step is None else f" at its event {step}"
+        loops[loop] = f"{want.get('kind', key)} {what}{where}"
     return Comparison(len(expected), len(seen), len(missing), len(changed), duplicates, loops)
 
 
