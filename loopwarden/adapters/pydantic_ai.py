@@ -139,6 +139,10 @@ class Loopwarden(AbstractCapability[Any]):
             self._guard.end(loop_id, reason="finalized")
         return result
 
+    async def on_run_error(self, ctx: Any, *, error: BaseException) -> Any:
+        self._delegated.pop(ctx.run_id, None)  # cancelled or failed: after_run is not called
+        raise error
+
     def _loop_id(self, ctx: Any) -> str:
         return self._delegated.get(ctx.run_id) or loop_id_of(ctx)
 
