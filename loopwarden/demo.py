@@ -31,6 +31,7 @@ from loopwarden.agents.fleet.records import decide_offline
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.schemas.events import ActionEvent
+from loopwarden.schemas.fleet import FLEET_KINDS
 from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.warnings import LoopWarning
 from loopwarden.settings import Settings
@@ -332,6 +333,3 @@ def _format(warning: LoopWarning) -> str:
     if warning.kind in FLEET_KINDS:  # one line each: the family's loops hear the same
         return f"[{warning.loop_id}] {warning.kind} (step {warning.step}): {warning.reason}"
     return format_warning(warning, max_lines=DEMO_TEXT_LINES)
-
-
-FLEET_KINDS = frozenset({"delegation_cycle", "ping_pong", "family_budget", "tool_outage"})

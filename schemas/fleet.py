@@ -15,6 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from loopwarden.schemas.events import SCHEMA_VERSION
 from loopwarden.schemas.provenance import ProducedBy
 
+FLEET_KINDS = frozenset({"delegation_cycle", "ping_pong", "family_budget", "tool_outage"})
+"""The kinds of fleet findings (a fleet warning's, and each loop told of one)."""
+
 
 class FamilyTotals(BaseModel):
     """What the family had spent when the finding was made."""
@@ -36,7 +39,7 @@ class FleetWarning(BaseModel):
     warning_id: str = Field(description="Derived from kind, root loop and triggering event.")
     schema_version: int = SCHEMA_VERSION
     type: Literal["fleet_warning"] = "fleet_warning"
-    kind: str = Field(description="delegation_cycle, ping_pong, family_budget or tool_outage.")
+    kind: str = Field(description="One of FLEET_KINDS.")
     root_loop_id: str = Field(
         description="The family's root loop (the record key); a tool outage: tool\\x1f<tool>."
     )

@@ -15,6 +15,7 @@ A failed call also goes to its tool's owner (key ``tool\x1f<action_type>``) for
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -133,7 +134,7 @@ class FleetProcessor:
             if for_tool:  # a failure routed to its tool's owner
                 self._tool_failure(event, source, load_state, at, outcome)
                 continue
-            redacted = _Redacted(event)  # once, for either re-route
+            redacted = functools.cache(event.redacted)  # once, for either re-route
             payload = event.payload
             if origin is None and self.outages and payload.turn != "message":
                 self.recent.count(payload.action_type, payload.failed)
@@ -145,9 +146,7 @@ class FleetProcessor:
             ):
                 target = tool_key(event.payload.action_type)
                 moved = (
-                    reroute_of(redacted.event, target, self.partitions, at)
-                    if self.partitions
-                    else None
+                    reroute_of(redacted(), target, self.partitions, at) if self.partitions else None
                 )
                 if moved is not None:
                     outcome.reroutes.append(moved)
@@ -163,7 +162,7 @@ class FleetProcessor:
     def _family_event(
         self,
         event: ActionEvent,
-        redacted: _Redacted,
+        redacted: Callable[[], ActionEvent],
         source: SourcePosition,
         load_state: FamilyLoader,
         origin: Origin | None,
@@ -172,7 +171,7 @@ class FleetProcessor:
     ) -> None:
         root = event.payload.root(event.loop_id)
         if origin is None and self.partitions:
-            reroute = reroute_of(redacted.event, root, self.partitions, at)
+            reroute = reroute_of(redacted(), root, self.partitions, at)
             if reroute is not None:
                 outcome.reroutes.append(reroute)
                 return
@@ -219,23 +218,6 @@ class FleetProcessor:
         outcome.warnings.extend(warnings)
         outcome.fleet_warnings.extend(fleet_warnings)
         outcome.tool_outages.extend(notices)
-
-
-class _Redacted:
-    """An event's redacted copy, made on first use (a failed call re-routed both to
-    its tool's owner and to its family's root is redacted once)."""
-
-    __slots__ = ("_event", "_redacted")
-
-    def __init__(self, event: ActionEvent) -> None:
-        self._event = event
-        self._redacted: ActionEvent | None = None
-
-    @property
-    def event(self) -> ActionEvent:
-        if self._redacted is None:
-            self._redacted = self._event.redacted()
-        return self._redacted
 
 
 def decide_offline(settings: Settings, events: Iterable[ActionEvent]) -> FleetRecordOutcome:

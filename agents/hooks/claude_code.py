@@ -31,7 +31,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from loopwarden.adapters.calls import context_text, stop_text, tool_call_fields
-from loopwarden.adapters.lineage import RUN_START
+from loopwarden.adapters.lineage import RUN_START, TASK_MAX_CHARS
 from loopwarden.schemas.events import LoopId
 from loopwarden.schemas.warnings import LoopWarning
 
@@ -104,7 +104,7 @@ def action_fields(hook: HookInput) -> tuple[str, dict[str, Any]] | None:
 
 def _action(hook: HookInput) -> tuple[str, dict[str, Any]] | None:
     if hook.hook_event_name == SUBAGENT_START and hook.agent_id is not None:
-        task = {"task": hook.prompt[:2000]} if hook.prompt else {}
+        task = {"task": hook.prompt[:TASK_MAX_CHARS]} if hook.prompt else {}
         return RUN_START, {"turn": "message", **task}
     if hook.hook_event_name in OBSERVED and hook.tool_name:
         error = _failed(hook)

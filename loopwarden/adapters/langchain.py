@@ -53,7 +53,6 @@ from loopwarden.adapters.lineage import (
 from loopwarden.settings import Settings
 
 LOOP_KEY = "loopwarden_loop_id"
-"""The first event of a sub-agent's run (a message turn carrying its task)."""
 
 
 class LoopwardenState(AgentState):

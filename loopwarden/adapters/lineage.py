@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 RUN_START = "delegated_run_start"
 """The message turn a delegated run starts with (it carries the run's ``task``)."""
+TASK_MAX_CHARS = 2000
+"""A delegated run's task is published up to this length."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +42,7 @@ class Lineage:
         if agent:
             fields["agent"] = agent
         if task:
-            fields["task"] = task[:2000]
+            fields["task"] = task[:TASK_MAX_CHARS]
         return fields
 
 

@@ -95,8 +95,7 @@ class FleetSettings(BaseModel):
         le=1,
         description="A failure counts towards an outage only while its tool fails for at "
         "least this share of its last 20 calls (at least 5 seen by the worker reading them) "
-        "and has "
-        "worked there before: a tool that never works, or fails now and then for an "
+        "and has worked there before: a tool that never works, or fails now and then for an "
         "agent's own reasons, is not down.",
     )
     outage_quiet_s: float = Field(

@@ -1,5 +1,6 @@
 """A worker runs the agents of its roles (no broker needed to build the app)."""
 
+import ast
 import logging
 import subprocess
 import sys
@@ -51,38 +52,33 @@ def test_roles_from_the_environment(monkeypatch):
     assert Settings().roles == {"monitor", "guardrails"}
 
 
-def test_the_worker_logs_at_its_level_and_builds_no_debug_records():
-    # Faust's terminal spinner set the root logger to DEBUG for good: every debug call
-    # of aiokafka built a record nobody printed. Logging is global: a fresh interpreter.
+def worker_logger_levels(settings_args: str, loggers: tuple[str, ...]) -> list[int]:
+    """The effective levels of ``loggers`` in a fresh interpreter (logging is global)
+    once a Faust worker for ``Settings(<settings_args>)`` has set up its logging."""
     script = (
         "import logging, sys\n"
         "from loopwarden.settings import Settings\n"
         "from loopwarden.streams.runtime.worker import build_worker_app, new_faust_worker\n"
-        "settings = Settings()\n"
+        f"settings = Settings({settings_args})\n"
         "worker = new_faust_worker(build_worker_app(settings), settings)\n"
         "worker._setup_logging()\n"
-        "level = logging.getLogger('aiokafka.consumer.fetcher').getEffectiveLevel()\n"
-        "sys.__stdout__.write(f'{level}\\n')\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
-    )
-    assert done.stdout.strip().splitlines()[-1] == str(logging.WARNING)
-
-
-def test_library_loggers_named_for_a_post_mortem_stay_at_info():
-    script = (
-        "import logging, sys\n"
-        "from loopwarden.settings import Settings\n"
-        "from loopwarden.streams.runtime.worker import build_worker_app, new_faust_worker\n"
-        "settings = Settings(log_library_info=['faust.tables.recovery'])\n"
-        "worker = new_faust_worker(build_worker_app(settings), settings)\n"
-        "worker._setup_logging()\n"
-        "levels = [logging.getLogger(n).getEffectiveLevel()\n"
-        "          for n in ('faust.tables.recovery', 'faust.transport.consumer')]\n"
+        f"levels = [logging.getLogger(n).getEffectiveLevel() for n in {loggers!r}]\n"
         "sys.__stdout__.write(f'{levels}\\n')\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
     )
-    assert done.stdout.strip().splitlines()[-1] == str([logging.INFO, logging.WARNING])
+    return ast.literal_eval(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_worker_logs_at_its_level_and_builds_no_debug_records():
+    # Faust's terminal spinner set the root logger to DEBUG for good: every debug call
+    # of aiokafka built a record nobody printed.
+    levels = worker_logger_levels("", ("aiokafka.consumer.fetcher",))
+    assert levels == [logging.WARNING]
+
+
+def test_library_loggers_named_for_a_post_mortem_stay_at_info():
+    loggers = ("faust.tables.recovery", "faust.transport.consumer")
+    levels = worker_logger_levels("log_library_info=['faust.tables.recovery']", loggers)
+    assert levels == [logging.INFO, logging.WARNING]

@@ -21,7 +21,7 @@ from typing import Any
 
 import lancedb
 
-from faultsuite.families import FLEET_KINDS, expected_fleet, family_events
+from faultsuite.families import expected_fleet, family_events
 from faultsuite.harness import (
     MONITOR_WARNINGS,
     Cluster,
@@ -32,6 +32,7 @@ from faultsuite.harness import (
     read_json,
     wait_committed,
 )
+from loopwarden.schemas.fleet import FLEET_KINDS
 from loopwarden.streams.client.publisher import AsyncPublisher
 
 

@@ -11,7 +11,6 @@ from loopwarden.schemas.events import ActionEvent
 from loopwarden.settings import Settings
 from loopwarden.streams.client.event_builder import make_action_event
 
-FLEET_KINDS = frozenset({"delegation_cycle", "ping_pong", "family_budget", "tool_outage"})
 TASK = "Reconcile the ledger of account 4471 for October"
 
 
