@@ -8,15 +8,20 @@ stream; then every expected warning and reflection request must be on its topic
 with the content the detectors give offline (same-id redeliveries allowed),
 every memory write must have an outcome that is not ``rejected``, every fleet
 warning (a delegation cycle per family: warned, then stopped) and each loop's own
-fleet warning must be there as the fleet decides them offline, and LanceDB must hold
-no duplicate row.
+fleet warning must be there as the fleet decides them offline, LanceDB must hold
+no duplicate row, and each loop's last stored state must have applied every event
+of it the topic holds (:mod:`faultsuite.postmortem` says whether a lost output's
+event never reached the broker or was skipped by the worker; with
+``LOOPWARDEN_FAULTS_LOGS`` set a failed run keeps the topics' records too).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import time
+from pathlib import Path
 from typing import Any
 
 import lancedb
@@ -32,8 +37,16 @@ from faultsuite.harness import (
     read_json,
     wait_committed,
 )
+from faultsuite.postmortem import (
+    applied_by_loop,
+    dump_topics,
+    events_by_loop,
+    read_records,
+    state_gaps,
+)
 from loopwarden.schemas.fleet import FLEET_KINDS
 from loopwarden.streams.client.publisher import AsyncPublisher
+from loopwarden.streams.tools.topics import LOOP_STATE_TABLE
 
 
 async def _publish(c: Cluster, workload: Any, duration_s: float) -> list[str]:
@@ -127,29 +140,47 @@ async def crash_run(
         notices = await read_json(bootstrap, names.tool_outages)
         outcomes = await read_json(bootstrap, names.memory_outcomes)
         rows, duplicate_rows = _lance_rows(c.settings.memory.uri)
-    writes = expected.lessons | set(memory_ids)
-    seen: dict[str, int] = {}
-    steps = {}  # event id → its index in its loop, for the post-mortem
-    for event in workload.events:
-        steps[event.event_id] = seen[event.loop_id] = seen.get(event.loop_id, -1) + 1
-    status = {o["event_id"]: o["status"] for o in outcomes if o.get("type") == "memory_outcome"}
-    return {
-        "seed": seed,
-        **schedule,
-        "events": len(workload.events),
-        "warnings": compare(expected.warnings, warnings, "warning_id", steps).__dict__,
-        "requests": compare(expected.requests, requests, "request_id", steps).__dict__,
-        "fleet_warnings": compare(fleet_expected, fleet, "warning_id").__dict__,
-        "fleet_told": compare(fleet_told_expected, fleet_told, "warning_id").__dict__,
-        "outage_notices": sorted({(n["tool"], n["error"]) for n in notices}),
-        "memory_writes": len(writes),
-        "memory_missing": len(writes - status.keys()),
-        "memory_rejected": sum(1 for s in status.values() if s == "rejected"),
-        "lance_rows": rows,
-        "lance_duplicate_rows": duplicate_rows,
-        "uncommitted_at_end": behind,
-        "seconds": round(time.monotonic() - began, 1),
-    }
+        changelog = f"{c.settings.app_id}-{LOOP_STATE_TABLE}-changelog"
+        published: dict[str, set[str]] = {}
+        for event in workload.events:
+            published.setdefault(event.loop_id, set()).add(event.event_id)
+        gaps = state_gaps(
+            published,
+            events_by_loop(r.value for r in await read_records(bootstrap, names.actions)),
+            applied_by_loop((r.key, r.value) for r in await read_records(bootstrap, changelog)),
+        )
+        writes = expected.lessons | set(memory_ids)
+        seen: dict[str, int] = {}
+        steps = {}  # event id → its index in its loop, for the post-mortem
+        for event in workload.events:
+            steps[event.event_id] = seen[event.loop_id] = seen.get(event.loop_id, -1) + 1
+        status = {o["event_id"]: o["status"] for o in outcomes if o.get("type") == "memory_outcome"}
+        result = {
+            "seed": seed,
+            **schedule,
+            "events": len(workload.events),
+            "warnings": compare(expected.warnings, warnings, "warning_id", steps).__dict__,
+            "requests": compare(expected.requests, requests, "request_id", steps).__dict__,
+            "fleet_warnings": compare(fleet_expected, fleet, "warning_id").__dict__,
+            "fleet_told": compare(fleet_told_expected, fleet_told, "warning_id").__dict__,
+            "outage_notices": sorted({(n["tool"], n["error"]) for n in notices}),
+            "state_gaps": gaps.__dict__,
+            "memory_writes": len(writes),
+            "memory_missing": len(writes - status.keys()),
+            "memory_rejected": sum(1 for s in status.values() if s == "rejected"),
+            "lance_rows": rows,
+            "lance_duplicate_rows": duplicate_rows,
+            "uncommitted_at_end": behind,
+            "seconds": round(time.monotonic() - began, 1),
+        }
+        keep = os.environ.get("LOOPWARDEN_FAULTS_LOGS")
+        if keep and not crash_ok(result):  # every record that says where each event went
+            target = Path(keep) / c.name
+            target.mkdir(parents=True, exist_ok=True)
+            topics = [names.actions, names.actions_reroute, changelog, names.warnings]
+            topics.append(names.reflection_requests)
+            await dump_topics(bootstrap, topics, target / "topics.jsonl.gz")
+    return result
 
 
 def crash_ok(result: dict[str, Any]) -> bool:
@@ -166,4 +197,6 @@ def crash_ok(result: dict[str, Any]) -> bool:
         and result["memory_rejected"] == 0
         and result["lance_duplicate_rows"] == 0
         and not any(result["uncommitted_at_end"].values())
+        and result["state_gaps"]["loops_not_in_topic"] == 0
+        and result["state_gaps"]["loops_not_applied"] == 0
     )

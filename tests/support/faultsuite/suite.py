@@ -46,6 +46,8 @@ def _crash_summary(r: dict[str, Any]) -> str:
         f"missing {r['fleet_warnings']['missing']} changed {r['fleet_warnings']['changed']}, "
         f"loops told {r['fleet_told']['received']}/{r['fleet_told']['expected']} missing "
         f"{r['fleet_told']['missing']} changed {r['fleet_told']['changed']}; "
+        f"loops with events not in the topic {r['state_gaps']['loops_not_in_topic']}, "
+        f"not all applied in their stored state {r['state_gaps']['loops_not_applied']}; "
         f"memory writes {r['memory_writes']} missing {r['memory_missing']} rejected "
         f"{r['memory_rejected']}; LanceDB dup rows {r['lance_duplicate_rows']}; "
         f"uncommitted at the end {r['uncommitted_at_end']}"
