@@ -135,6 +135,40 @@ async def test_records_fetched_before_a_seek_or_a_reassignment_are_stale(broker)
         await consumer.stop()
 
 
+async def test_an_empty_set_of_active_partitions_fetches_nothing(broker):
+    """Faust hands its live set of active partitions to the consumer thread and empties
+    it while pausing every partition in a rebalance; aiokafka reads an empty set as
+    "every partition". The fetch then returned the paused input partitions' records up
+    to the end of the log, Faust dropped them, and their positions stayed there: after
+    the rebalance the worker read the newest records first and the loop states skipped
+    the older ones as replays (the crash scenario lost 7 to 737 warnings a run)."""
+    settings = isolated_settings(broker, "empty-active")
+    create_topics(settings)
+    tp = TopicPartition(settings.topics.actions, 0)
+    producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap_servers)
+    await producer.start()
+    try:
+        for i in range(5):
+            await producer.send_and_wait(tp.topic, f"r{i}".encode(), partition=0)
+    finally:
+        await producer.stop()
+    thread = build_worker_app(settings).consumer._thread
+    consumer = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap_servers, fetch_max_wait_ms=10)
+    await consumer.start()
+    try:
+        consumer.assign([tp])
+        consumer.seek(tp, 0)
+        drained = await consumer._fetcher.fetched_records(set(), timeout=10)
+        assert [r.offset for r in drained[tp]] == [0, 1, 2, 3, 4]  # aiokafka: all of them
+        consumer.seek(tp, 0)
+        assert await thread._fetch_records(consumer, set(), timeout=1) == {}
+        assert await consumer.position(tp) == 0  # nothing consumed behind Faust's back
+        batch = await thread._fetch_records(consumer, {tp}, timeout=10)
+        assert [r.offset for r in batch[tp]][:1] == [0]
+    finally:
+        await consumer.stop()
+
+
 async def test_the_fetch_wait_grows_while_idle_and_drops_when_records_arrive(broker):
     settings = isolated_settings(broker, "fetch-follows").model_copy(
         update={"roles": frozenset({"monitor"})}

@@ -326,3 +326,75 @@ async def test_an_idle_take_waits_for_its_first_event_without_a_timer():
     second.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await second
+
+
+def test_faust_resumes_the_input_partitions_before_it_seeks_them():
+    """Why the seek workaround exists: on_recovery_completed resumes the input
+    partitions, then seeks them to their committed offsets. Between the two the worker
+    fetched from wherever aiokafka stood: the end of the log when records fetched
+    during the rebalance had been dropped (the crash scenario lost 193 warnings)."""
+    source = inspect.getsource(Recovery.on_recovery_completed)
+    assert source.index("consumer.resume_partitions(") < source.index("consumer.perform_seek()")
+    assert "self.seek_to_committed()" in inspect.getsource(faust_consumer.Consumer.perform_seek)
+    assert "def on_partitions_assigned" in inspect.getsource(faust_consumer.Consumer)
+
+
+def _assigned_consumer() -> tuple[object, object, object]:
+    from faust.types import TP
+
+    settings = Settings()
+    consumer = build_worker_app(settings).consumer
+    actions = TP(settings.topics.actions, 0)
+    changelog = TP(changelog_topics(settings)[0], 0)
+    consumer._awaiting_seek = {actions}  # as on_partitions_assigned leaves it
+    consumer._active_partitions = set()
+    return consumer, actions, changelog
+
+
+def test_an_input_partition_is_resumed_only_once_it_stands_at_its_committed_offset():
+    consumer, actions, changelog = _assigned_consumer()
+    consumer.resume_partitions({actions, changelog})
+    assert consumer._active_partitions == {changelog}  # recovery's changelog reads go on
+
+
+class _ThreadSeeks:
+    """The consumer thread's seeks, recorded (the broker side is in the fault suite)."""
+
+    def __init__(self, committed: dict) -> None:
+        self.committed = committed
+        self.calls: list[tuple[str, object]] = []
+
+    async def seek_to_committed(self) -> dict:
+        self.calls.append(("seek_to_committed", None))
+        return self.committed
+
+    async def seek_wait(self, partitions: dict) -> None:
+        self.calls.append(("seek_wait", dict(partitions)))
+
+
+def test_the_seek_moves_an_input_partition_without_commit_to_its_beginning_then_resumes_it():
+    from faust.types import TP
+
+    consumer, actions, changelog = _assigned_consumer()
+    never_committed = TP(actions.topic, 1)
+    consumer._awaiting_seek.add(never_committed)
+    thread = _ThreadSeeks({actions: 84, never_committed: None, changelog: None})
+    consumer._thread = thread
+    consumer.assignment = lambda: {actions, never_committed, changelog}
+    consumer.resume_partitions({actions, never_committed})
+    assert consumer._active_partitions == set()
+
+    committed = asyncio.run(consumer.seek_to_committed())
+
+    assert committed[actions] == 84
+    # aiokafka seeks only committed partitions; the other one goes back to its start
+    # (the changelog's position is recovery's)
+    assert thread.calls == [("seek_to_committed", None), ("seek_wait", {never_committed: 0})]
+    assert consumer._active_partitions == {actions, never_committed}
+    assert consumer._awaiting_seek == set()
+
+
+def test_records_fetched_before_the_seek_to_their_commit_are_dropped():
+    consumer, actions, _ = _assigned_consumer()
+    assert "if tp in self._awaiting_seek" in inspect.getsource(type(consumer).getmany)
+    assert actions in consumer._awaiting_seek

@@ -34,6 +34,22 @@ In :mod:`.consumer` (the worker's consumer, producer and transport):
   The consumer thread now notes each partition's position when it hands a batch
   over, and the consumer stops yielding a batch whose partition was reassigned
   or moved since: aiokafka re-fetches from the new position.
+- **no fetch behind Faust's back** (:meth:`_TunedConsumerThread._fetch_records`):
+  Faust hands the consumer thread its live set of active partitions and keeps
+  editing it (a rebalance pauses every partition) while the thread fetches; aiokafka
+  reads an empty set as "every partition". The fetch then returned the paused input
+  partitions' records up to the end of the log, Faust dropped them, and their
+  positions stayed there. The thread now fetches for a copy of the set, and for
+  nothing when it is empty.
+- **input partitions read only from their committed offsets**: after a rebalance
+  Faust resumes the input partitions *before* it seeks them to their committed
+  offsets, and aiokafka seeks only partitions that have a commit: a position moved
+  as above was read from first (the newest records, after which the seek rewound
+  the worker and the loop states skipped the older ones as replays), or, with no
+  commit yet, never rewound at all (193 warnings lost in one crash run). The input
+  partitions of a new assignment are now resumed only once they stand at their
+  committed offset (or at their beginning when they have none), and records
+  fetched for them before that are dropped.
 - **acks of skipped records**: a stream skips the records it reads while a
   rebalance is under way (flow suspended) or that belong to an earlier
   generation, and Faust acks them anyway ("otherwise the lag would increase").

@@ -45,8 +45,15 @@ class _TunedConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
         timeout: float | None = None,
         max_records: int | None = None,
     ) -> Any:
+        # Faust hands over its live set of active partitions, which its event loop
+        # keeps editing (pauses during a rebalance) while this thread fetches; and
+        # aiokafka reads an empty set as "every partition": records of paused partitions
+        # came back, moved their positions, and were then dropped by Faust
+        partitions = set(active_partitions)
+        if not partitions:
+            return {}
         records = await super()._fetch_records(
-            consumer, active_partitions, timeout=timeout, max_records=max_records
+            consumer, partitions, timeout=timeout, max_records=max_records
         )
         if not records:
             return records
@@ -100,10 +107,42 @@ class _TunedConsumer(faust_aiokafka.Consumer):
     stale_records = 0
     _positions: dict[Any, tuple[Any, int]]
     _bundle_first: dict[Any, int]
+    _awaiting_seek: set[Any]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._bundle_first = {}  # partition → first offset of the bundle last handed over
+        self._awaiting_seek = set()  # input partitions assigned, not yet at their commit
         super().__init__(*args, **kwargs)
+
+    async def on_partitions_assigned(self, assigned: set[Any], generation_id: int = 0) -> None:
+        # every input partition of a new assignment is read only once it stands at its
+        # committed offset (see seek_to_committed): records fetched meanwhile are dropped
+        self._awaiting_seek = {tp for tp in assigned if not self._is_changelog_tp(tp)}
+        await super().on_partitions_assigned(assigned, generation_id)
+
+    def resume_partitions(self, tps: Any) -> None:
+        """Faust resumes the input partitions just *before* it seeks them to their
+        committed offsets: those are resumed once the seek is done."""
+        super().resume_partitions({tp for tp in tps if tp not in self._awaiting_seek})
+
+    async def seek_to_committed(self) -> Mapping[Any, int]:
+        """Seek to the committed offsets, an input partition without one to its
+        beginning (aiokafka leaves it where an earlier fetch left it), then resume the
+        input partitions held back until now."""
+        waiting = set(self._awaiting_seek)
+        try:
+            committed: Mapping[Any, int] = await super().seek_to_committed()
+            fresh = {
+                tp: 0
+                for tp, offset in committed.items()
+                if not offset and not self._is_changelog_tp(tp)
+            }
+            if fresh:
+                await self.seek_wait(fresh)
+        finally:
+            self._awaiting_seek -= waiting
+            super().resume_partitions(waiting & self.assignment())
+        return committed
 
     def _new_consumer_thread(self) -> faust_aiokafka.AIOKafkaConsumerThread:
         return _TunedConsumerThread(self, loop=self.loop, beacon=self.beacon)
@@ -124,6 +163,9 @@ class _TunedConsumer(faust_aiokafka.Consumer):
     async def getmany(self, timeout: float) -> AsyncIterator[Any]:
         stale: set[Any] = set()
         async for tp, message in super().getmany(timeout):
+            if tp in self._awaiting_seek:  # fetched before the seek to its commit
+                self.stale_records += 1
+                continue
             if tp in stale or not self._still_at_fetched_position(tp):
                 if tp not in stale:
                     stale.add(tp)
