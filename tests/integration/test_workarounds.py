@@ -95,20 +95,26 @@ async def test_the_probe_is_not_fooled_by_a_slow_broker(tmp_path):
     assert probed[tp] == 7, (reported, probed)
 
 
-async def test_records_fetched_before_a_seek_or_a_reassignment_are_stale(broker):
-    """Issue 15.8: Faust yielded a batch fetched before a rebalance after the rewind to
-    the committed offsets; its records overtook the rewound ones (dropped as already
-    read: the commit stalled, or loop states skipped events and went backwards)."""
-    settings = isolated_settings(broker, "stale-fetch")
+async def _actions_with_records(broker, settings, count: int) -> TopicPartition:
+    """The settings' topics created, and ``count`` records on partition 0 of actions."""
     create_topics(settings)
     tp = TopicPartition(settings.topics.actions, 0)
     producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap_servers)
     await producer.start()
     try:
-        for i in range(10):
+        for i in range(count):
             await producer.send_and_wait(tp.topic, f"r{i}".encode(), partition=0)
     finally:
         await producer.stop()
+    return tp
+
+
+async def test_records_fetched_before_a_seek_or_a_reassignment_are_stale(broker):
+    """Issue 15.8: Faust yielded a batch fetched before a rebalance after the rewind to
+    the committed offsets; its records overtook the rewound ones (dropped as already
+    read: the commit stalled, or loop states skipped events and went backwards)."""
+    settings = isolated_settings(broker, "stale-fetch")
+    tp = await _actions_with_records(broker, settings, 10)
     app = build_worker_app(settings)
     faust_consumer = app.consumer
     consumer = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap_servers, fetch_max_wait_ms=10)
@@ -143,15 +149,7 @@ async def test_an_empty_set_of_active_partitions_fetches_nothing(broker):
     the rebalance the worker read the newest records first and the loop states skipped
     the older ones as replays (the crash scenario lost 7 to 737 warnings a run)."""
     settings = isolated_settings(broker, "empty-active")
-    create_topics(settings)
-    tp = TopicPartition(settings.topics.actions, 0)
-    producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap_servers)
-    await producer.start()
-    try:
-        for i in range(5):
-            await producer.send_and_wait(tp.topic, f"r{i}".encode(), partition=0)
-    finally:
-        await producer.stop()
+    tp = await _actions_with_records(broker, settings, 5)
     thread = build_worker_app(settings).consumer._thread
     consumer = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap_servers, fetch_max_wait_ms=10)
     await consumer.start()
