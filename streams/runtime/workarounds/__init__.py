@@ -58,7 +58,10 @@ In :mod:`.consumer` (the worker's consumer, producer and transport):
   (iteration one behind), and a memory agent's buffered batch (95 writes) was
   never applied. Acks that arrive while the flow is suspended, or for an
   earlier generation, now only mark the message done: its offset is not
-  committed, so the record is read again (a replay is idempotent).
+  committed, so the record is read again (a replay is idempotent). This is Faust's
+  pure-Python stream path (``NO_CYTHON``); its compiled path does not acknowledge a
+  skipped record at all, and acknowledges processed ones inline without
+  ``Consumer.ack`` (hence the ``BundleAcks`` sensor below).
 - **stream buffers kept on resume** (``LoopwardenApp.FlowControlQueue``): Faust
   empties every stream buffer when the flow resumes, also right after the seek
   that ends a rebalance, so records already fetched from the new position were
