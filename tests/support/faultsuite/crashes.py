@@ -35,13 +35,13 @@ from faultsuite.harness import (
     expected_outputs,
     make_workload,
     read_json,
+    read_records,
     wait_committed,
 )
 from faultsuite.postmortem import (
     applied_by_loop,
     dump_topics,
     events_by_loop,
-    read_records,
     state_gaps,
 )
 from loopwarden.schemas.fleet import FLEET_KINDS
@@ -142,18 +142,17 @@ async def crash_run(
         rows, duplicate_rows = _lance_rows(c.settings.memory.uri)
         changelog = f"{c.settings.app_id}-{LOOP_STATE_TABLE}-changelog"
         published: dict[str, set[str]] = {}
+        seen: dict[str, int] = {}
+        steps = {}  # event id → its index in its loop, for the post-mortem
         for event in workload.events:
             published.setdefault(event.loop_id, set()).add(event.event_id)
+            steps[event.event_id] = seen[event.loop_id] = seen.get(event.loop_id, -1) + 1
         gaps = state_gaps(
             published,
             events_by_loop(r.value for r in await read_records(bootstrap, names.actions)),
             applied_by_loop((r.key, r.value) for r in await read_records(bootstrap, changelog)),
         )
         writes = expected.lessons | set(memory_ids)
-        seen: dict[str, int] = {}
-        steps = {}  # event id → its index in its loop, for the post-mortem
-        for event in workload.events:
-            steps[event.event_id] = seen[event.loop_id] = seen.get(event.loop_id, -1) + 1
         status = {o["event_id"]: o["status"] for o in outcomes if o.get("type") == "memory_outcome"}
         result = {
             "seed": seed,

@@ -331,10 +331,32 @@ async def wait_committed(settings: Settings, topics: list[str], timeout_s: float
         await reader.stop()
 
 
+async def read_records(bootstrap: str, topic: str) -> list[Any]:
+    """Every record of ``topic`` now (aiokafka ``ConsumerRecord``s, partition by partition)."""
+    ends = {tp: end for tp, end in (await end_offsets(bootstrap, [topic])).items() if end}
+    records: list[Any] = []
+    if not ends:
+        return records
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, fetch_max_wait_ms=10)
+    await consumer.start()
+    try:
+        consumer.assign(list(ends))
+        await consumer.seek_to_beginning(*ends)
+        waiting = dict(ends)
+        while waiting:
+            batches = await consumer.getmany(*waiting, timeout_ms=1000, max_records=20_000)
+            for batch in batches.values():
+                records.extend(batch)
+            for tp in list(waiting):
+                if await consumer.position(tp) >= waiting[tp]:
+                    del waiting[tp]
+    finally:
+        await consumer.stop()
+    return records
+
+
 async def read_topic(bootstrap: str, topic: str) -> list[tuple[bytes | None, bytes | None, list]]:
     """Every record of ``topic`` now: (key, value, headers)."""
-    from faultsuite.postmortem import read_records
-
     return [(r.key, r.value, list(r.headers or ())) for r in await read_records(bootstrap, topic)]
 
 

@@ -23,11 +23,10 @@ import gzip
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import orjson
-from aiokafka import AIOKafkaConsumer
 
+from faultsuite.harness import read_records
 from loopwarden.schemas import codec
 
 SHOWN = 10
@@ -95,32 +94,6 @@ def state_gaps(
             if len(gaps.not_applied) < SHOWN:
                 gaps.not_applied[loop] = f"applied {done} of {held}"
     return gaps
-
-
-async def read_records(bootstrap: str, topic: str) -> list[Any]:
-    """Every record of ``topic`` now (aiokafka ``ConsumerRecord``s, partition by partition)."""
-    from faultsuite.harness import end_offsets
-
-    ends = {tp: end for tp, end in (await end_offsets(bootstrap, [topic])).items() if end}
-    records: list[Any] = []
-    if not ends:
-        return records
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, fetch_max_wait_ms=10)
-    await consumer.start()
-    try:
-        consumer.assign(list(ends))
-        await consumer.seek_to_beginning(*ends)
-        waiting = dict(ends)
-        while waiting:
-            batches = await consumer.getmany(*waiting, timeout_ms=1000, max_records=20_000)
-            for batch in batches.values():
-                records.extend(batch)
-            for tp in list(waiting):
-                if await consumer.position(tp) >= waiting[tp]:
-                    del waiting[tp]
-    finally:
-        await consumer.stop()
-    return records
 
 
 async def dump_topics(bootstrap: str, topics: Iterable[str], path: Path) -> int:
