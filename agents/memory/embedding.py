@@ -124,7 +124,7 @@ def register_lancedb_embedding() -> str:
             return UniversalSentenceEncoder.dims
 
         def generate_embeddings(self, texts: Sequence[str]) -> list[list[float]]:
-            return _shared_use().embed(list(texts)).tolist()
+            return shared_use().embed(list(texts)).tolist()
 
     return name
 
@@ -132,7 +132,8 @@ def register_lancedb_embedding() -> str:
 _USE: UniversalSentenceEncoder | None = None
 
 
-def _shared_use() -> UniversalSentenceEncoder:
+def shared_use() -> UniversalSentenceEncoder:
+    """One encoder per process (memory's embeddings and the monitor's message meanings)."""
     global _USE
     if _USE is None:
         _USE = UniversalSentenceEncoder()

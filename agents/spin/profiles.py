@@ -29,7 +29,9 @@ class Profile:
 
 
 PROFILES = {
-    "loops": Profile(("repeated_outcome", "repeated_message", "code_edit"), ladder=True),
+    "loops": Profile(
+        ("repeated_outcome", "repeated_message", "restated_message", "code_edit"), ladder=True
+    ),
     "seed": Profile(("action_type", "code_edit", "action_failed"), ladder=False),
     "patterns": Profile(
         ("repeated_call", "repeated_failure", "action_cycle", "code_edit", "monologue"),

