@@ -11,7 +11,15 @@ alarms (loop-free runs warned), precision (warnings inside a loop), warnings per
 actions on loop-free runs and the median delay from ``evident`` to the first hit
 (definitions in ``loopwarden/evaluation/scoring.py``). Then the runs the default
 misses and the loop-free runs it warns, and, as a secondary view, the share of runs
-warned by task outcome. JSON goes to ``benchmarks/results/detection_quality.json``.
+warned by task outcome.
+
+Then the **leave-one-source-out** table (``loopwarden/evaluation/tuning.py``): for each
+source, every setting the default profile is tuned by (``tuning.GRID``: repeat counts
+and similarity cut-offs) is chosen on the *other* sources and scored on this one; the
+headline is the mean and the worst source, beside the goals. The settings chosen on
+all sources are printed too (the default profile's values come from there). About
+five minutes here (``--no-loso`` skips it). JSON goes to
+``benchmarks/results/detection_quality.json``.
 
     .venv/bin/python benchmarks/detection_quality.py                  # ../shared dataset
     .venv/bin/python benchmarks/detection_quality.py --dir DIR --set detection.outcome_repeats=4
@@ -31,6 +39,7 @@ import click
 
 from loopwarden.agents.analyst.heuristics import semantic_spin
 from loopwarden.agents.spin.detector import REGISTRY
+from loopwarden.evaluation import tuning
 from loopwarden.evaluation.dataset import Run, load
 from loopwarden.evaluation.replay import Shown, warnings_of
 from loopwarden.evaluation.scoring import Figures, score
@@ -142,12 +151,73 @@ def by_outcome(runs: list[Run], where: dict[str, list[int]]) -> dict[str, float]
     return {k: sum(v) / len(v) for k, v in sorted(groups.items())}
 
 
+def loso_report(runs: list[Run], base: Settings) -> dict[str, Any]:
+    """Print and return the leave-one-source-out table of the default profile."""
+    sources = sorted({r.source for r in runs})
+    names = list(tuning.GRID)
+
+    def positions_of(choice: tuning.Choice) -> dict[str, list[int]]:
+        settings = with_overrides(base, [f"detection.{k}={v}" for k, v in choice])
+        return positions(warnings_of(settings, runs))
+
+    evaluator = tuning.Evaluator(runs, positions_of)
+    start = tuple((name, getattr(base.detection, name)) for name in names)
+    total = len(sources) + 1
+    with click.progressbar(
+        length=total,
+        label=f"{'tuning (folds)':<22}",
+        file=sys.stderr,
+        hidden=not sys.stderr.isatty(),
+    ) as bar:
+        folds = tuning.leave_one_source_out(
+            evaluator, sources, start, progress=lambda _source: bar.update(1)
+        )
+        everywhere = tuning.choose(evaluator, sources, start)
+        bar.update(1)
+    print(f"\nleave-one-source-out: {base.detection.profile}, tuned on the other sources\n{HEAD}")
+    for source, (_choice, figures) in folds.items():
+        print(row(source, figures))
+    outside = tuning.summary([f for _c, f in folds.values()])
+    print(
+        f"{'mean over sources':<30}{pct(outside['recall_mean']):>8}"
+        f"{pct(outside['timely_mean']):>8}{pct(outside['false_alarms_mean']):>8}"
+        f"{pct(outside['precision_mean']):>8}"
+    )
+    print(
+        f"{'worst source':<30}{pct(outside['recall_worst']):>8}"
+        f"{pct(outside['timely_worst']):>8}{pct(outside['false_alarms_worst']):>8}"
+        f"{pct(outside['precision_worst']):>8}"
+    )
+    print(
+        f"{'goal (mean)':<30}{pct(GOALS['recall']):>8}{pct(GOALS['timely']):>8}"
+        f"{pct(GOALS['false_alarms']):>8}{pct(GOALS['precision']):>8}"
+        f"   (no source below 75 % recall or above 10 % false alarms)"
+    )
+    print("\nsettings chosen per fold (held-out source: the choice made without it)")
+    for source, (choice, _f) in folds.items():
+        print(f"{source:<18}" + " ".join(f"{k}={v}" for k, v in choice))
+    print(f"{'all sources':<18}" + " ".join(f"{k}={v}" for k, v in everywhere))
+    differs = {k: v for k, v in everywhere if getattr(base.detection, k) != v}
+    print(f"the defaults {'differ: ' + str(differs) if differs else 'are the all-sources choice'}")
+    in_sample = evaluator.figures(everywhere, sources)
+    return {
+        "grid": {k: list(v) for k, v in tuning.GRID.items()},
+        "folds": {s: {"choice": dict(c), "figures": f.as_dict()} for s, (c, f) in folds.items()},
+        "summary": outside,
+        "all_sources_choice": dict(everywhere),
+        "all_sources_in_sample": {s: f.as_dict() for s, f in in_sample.items()},
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dir", help="dataset directory (events/, loops.jsonl, labels.csv)")
     parser.add_argument("--set", action="append", default=[], help="NAME=VALUE (repeatable)")
     parser.add_argument("--profile", action="append", help="profiles to show (default: all)")
     parser.add_argument("--no-detectors", action="store_true", help="skip the per-detector rows")
+    parser.add_argument(
+        "--no-loso", action="store_true", help="skip the leave-one-source-out table"
+    )
     args = parser.parse_args()
     root = dataset_dir(args.dir)
     runs = load(root)
@@ -205,6 +275,8 @@ def main() -> None:
         print(f"\n{base.detection.profile}: what it misses and where it warns wrongly")
         print("\n".join(lines) or "nothing")
         report["explained"] = lines
+    if not args.no_loso:
+        report["leave_one_source_out"] = loso_report(runs, base)
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / "detection_quality.json"
     out.write_text(json.dumps(report, indent=2, default=str))

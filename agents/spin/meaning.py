@@ -12,17 +12,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from loopwarden.errors import ConfigurationError
 
 MEANING_CHARS = 1000
 """Only the start of a text is encoded (its gist; the encoder's cost grows with length)."""
 
-Meaning = list[int]
+if TYPE_CHECKING:
+    from loopwarden.agents.memory.embedding import UniversalSentenceEncoder
 
 
 @lru_cache(maxsize=1)
-def _encoder():  # type: ignore[no-untyped-def]
+def _encoder() -> UniversalSentenceEncoder:
     try:
         from loopwarden.agents.memory.embedding import shared_use
     except ImportError as exc:  # the light client: no numpy
@@ -43,7 +45,7 @@ def _encoder():  # type: ignore[no-untyped-def]
 @lru_cache(maxsize=2048)
 def _meaning(gist: str) -> tuple[int, ...]:
     vector = _encoder().embed([gist])[0]
-    return tuple(int(round(127 * float(x))) for x in vector)
+    return tuple(round(127 * float(x)) for x in vector)
 
 
 def meaning(text: str) -> tuple[int, ...]:

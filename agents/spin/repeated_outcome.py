@@ -54,13 +54,14 @@ Item = list[Any]
 def outcome_key(seen: Observation) -> str | None:
     """What the call returned, as a key: the result's digest; with no result published,
     a failed call's error (``err:`` and its normalised text's digest) or
-    :data:`UNKNOWN`; None for a call whose outcome is not known at all."""
+    :data:`UNKNOWN` when it worked; None when neither its result nor its success is
+    known."""
     if seen.result_key is not None:
         return seen.result_key
     payload = seen.event.payload
     if payload.failed:
         return "err:" + result_digest(normalised(payload.error_message or ""))[:16]
-    return UNKNOWN
+    return None if payload.success is None else UNKNOWN
 
 
 def _leaves(value: Any) -> list[str]:

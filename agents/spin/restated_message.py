@@ -6,14 +6,16 @@ give — rewords each turn, so word overlap misses it. Message turns (``turn:
 "message"``) of one speaker are compared by meaning
 (:mod:`~loopwarden.agents.spin.meaning`): when a turn is at least
 ``detection.restate_similarity`` alike at least ``detection.restate_repeats - 1`` of
-the speaker's last ``detection.restate_window - 1`` turns *since its last tool call*,
-the speaker is going round in circles. Turns naming other quoted targets (``'Sylvia'``,
-``'Munich'``) are other requests, however alike the rest. A tool call of the speaker starts a new streak
-(it did something: what it says next may rest on it); turns shorter than
-``detection.message_min_words`` words ("OK", "Thank you!") are not compared.
+the speaker's last ``detection.restate_window - 1`` turns *with nothing else in
+between* (no tool call, no other speaker), the speaker is going round in circles.
 
-It works from the message text alone: no ``agent`` field is needed (a single agent's
-turns are one speaker), and nothing about the user's side.
+Anything else in the loop starts a new streak: a tool call gives the agent something
+new to say, and in a multi-agent chat the turns between are its colleagues' answers
+(:mod:`~loopwarden.agents.spin.repeated_message` judges those chats). Turns naming
+other quoted targets (``'Sylvia'``, ``'Munich'``) are other requests, however alike
+the rest; turns shorter than ``detection.message_min_words`` words ("OK", "Thank
+you!") are not compared. No ``agent`` field is needed: a single agent's turns are
+one speaker.
 """
 
 from __future__ import annotations
@@ -22,18 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loopwarden.agents.spin import repeat_texts as texts
-from loopwarden.agents.spin.detector import (
-    Detector,
-    Finding,
-    Observation,
-    history_of,
-    register,
-)
+from loopwarden.agents.spin.detector import Detector, Finding, Observation, register
 from loopwarden.agents.spin.meaning import cosine, meaning
 from loopwarden.agents.spin.normalise import head_and_body, targets, word_count
-
-MAX_SPEAKERS = 16
-"""Speakers remembered per loop (the least recently active is forgotten first)."""
 
 # one remembered turn: event id, iteration, quoted targets, meaning (signed bytes)
 Turn = list[Any]
@@ -42,31 +35,31 @@ Turn = list[Any]
 @register
 @dataclass(slots=True)
 class RestatedMessage(Detector):
-    """Per speaker: its message turns since its last tool call."""
+    """The loop's current streak of one speaker's message turns."""
 
     name = "restated_message"
-    turns: dict[str, list[Turn]] = field(default_factory=dict)
+    speaker: str | None = None
+    turns: list[Turn] = field(default_factory=list)
 
     def observe(self, seen: Observation) -> Finding | None:
         payload = seen.event.payload
         speaker = payload.agent or ""
-        history = history_of(self.turns, speaker, MAX_SPEAKERS)
+        if payload.turn != "message" or speaker != self.speaker:
+            self.speaker, self.turns = None, []  # something else happened: a new streak
         if payload.turn != "message":
-            history.clear()  # it acted: a new streak of talk starts after this
             return None
+        self.speaker = speaker
         cfg = seen.settings
         text = payload.result or payload.action_name or ""
         if word_count(text) < cfg.message_min_words:
             return None
         mine = [seen.event.event_id, seen.iteration, targets(text), list(meaning(text))]
-        earlier = history[-(cfg.restate_window - 1) :]
         same = [
             turn
-            for turn in earlier
+            for turn in self.turns
             if turn[2] == mine[2] and cosine(turn[3], mine[3]) >= cfg.restate_similarity
         ]
-        history.append(mine)
-        del history[: -(cfg.restate_window - 1)]
+        self.turns = [*self.turns, mine][-(cfg.restate_window - 1) :]
         count = len(same) + 1
         if count < cfg.restate_repeats:
             return None
@@ -86,8 +79,9 @@ class RestatedMessage(Detector):
         )
 
     def snapshot(self) -> Any:
-        return self.turns
+        return [self.speaker, self.turns]
 
     @classmethod
     def restore(cls, data: Any) -> RestatedMessage:
-        return cls({key: [list(turn) for turn in turns] for key, turns in data.items()})
+        speaker, turns = data
+        return cls(speaker, [list(turn) for turn in turns])

@@ -53,9 +53,7 @@ def objective(per_source: Mapping[str, Figures]) -> float:
     alarms = mean(f.false_alarms for f in figures)
     precision = mean(f.precision or 0.0 for f in figures)
     return (
-        (recall + timely) / 2
-        - FALSE_ALARM_WEIGHT * alarms
-        - max(0.0, PRECISION_FLOOR - precision)
+        (recall + timely) / 2 - FALSE_ALARM_WEIGHT * alarms - max(0.0, PRECISION_FLOOR - precision)
     )
 
 
@@ -77,8 +75,7 @@ class Evaluator:
         """Per source, the figures of ``choice``."""
         where = self.positions(choice)
         return {
-            source: score([r for r in self.runs if r.source == source], where)
-            for source in sources
+            source: score([r for r in self.runs if r.source == source], where) for source in sources
         }
 
 
@@ -111,14 +108,20 @@ def choose(
 
 
 def leave_one_source_out(
-    evaluator: Evaluator, sources: Sequence[str], start: Choice
+    evaluator: Evaluator,
+    sources: Sequence[str],
+    start: Choice,
+    grid: Mapping[str, Sequence[Any]] = GRID,
+    progress: Callable[[str], None] | None = None,
 ) -> dict[str, tuple[Choice, Figures]]:
     """Per source: the choice made on the other sources and its figures on this one."""
     out = {}
     for held_out in sources:
         training = [s for s in sources if s != held_out]
-        choice = choose(evaluator, training, start)
+        choice = choose(evaluator, training, start, grid)
         out[held_out] = (choice, evaluator.figures(choice, [held_out])[held_out])
+        if progress is not None:
+            progress(held_out)
     return out
 
 

@@ -138,8 +138,12 @@ NOT_A_REPEAT = [
         action("refund", params={"payment_id": p}, success=False, result="declined")
         for p in ("p1", "p2", "p3")
     ],
-    # results unknown: nothing to compare
-    [action("search", params={"q": "x"}) for _ in range(4)],
+    # outcomes unknown (success: null, no result): nothing to compare
+    [action("search", params={"q": "x"}, success=None) for _ in range(5)],
+    # no result published, the call worked: the very same call fewer times than asked
+    [action("search", params={"q": "x"}) for _ in range(3)],
+    # no result published: other calls that worked
+    [action("search", params={"q": q}) for q in "abcde"],
     # an edit in between: re-running after a real edit is not a loop
     [
         action("pytest", params={"k": "t"}, result="1 failed"),
@@ -187,6 +191,59 @@ def test_outcomes_are_judged_per_agent():
     assert fired(shown(events, ["repeated_outcome"])) == []
     events.append(action("search", agent="a", params={"q": "x"}, result="nothing"))
     assert fired(shown(events, ["repeated_outcome"])) == [4]
+
+
+# -- no result published: the call, its success and its error alone ------------------------
+
+
+def lookup(name: str, **params) -> ActionEvent:
+    """A code-search call that failed, published without any result text."""
+    return action(
+        "search_method",
+        params={"method_name": name, **params},
+        success=False,
+        error_message="call_ok=false",
+    )
+
+
+def test_the_same_failing_call_with_the_same_error_warns_without_a_result():
+    events = [lookup("Session.request"), lookup("other"), lookup("Session.request")]
+    events.append(lookup("Session.request"))
+    per_event = shown(events, ["repeated_outcome"])
+    assert fired(per_event) == [3]
+    assert "call_ok=false" in per_event[3][0]["timeline_message"]
+
+
+def test_a_variant_naming_the_same_target_is_the_same_failing_call():
+    """``search(name='X', file='f')`` and ``search(name='X')`` look for the same X."""
+    events = [
+        lookup("Basic.atoms", **({"file_name": "sympy/core/basic.py"} if i % 2 == 0 else {}))
+        for i in range(4)
+    ]
+    assert fired(shown(events, ["repeated_outcome"], retry_similarity=0.5)) == [2, 3]
+    # held to near-identical calls: two of each form is not yet three
+    assert fired(shown(events, ["repeated_outcome"], retry_similarity=0.8)) == []
+
+
+def test_another_error_is_another_outcome():
+    events = [
+        action("search", params={"q": "x"}, success=False, error_message=f"error {kind}")
+        for kind in ("timeout", "not found", "denied")
+    ]
+    assert fired(shown(events, ["repeated_outcome"])) == []
+
+
+def test_the_very_same_call_that_worked_without_a_result_warns_at_its_own_count():
+    events = [action("search", params={"q": "sympify"}) for _ in range(5)]
+    assert fired(shown(events, ["repeated_outcome"], outcome_unknown_repeats=4)) == [3, 4]
+    assert fired(shown(events, ["repeated_outcome"], outcome_unknown_repeats=5)) == [4]
+
+
+def test_a_result_when_published_still_tells_progress_from_a_loop():
+    """The same call, results published and changing: progress, however often."""
+    pages = ("alpha", "beta", "gamma", "delta", "epsilon")
+    events = [action("search", params={"q": "x"}, result=f"found {p}") for p in pages]
+    assert fired(shown(events, ["repeated_outcome"], outcome_unknown_repeats=2)) == []
 
 
 # -- repeated messages ---------------------------------------------------------------------
@@ -379,3 +436,70 @@ def test_decisions_survive_a_snapshot_after_every_event(ladder):
         assert shown == [(i, "repeated_outcome", s) for i, s in steps]
     else:
         assert (7, "repeated_message", None) in shown and (8, "repeated_outcome", None) in shown
+
+
+# -- restated messages (same meaning, other words) ----------------------------------------
+
+REFUSALS = [
+    "I'm sorry, but the travel insurance is non-refundable once it has been purchased.",
+    "I understand your frustration, but unfortunately I cannot refund the travel insurance.",
+    "Unfortunately the travel insurance cannot be refunded, and I cannot make an exception.",
+]
+
+
+def talk(text: str) -> ActionEvent:
+    """A single agent's talk-only turn: no ``agent`` field."""
+    return action("respond", turn="message", result=text)
+
+
+def test_the_same_refusal_in_other_words_warns_at_the_third_turn():
+    per_event = shown(
+        [talk(text) for text in REFUSALS], ["restated_message"], restate_similarity=0.65
+    )
+    assert fired(per_event) == [2]
+    (warning,) = per_event[2]
+    assert warning["kind"] == "restated_message"
+    assert "non-refundable" not in warning["timeline_message"]  # it quotes the turn it saw
+    assert "cannot be refunded" in warning["timeline_message"]
+    # word overlap alone does not see it
+    assert fired(shown([talk(text) for text in REFUSALS], ["repeated_message"])) == []
+
+
+NOT_RESTATED = [
+    # a tool call in between: it acted, what it says next may rest on it
+    [
+        talk(REFUSALS[0]),
+        talk(REFUSALS[1]),
+        action("lookup", params={"id": "H8"}, result="ok"),
+        talk(REFUSALS[2]),
+    ],
+    # another speaker in between (a multi-agent chat)
+    [
+        talk(REFUSALS[0]),
+        talk(REFUSALS[1]),
+        say("Planner", "Let us look at the refund rules."),
+        talk(REFUSALS[2]),
+    ],
+    # three turns that say different things
+    [
+        talk("Your flight HAT068 leaves New York at 8 in the morning and lands at noon."),
+        talk("The travel insurance is non-refundable once it has been purchased, I'm afraid."),
+        talk("I have booked the hotel near the airport for two nights as you asked."),
+    ],
+    # short courtesies are not compared
+    [talk("Thank you!"), talk("Thanks a lot!"), talk("Thank you so much!")],
+]
+
+
+@pytest.mark.parametrize("turns", NOT_RESTATED)
+def test_what_is_not_a_restated_message(turns):
+    assert fired(shown(turns, ["restated_message"])) == []
+
+
+def test_a_restated_message_survives_a_snapshot():
+    monitor = LoopMonitor(DetectionSettings(detectors=("restated_message",), ladder=False))
+    state, found = LoopState("L"), []
+    for i, event in enumerate(talk(text) for text in REFUSALS):
+        found.append(bool(monitor.observe(state, event, Origin(0, i)).warnings))
+        state = LoopState.restore("L", state.snapshot())
+    assert found == [False, False, True]
