@@ -60,7 +60,7 @@ class DetectionSettings(BaseModel):
         3, ge=2, description="repeated_outcome: the same call with the same result this many times."
     )
     outcome_unknown_repeats: int = Field(
-        4,
+        3,
         ge=2,
         description="repeated_outcome: the very same call, working with no result published, "
         "this many times.",
@@ -106,7 +106,7 @@ class DetectionSettings(BaseModel):
         "last tool call.",
     )
     restate_similarity: float = Field(
-        0.6,
+        0.55,
         ge=0.0,
         le=1.0,
         description="restated_message: turns whose meanings (sentence-encoder cosine) are "
@@ -125,8 +125,8 @@ class DetectionSettings(BaseModel):
     )
     profile: Literal["loops", "seed", "patterns", "openhands", "gemini-cli", "roo-code"] = Field(
         "loops",
-        description="loops: repeated outcomes and messages, laddered (the default, see "
-        "benchmarks/README.md); seed: seed 000 exactly; patterns: literal no-progress "
+        description="loops: repeated outcomes, messages and restated messages, laddered "
+        "(the default, tuned leave-one-source-out: docs/detection.md); seed: seed 000 exactly; patterns: literal no-progress "
         "patterns, laddered; openhands, gemini-cli, roo-code: those tools' own rules, for "
         "comparison.",
     )
