@@ -126,9 +126,9 @@ class DetectionSettings(BaseModel):
     profile: Literal["loops", "seed", "patterns", "openhands", "gemini-cli", "roo-code"] = Field(
         "loops",
         description="loops: repeated outcomes, messages and restated messages, laddered "
-        "(the default, tuned leave-one-source-out: docs/detection.md); seed: seed 000 exactly; patterns: literal no-progress "
-        "patterns, laddered; openhands, gemini-cli, roo-code: those tools' own rules, for "
-        "comparison.",
+        "(the default, tuned leave-one-source-out: docs/detection.md); seed: seed 000 "
+        "exactly; patterns: literal no-progress patterns, laddered; openhands, gemini-cli, "
+        "roo-code: those tools' own rules, for comparison.",
     )
     detectors: tuple[str, ...] | None = Field(
         None, description="Override the profile's detectors (names, in order; agents/spin/)."
