@@ -65,19 +65,7 @@ class RepeatedMessage(Detector):
         count = len(same) + 1
         if count < cfg.message_repeats:
             return None
-        lang = cfg.language
-        suggestion = texts.message_suggestion(lang)
-        action_type = payload.action_type
-        return Finding(
-            kind=self.kind,
-            reason=texts.message_reason(lang, count, action_type),
-            suggestions=(suggestion,),
-            event_ids=(*(turn[0] for turn in same), seen.event.event_id),
-            timeline_message=texts.message_timeline(
-                lang, action_type, count, same[0][1], texts.quote(head), suggestion
-            ),
-            consecutive_count=count,
-        )
+        return message_finding(self.kind, seen, same, head)
 
     def snapshot(self) -> Any:
         return self.turns
@@ -85,6 +73,25 @@ class RepeatedMessage(Detector):
     @classmethod
     def restore(cls, data: Any) -> RepeatedMessage:
         return cls({key: [list(turn) for turn in turns] for key, turns in data.items()})
+
+
+def message_finding(kind: str, seen: Observation, same: list[Turn], said: str) -> Finding:
+    """The finding for a message said again: ``same`` are the earlier turns it repeats
+    (event id and iteration first), ``said`` what to quote of it."""
+    lang = seen.settings.language
+    suggestion = texts.message_suggestion(lang)
+    action_type = seen.event.payload.action_type
+    count = len(same) + 1
+    return Finding(
+        kind=kind,
+        reason=texts.message_reason(lang, count, action_type),
+        suggestions=(suggestion,),
+        event_ids=(*(turn[0] for turn in same), seen.event.event_id),
+        timeline_message=texts.message_timeline(
+            lang, action_type, count, same[0][1], texts.quote(said), suggestion
+        ),
+        consecutive_count=count,
+    )
 
 
 def _alike(earlier: Turn, now: Turn, cfg: Any) -> bool:

@@ -23,10 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from loopwarden.agents.spin import repeat_texts as texts
 from loopwarden.agents.spin.detector import Detector, Finding, Observation, register
 from loopwarden.agents.spin.meaning import cosine, meaning
 from loopwarden.agents.spin.normalise import head_and_body, targets, word_count
+from loopwarden.agents.spin.repeated_message import message_finding
 
 # one remembered turn: event id, iteration, quoted targets, meaning (signed bytes)
 Turn = list[Any]
@@ -63,20 +63,7 @@ class RestatedMessage(Detector):
         count = len(same) + 1
         if count < cfg.restate_repeats:
             return None
-        lang = cfg.language
-        suggestion = texts.message_suggestion(lang)
-        head, _ = head_and_body(text)
-        action_type = payload.action_type
-        return Finding(
-            kind=self.kind,
-            reason=texts.message_reason(lang, count, action_type),
-            suggestions=(suggestion,),
-            event_ids=(*(turn[0] for turn in same), seen.event.event_id),
-            timeline_message=texts.message_timeline(
-                lang, action_type, count, same[0][1], texts.quote(head), suggestion
-            ),
-            consecutive_count=count,
-        )
+        return message_finding(self.kind, seen, same, head_and_body(text)[0])
 
     def snapshot(self) -> Any:
         return [self.speaker, self.turns]

@@ -177,7 +177,12 @@ def test_the_ladder_state_survives_a_snapshot():
 def test_profiles_and_unknown_detectors():
     default = LoopMonitor(DetectionSettings())
     assert default.ladder
-    assert default.detectors == ("repeated_outcome", "repeated_message", "code_edit")
+    assert default.detectors == (
+        "repeated_outcome",
+        "repeated_message",
+        "restated_message",
+        "code_edit",
+    )
     assert LoopMonitor(DetectionSettings(profile="seed")).detectors == (
         "action_type",
         "code_edit",
