@@ -59,6 +59,7 @@ from pathlib import Path
 from bench_engines import bench_settings, serve_raw, start_engine
 from bench_measure import (
     LOGS,
+    OTHER_ORIGINS,
     Collector,
     embedded_broker,
     percentile,
@@ -103,6 +104,9 @@ class Run:
     startup_s: float = 0.0
     worker_cpu_s: float | None = None
     extra: dict[str, float] = field(default_factory=dict)
+    warnings_by_origin: dict[str, int] = field(default_factory=dict)
+    """Every warning received, by the role that produced it: the monitor's are compared
+    with what it owes; the fleet's and the guardrails' are on the same topic."""
 
 
 class Plans:
@@ -209,6 +213,7 @@ async def run_rep(
             ok=ok and collector.count == expected,
             startup_s=round(startup_s, 2),
             worker_cpu_s=(cpu_after - cpu_before) if cpu_after and cpu_before else None,
+            warnings_by_origin=dict(collector.by_origin),
         )
     finally:
         await collector.stop()
@@ -263,14 +268,21 @@ def _row(group: list[Run]) -> dict[str, object]:
         "worker_cpu_us_per_event": round(statistics.median(cpu), 1) if cpu else None,
         "startup_s": statistics.median(r.startup_s for r in group),
         "all_ok": all(r.ok for r in group),
+        "other_warnings": statistics.median(_others(r) for r in group),
+        "warnings_by_origin": [r.warnings_by_origin for r in group],
     }
+
+
+def _others(run: Run) -> int:
+    """Warnings of a run that were not the monitor's (the fleet's, the guardrails')."""
+    return sum(n for origin, n in run.warnings_by_origin.items() if origin in OTHER_ORIGINS)
 
 
 def print_table(rows: list[dict[str, object]]) -> None:
     header = (
         f"{'workload':<10}{'engine':<14} {'shape':<7} {'mode':<6} {'events':>7} {'warn/100':>8} "
         f"{'events/s':>10} {'vs raw':>7} {'p50 ms':>8} {'p99 ms':>8} {'µs CPU/ev':>9} "
-        f"{'ready s':>7} ok"
+        f"{'ready s':>7} {'other w':>7} ok"
     )
     print(header)
     print("-" * len(header))
@@ -283,7 +295,7 @@ def print_table(rows: list[dict[str, object]]) -> None:
             f"{r['events_per_s']:>10,.0f} {ratio if ratio is not None else '-':>7} "
             f"{r['p50_ms'] or 0:>8.1f} {r['p99_ms'] or 0:>8.1f} "
             f"{cpu if cpu is not None else '-':>9} {r['startup_s']:>7.1f} "
-            f"{'yes' if r['all_ok'] else 'NO'}"
+            f"{r['other_warnings']:>7g} {'yes' if r['all_ok'] else 'NO'}"
         )
 
 

@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -43,9 +44,14 @@ def write_results(name: str, payload: object) -> Path:
     return out
 
 
+OTHER_ORIGINS = frozenset({"fleet", "guardrails"})
+"""Roles whose warnings share the warnings topic with the monitor's (``produced_by``)."""
+
+
 class Collector:
     """Counts the monitor's warnings on the warnings topic and records their latency:
-    received − the triggering event's send time (``sent``, by event id)."""
+    received − the triggering event's send time (``sent``, by event id). Warnings of
+    the other roles (:data:`OTHER_ORIGINS`) are counted apart, in ``by_origin``."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -56,6 +62,8 @@ class Collector:
         self._task: asyncio.Task[None] | None = None
         self.prefix = ""
         self.sent: dict[str, float] = {}
+        self.by_origin: Counter[str] = Counter()
+        """Every warning received, by the component that produced it."""
 
     async def start(self) -> None:
         self._consumer = AIOKafkaConsumer(
@@ -85,6 +93,10 @@ class Collector:
                     warning = orjson.loads(record.value)
                     if warning["kind"] == "logic_spin":  # the analyst's (loopwarden-all)
                         continue
+                    origin = (warning.get("produced_by") or {}).get("component") or "engine"
+                    self.by_origin[origin] += 1
+                    if origin in OTHER_ORIGINS:
+                        continue
                     self.count += 1
                     self.last_at = now
                     sent = self.sent.get(warning.get("trigger_event_id", ""))
@@ -95,7 +107,7 @@ class Collector:
         """Count warnings of loops starting with ``prefix`` from now on; returns the
         send-time map to fill while publishing."""
         self.prefix, self.count, self.last_at, self.latencies_ms = prefix, 0, 0.0, []
-        self.sent = {}
+        self.sent, self.by_origin = {}, Counter()
         return self.sent
 
     async def wait_for(self, count: int, timeout_s: float) -> bool:

@@ -22,8 +22,9 @@ from typing import Any
 
 from loopwarden.agents.fleet.family_monitor import FamilyMonitor, Output
 from loopwarden.agents.fleet.state import FamilyState
+from loopwarden.agents.fleet.tool_health import ToolHealth
 from loopwarden.agents.fleet.tool_outage import TOOL_KEY_PREFIX, ToolOutages, tool_key
-from loopwarden.agents.fleet.tool_tally import RecentCalls, ToolTally
+from loopwarden.agents.fleet.tool_tally import ToolTally
 from loopwarden.agents.monitor.records import Reroute, reroute_of
 from loopwarden.agents.provenance import fleet_stamp
 from loopwarden.schemas.dead_letter import SourcePosition
@@ -97,8 +98,9 @@ class FleetProcessor:
         """How each tool fares across the loops seen here (the loop-health page)."""
         self.touched: set[str] = set()
         """State keys the last (or current) :meth:`process` call loaded or changed."""
-        self.recent = RecentCalls()
-        """Each tool's last calls here: which failures may be an outage's."""
+        self.health = ToolHealth(settings.outage_baseline_calls)
+        """Each tool's recent calls and usual failure rate here: which failures may be
+        an outage's."""
         self.max_event_bytes = max_event_bytes
         self.partitions = partitions
         self.idle_ttl_s = settings.idle_family_ttl_s
@@ -137,7 +139,7 @@ class FleetProcessor:
             redacted = functools.cache(event.redacted)  # once, for either re-route
             payload = event.payload
             if origin is None and self.outages and payload.turn != "message":
-                self.recent.count(payload.action_type, payload.failed)
+                self.health.count(payload.action_type, event.loop_id, payload.failed)
             if (
                 origin is None
                 and self.outages
@@ -156,8 +158,9 @@ class FleetProcessor:
         return outcome
 
     def _tool_down(self, tool: str) -> bool:
-        """The tool fails for enough of its recent calls here, and has worked before."""
-        return self.recent.down(tool, self.settings.outage_failure_share)
+        """The tool fails far more than usual here (:mod:`.tool_health`)."""
+        cfg = self.settings
+        return self.health.down(tool, cfg.outage_failure_share, cfg.outage_significance)
 
     def _family_event(
         self,

@@ -4,9 +4,9 @@ A hundred agents retrying a tool that is down for everyone are each told "try a
 different action" by their own loop's failure detectors; the problem is not
 theirs. The fleet role routes every failed call to the owner of its tool (the
 fleet re-route topic, keyed ``tool\\x1f<action_type>``) — when, on the worker that
-reads it, the tool fails for at least ``fleet.outage_failure_share`` of its last 20
-calls and has worked there before (a tool that never works, or that fails now and
-then for an agent's own reasons, is not down) — where a
+reads it, the tool fails far more than it usually does
+(:mod:`~loopwarden.agents.fleet.tool_health`: a tool that never works, or that fails
+routinely for agents' own reasons, is not down) — where a
 :class:`ToolOutages` per tool keeps the failures of the last
 ``fleet.outage_window_s`` (event time). ``fleet.outage_loops`` distinct loops
 failing with the same error (all of it, volatile tokens masked) is
@@ -80,8 +80,9 @@ class ToolOutages:
     ) -> tuple[list[Output], list[Output], list[Output]]:
         """Apply one failed call: (per-loop warnings, fleet warnings, outage notices)."""
         at = event.occurred_at
-        error = (event.payload.error_message or "").strip().split("\n", 1)[0][:300]
-        digest = error_digest(error)
+        whole = event.payload.error_message
+        error = (whole or "").strip().split("\n", 1)[0][:300]  # shown
+        digest = error_digest(whole)  # as the monitors' board digests it
         self.updated_at = max(self.updated_at, at)
         outage = self.outages.get(digest)
         if outage is not None and at - outage[1] > cfg.outage_quiet_s:

@@ -1,20 +1,17 @@
 """How each tool fares across the loops this worker's fleet role sees.
 
 :class:`ToolTally` (the loop-health page): event time, in two buckets of
-``window_s``, the figures cover the last one to two windows. :class:`RecentCalls`
-(the tool-outage filter): each tool's last calls. Tool calls only (message turns are
-not tools).
+``window_s``, the figures cover the last one to two windows. Tool calls only (message
+turns are not tools). Whether a tool is down is
+:mod:`~loopwarden.agents.fleet.tool_health`'s question.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
 MAX_TOOLS = 200
-MIN_SAMPLE = 5
-"""Recent calls of a tool needed before its failure share says anything."""
 MAX_LOOPS = 1000
 
 
@@ -74,36 +71,3 @@ class ToolTally:
             )
         out.sort(key=lambda row: (-row["failure_rate"], -row["calls"], row["tool"]))
         return out[:most]
-
-
-class RecentCalls:
-    """Per tool: the outcomes of its last ``calls`` calls, and whether it ever worked.
-
-    What a worker needs to tell an outage from an agent's own failures, the moment it
-    reads a failed call: a tool that fails for most of its recent calls, and that has
-    worked before (a tool that never works here is not down, it is what it is)."""
-
-    def __init__(self, calls: int = 20, most_tools: int = 10_000) -> None:
-        self.calls = calls
-        self.most_tools = most_tools
-        self._recent: dict[str, deque[bool]] = {}
-        self._worked: set[str] = set()
-
-    def count(self, tool: str, failed: bool) -> None:
-        recent = self._recent.get(tool)
-        if recent is None:
-            if len(self._recent) >= self.most_tools:
-                self._recent.pop(next(iter(self._recent)))
-            recent = self._recent[tool] = deque(maxlen=self.calls)
-        recent.append(failed)
-        if not failed and len(self._worked) < self.most_tools:
-            self._worked.add(tool)
-
-    def down(self, tool: str, share: float) -> bool:
-        """The tool worked before, and at least ``share`` of its recent calls failed, out
-        of at least :data:`MIN_SAMPLE` (a share of two calls is noise: a worker that just
-        started would call a tool down after one failure in two)."""
-        recent = self._recent.get(tool)
-        if not recent or len(recent) < MIN_SAMPLE or tool not in self._worked:
-            return False
-        return sum(recent) / len(recent) >= share

@@ -16,8 +16,18 @@ from loopwarden.schemas.ids import derived_id
 from loopwarden.settings import DetectionSettings
 
 
-def lesson(state: LoopState, event: ActionEvent, settings: DetectionSettings) -> dict[str, Any]:
-    """Seed 000 §3.7.1: the iteration's change as a memory, in the seed's contextual form."""
+def lesson(
+    state: LoopState,
+    event: ActionEvent,
+    settings: DetectionSettings,
+    *,
+    during_outage: bool = False,
+) -> dict[str, Any]:
+    """Seed 000 §3.7.1: the iteration's change as a memory, in the seed's contextual form.
+
+    ``during_outage``: the failure is covered by a tool outage the fleet role declared
+    (the tool failed for everyone): still a memory, tagged ``during_tool_outage`` so a
+    reader can tell the tool's bad hour from the agent's mistake."""
     payload = event.payload
     change = f"action {payload.action_type} {codec.dumps(payload.params).decode()}"
     change += (
@@ -46,6 +56,7 @@ def lesson(state: LoopState, event: ActionEvent, settings: DetectionSettings) ->
             "tags": [
                 "learning_from_failure" if payload.failed else "task_outcome",
                 payload.action_type,
+                *(("during_tool_outage",) if during_outage else ()),
             ],
             "potential_questions": [
                 f"why did {payload.action_type} fail?"

@@ -99,10 +99,14 @@ class LoopMonitor:
 
         if outage:
             # a failure of a tool that fails for everyone (the fleet role's outage): not
-            # the agent's doing, so no detector counts it and no lesson is drawn from it
+            # the agent's doing, so no detector counts it and no reflection is asked; it
+            # is still remembered, marked as the outage's
             state.seq += 1
             state.outage_failures += 1
-            return self._applied(state, event, origin, Findings(ReflectionLevel.NONE))
+            covered = Findings(ReflectionLevel.NONE)
+            if cfg.learn_from_failures:
+                covered.memory_writes.append(lesson(state, event, cfg, during_outage=True))
+            return self._applied(state, event, origin, covered)
         same_step = payload.response_id is not None and payload.response_id == state.response_id
         state.response_id = payload.response_id
         state.seq += 1

@@ -93,10 +93,27 @@ class FleetSettings(BaseModel):
         0.5,
         gt=0,
         le=1,
-        description="A failure counts towards an outage only while its tool fails for at "
-        "least this share of its last 20 calls (at least 5 seen by the worker reading them) "
-        "and has worked there before: a tool that never works, or fails now and then for an "
-        "agent's own reasons, is not down.",
+        description="A failure counts towards an outage only while at least this share of "
+        "its tool's last 20 calls failed (5 seen at least, in two loops or more) and that "
+        "is a change from the tool's usual failure rate (outage_significance): a tool that "
+        "never works, or fails routinely for agents' own reasons, is not down.",
+    )
+    outage_significance: float = Field(
+        1e-5,
+        gt=0,
+        lt=1,
+        description="How surprising the recent failures must be for a tool to be down: "
+        "the chance of that many failures among its last 20 calls if each failed at the "
+        "tool's usual rate (learned from the stream) is at most this. 1e-5: no outage on "
+        "the dev set replayed or on random failures at any rate, a real one found as fast "
+        "as with 1e-3 (benchmarks/fleet_findings.py).",
+    )
+    outage_baseline_calls: int = Field(
+        1000,
+        ge=20,
+        description="The horizon of a tool's usual failure rate, in calls (older calls "
+        "weigh less and less). Until 20 calls from two loops or more are behind it, the "
+        "tool has no usual rate and no outage of it is declared.",
     )
     outage_quiet_s: float = Field(
         120.0,

@@ -50,6 +50,27 @@ COUNT_PIXELS = """async ([png, rgb]) => {
 }"""
 
 
+async def make_the_tool_fail_for_everyone(
+    publisher: AsyncPublisher, tool: str, loops: list[str]
+) -> None:
+    """``tool``'s usual traffic (40 calls of eight loops, one in ten failing for the
+    agent's own reason: the tool's usual failure rate, learned from the stream), then a
+    moment where nine loops' calls fail, each its own way: the tool is down, and its
+    next failures are judged for an outage. ``loops``: 17 loop ids."""
+    usual, broken = loops[:8], loops[8:17]
+    for n in range(40):
+        if n % 10 == 9:
+            error = "404 no such record"
+            await publisher.publish(usual[n % 8], tool, success=False, error_message=error)
+        else:
+            await publisher.publish(usual[n % 8], tool, result=f"{n} rows")
+    for loop, word in zip(
+        broken, ("AND", "OR", "NOT", "NEAR", "(", ")", '"', "*", "~"), strict=True
+    ):
+        error = f"400 bad query syntax near {word!r}"
+        await publisher.publish(loop, tool, success=False, error_message=error)
+
+
 @pytest.fixture(scope="module")
 def fleet_worker(broker, tmp_path_factory):
     """One worker with the monitor and fleet roles (the seed profile: every failure
@@ -85,17 +106,11 @@ def test_the_fleet_view_shows_a_stopped_family_as_a_tree_and_a_tool_in_outage(
             for loop, agent, parent in chain:
                 family = {} if parent is None else {"parent_loop_id": parent, "root_loop_id": root}
                 await publisher.publish(loop, "delegate", agent=agent, task=TASK, **family)
-            # one partition: the worker reads the lookup that worked before the failures
-            # (a lookup that worked, four that failed for their own reasons: the share
-            # of failures is judged on at least five calls)
-            worked, *others = loops_on_one_partition(f"{tag}-books", 10, settings.topics.partitions)
-            earlier, books = others[:4], others[4:]
-            await publisher.publish(worked, "ledger_lookup", result="12 invoices")
-            for loop in earlier:
-                await publisher.publish(
-                    loop, "ledger_lookup", success=False, error_message="404 no such account"
-                )
-            for n, loop in enumerate(books):
+            # one partition: the worker reads the lookup's usual traffic before the
+            # failures, in the order they were published
+            loops = loops_on_one_partition(f"{tag}-books", 22, settings.topics.partitions)
+            await make_the_tool_fail_for_everyone(publisher, "ledger_lookup", loops[:17])
+            for n, loop in enumerate(loops[17:]):
                 error = ERROR.format(f"{n:02x}d00dfeed")
                 await publisher.publish(loop, "ledger_lookup", success=False, error_message=error)
             await publisher.flush()
@@ -147,7 +162,7 @@ def test_the_fleet_view_shows_a_stopped_family_as_a_tree_and_a_tool_in_outage(
                     timeout=30_000,
                 )
                 cells = await tool.locator("td").all_text_contents()
-                assert cells[1:4] == ["10", "9", "90 %"] and cells[4:6] == ["10", "9"]
+                assert cells[1:4] == ["54", "18", "33 %"] and cells[4:6] == ["22", "18"]
                 kinds = await page.locator(
                     "#fleet-warnings tbody td:nth-child(3)"
                 ).all_text_contents()
@@ -192,8 +207,8 @@ def test_an_outage_is_one_fleet_warning_each_loop_is_told_and_failures_stop_coun
     tag = uuid.uuid4().hex[:6]
     # one partition: the worker reads the tool's success before its failures, and the
     # late failures after the outage, in the order they were published
-    earlier, *others = loops_on_one_partition(f"{tag}-agent", 10, settings.topics.partitions)
-    before, loops = others[:4], others[4:]
+    everyone = loops_on_one_partition(f"{tag}-agent", 22, settings.topics.partitions)
+    before, loops = everyone[:17], everyone[17:]
     lates = loops_on_one_partition(f"{tag}-late", 20, settings.topics.partitions)
 
     async def scenario():
@@ -203,11 +218,7 @@ def test_an_outage_is_one_fleet_warning_each_loop_is_told_and_failures_stop_coun
             FleetWarningSubscriber(settings, from_beginning=True) as fleet_subscriber,
         ):
             warnings, fleet = aiter(warning_subscriber), aiter(fleet_subscriber)
-            await publisher.publish(earlier, "web_search", result="3 hits")  # it worked
-            for loop in before:  # and failed for other reasons (a share judged on 5+ calls)
-                await publisher.publish(
-                    loop, "web_search", success=False, error_message="400 bad query syntax"
-                )
+            await make_the_tool_fail_for_everyone(publisher, "web_search", before)
             for n, loop in enumerate(loops):
                 error = OUTAGE.format(f"{n:04x}c0ffee{n}")
                 await publisher.publish(loop, "web_search", success=False, error_message=error)

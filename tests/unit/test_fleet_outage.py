@@ -43,11 +43,25 @@ def success(loop: str, at: float, tool: str = "web_search") -> dict:
     }
 
 
-WORKED = [success("earlier", 990.0)] + [
-    failure(f"other-{n}", 991.0 + n, 0, "401 Unauthorized: token expired") for n in range(4)
+def usual(tool: str = "web_search", calls: int = 40, failing_every: int = 10) -> list[dict]:
+    """The tool's usual traffic: ``calls`` calls by eight loops, one in
+    ``failing_every`` failing for the agent's own reason."""
+    return [
+        failure(f"usual-{n % 8}", 900.0 + n, n, "404 nothing matched the query", tool)
+        if n % failing_every == failing_every - 1
+        else success(f"usual-{n % 8}", 900.0 + n, tool)
+        for n in range(calls)
+    ]
+
+
+BROKEN = [
+    failure(f"other-{n}", 990.0 + n / 2, 0, f"400 bad query syntax near {word!r}")
+    for n, word in enumerate(("AND", "OR", "NOT", "NEAR", "(", ")", '"', "*", "~"))
 ]
-"""The tool worked a moment before (a tool that never works is not down), and has been
-failing since, for other reasons: its failure share is judged on at least 5 calls."""
+WORKED = usual() + BROKEN
+"""The tool usually works (one call in ten fails, in eight loops: its usual rate), and
+since a moment ago fails for nearly everyone (each agent's own way first): it is down,
+and the next failures are judged for an outage."""
 
 
 def run(events: list[dict], **settings: object) -> tuple[list, list, list]:
@@ -92,31 +106,45 @@ def test_a_loop_failing_the_same_way_during_the_outage_is_told_once_and_the_noti
     assert [n["until"] for n in notices] == [1004 + 120, 1100 + 120, 1101 + 120, 1102 + 120]
 
 
-NOT_OUTAGES = [
-    # four loops: one short
-    [failure(f"loop-{n}", 1000 + n, 0) for n in range(4)],
-    # one loop failing five times
-    [failure("loop-0", 1000 + n, n) for n in range(5)],
-    # five loops, but spread over more than the window
-    [failure(f"loop-{n}", 1000 + 20 * n, 0) for n in range(5)],
-    # five loops, five different errors
-    [failure(f"loop-{n}", 1000 + n, 0, f"{word} not found") for n, word in enumerate("abcde")],
-    # five loops, five tools
-    [failure(f"loop-{n}", 1000 + n, 0, tool=f"tool-{n}") for n in range(5)],
+NOT_OUTAGES = {
+    "four loops: one short": WORKED + [failure(f"loop-{n}", 1000 + n, 0) for n in range(4)],
+    "one loop failing five times": WORKED + [failure("loop-0", 1000 + n, n) for n in range(5)],
+    "spread over more than the window": WORKED
+    + [failure(f"loop-{n}", 1000 + 20 * n, 0) for n in range(5)],
+    "five different errors": WORKED
+    + [failure(f"loop-{n}", 1000 + n, 0, f"{word} not found") for n, word in enumerate("abcde")],
+    "five tools": WORKED + [failure(f"loop-{n}", 1000 + n, 0, tool=f"tool-{n}") for n in range(5)],
+    # most calls of the tool succeed: five failing alike is not "down for everyone"
+    "most calls work": usual() + [failure(f"loop-{n}", 1000 + n, 0) for n in range(5)],
     # a tool that never works here: its failures are its nature, not an outage
-    [failure(f"loop-{n}", 1000 + n, 0) for n in range(6)],
-    # five loops fail alike, but most calls of the tool succeed: not down for everyone
-    [success(f"busy-{n}", 995 + n * 0.1) for n in range(20)]
-    + [failure(f"loop-{n}", 1000 + n, 0) for n in range(5)],
-]
+    "never works": usual(failing_every=1) + [failure(f"loop-{n}", 1000 + n, 0) for n in range(9)],
+    # a code search that finds nothing for a third of its calls: many agents failing it
+    # alike within a minute is what it always does
+    "fails routinely": usual(calls=200, failing_every=3)
+    + [failure(f"loop-{n}", 1000 + n, 0, "404 nothing matched the query") for n in range(9)],
+    # a worker that just started has no usual rate to compare with
+    "no usual rate yet": [failure(f"loop-{n}", 1000 + n, 0) for n in range(12)],
+    # a usual rate from one loop is one agent's habit, not the tool's
+    "usual rate of one loop": [success("only", 900.0 + n) for n in range(40)]
+    + [failure(f"loop-{n}", 1000 + n, 0) for n in range(12)],
+}
 
 
-@pytest.mark.parametrize("events", NOT_OUTAGES)
+@pytest.mark.parametrize("events", NOT_OUTAGES.values(), ids=NOT_OUTAGES.keys())
 def test_no_outage(events):
-    worked = [] if events[0]["loop_id"].startswith("busy") or len(events) == 6 else WORKED
-    warnings, fleet, notices = run(worked + events)
-    assert not [w for w in fleet if "401" in (w.get("error") or "")]
-    assert (warnings, fleet, notices) == ([], [], [])
+    assert run(events) == ([], [], [])
+
+
+def test_an_outage_of_a_tool_that_fails_routinely_is_a_change_from_its_usual_rate():
+    # the same routine tool, now failing every call with one error: it is down once its
+    # last 20 calls hold far more failures than a third (17 here: P ≈ 3e-6 at 1/3)
+    events = usual(calls=200, failing_every=3) + [
+        failure(f"loop-{n}", 1000 + n, 0) for n in range(24)
+    ]
+    warnings, fleet, _ = run(events)
+    assert [w["kind"] for w in fleet] == ["tool_outage"]
+    told = sorted(w["loop_id"] for w in warnings)
+    assert told == sorted(f"loop-{n}" for n in range(15, 24))  # from the 16th failure
 
 
 def test_the_outage_is_over_after_its_quiet_time_and_may_start_again():
@@ -143,12 +171,6 @@ def test_the_outage_state_survives_a_snapshot():
     for n in range(3, 5):
         _, fleet, _ = state.observe(validate_action(failure(f"loop-{n}", 1000 + n, 0)), cfg, None)
     assert len(fleet) == 1
-
-
-def test_a_tool_with_too_few_recent_calls_is_not_judged():
-    # a worker that just started: one success and one failure are not "half its calls"
-    events = [success("earlier", 990.0)] + [failure(f"loop-{n}", 1000 + n, 0) for n in range(3)]
-    assert run(events) == ([], [], [])
 
 
 def test_a_failure_goes_to_its_tools_partition():
@@ -200,6 +222,38 @@ def test_the_monitor_does_not_count_a_failure_an_outage_covers():
     other_error = [failure("mine", 1010, 0, "401 Unauthorized")]
     after = [failure("mine", 1200, 0)]
     assert monitor_warnings(board, other_error) and monitor_warnings(board, after)
+
+
+def test_a_failure_an_outage_covers_is_still_a_lesson_marked_as_the_outages():
+    board = OutageBoard()
+    board.note(
+        {"tool": "web_search", "error_digest": error_digest(DOWN), "since": 1000, "until": 1100}
+    )
+    processor = RecordProcessor(DetectionSettings())
+    processor.outages = board
+    covered = failure("mine", 1010, 0)
+    out = processor.process(codec.dumps(covered), None, SourcePosition("a", 0, 0), {}.get)
+    assert out.warnings == [] and out.requests == []
+    [lesson] = out.memory_writes
+    assert lesson["payload"]["source_event_id"] == "mine-0"
+    assert "during_tool_outage" in lesson["payload"]["tags"]
+    assert DOWN.split(":")[0] in lesson["payload"]["content"]
+    mine = failure("mine", 1011, 1, "401 Unauthorized")  # the agent's own: not marked
+    out = processor.process(codec.dumps(mine), None, SourcePosition("a", 0, 1), out.states.get)
+    assert "during_tool_outage" not in out.memory_writes[0]["payload"]["tags"]
+
+
+def test_an_outage_of_a_many_line_error_is_covered_by_the_monitors_board():
+    """The notice's error digest is of the whole error, as the board digests a failure
+    (it was the first line's: a many-line error was never covered)."""
+    error = "Traceback (most recent call last):\n  upstream pool exhausted\nRuntimeError: 503"
+    events = WORKED + [failure(f"loop-{n}", 1000 + n, 0, error) for n in range(5)]
+    _, fleet, notices = run(events)
+    assert len(fleet) == 1
+    board = OutageBoard()
+    board.note(notices[-1])
+    assert board.covers(validate_action(failure("late", 1010, 0, error)))
+    assert not board.covers(validate_action(failure("late", 1010, 0, error.replace("503", "x"))))
 
 
 def test_a_failure_rerouted_to_its_tool_and_its_family_is_redacted_once(monkeypatch):
