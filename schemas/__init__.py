@@ -6,6 +6,7 @@ from loopwarden.schemas.events import (
     ActionEvent,
     ActionPayload,
     EditRange,
+    ReadRange,
     validate_action,
 )
 from loopwarden.schemas.levels import ReflectionLevel
@@ -28,6 +29,7 @@ __all__ = [
     "EditRange",
     "EnvironmentalImpact",
     "LoopWarning",
+    "ReadRange",
     "ReflectionLevel",
     "ReflectionRequest",
     "ReflectionRequestKind",

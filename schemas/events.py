@@ -122,6 +122,26 @@ class EditRange(BaseModel):
         return self.end_line - self.start_line + 1
 
 
+class ReadRange(BaseModel):
+    """The file region a call read: inclusive 1-based lines, or the whole file when
+    they are not given. A read of another file is not made stale by an edit, and the
+    same region read again with nothing done is a re-read."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    file: str = Field(min_length=1, max_length=1000)
+    start_line: int | None = Field(None, ge=1, le=MAX_INT)
+    end_line: int | None = Field(None, ge=1, le=MAX_INT)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ReadRange:
+        if self.end_line is not None and self.start_line is None:
+            raise ValueError("end_line needs start_line")
+        if self.end_line is not None and self.start_line and self.end_line < self.start_line:
+            raise ValueError("end_line must be >= start_line")
+        return self
+
+
 RESULT_MAX_CHARS = 2000
 
 
@@ -145,6 +165,9 @@ class ActionPayload(BaseModel):
     terminated: bool = Field(False, description="The action ended the loop.")
     duration_ms: float | None = Field(None, ge=0)
     edit: EditRange | None = Field(None, description="Set for code edits (Layer 3).")
+    read: ReadRange | None = Field(
+        None, description="Set for file reads: the file and lines the call read."
+    )
     tool_call_id: str | None = Field(None, max_length=200, description="The model's call id.")
     response_id: str | None = Field(
         None,

@@ -4,7 +4,8 @@ Claude Code POSTs each hook's input as JSON to an ``http`` hook. Handled:
 
 - ``PostToolUse`` / ``PostToolUseFailure``: the tool call is published as an action
   (session id → loop id, tool name → action type, ``tool_input`` → params, the
-  response or error, ``tool_use_id`` → ``tool_call_id``); the answer carries the
+  response or error, ``tool_use_id`` → ``tool_call_id``, a ``Read``'s file and
+  lines → ``read``); the answer carries the
   session's pending warnings as ``additionalContext``, which Claude Code adds to the
   model's context;
 - ``UserPromptSubmit``: the pending warnings, as for PostToolUse (a new prompt after
@@ -113,6 +114,7 @@ def _action(hook: HookInput) -> tuple[str, dict[str, Any]] | None:
             result=None if error else hook.tool_response,
             error=error,
             tool_call_id=hook.tool_use_id,
+            tool=hook.tool_name,
         )
         return hook.tool_name, fields
     if hook.hook_event_name in ENDINGS:

@@ -20,8 +20,12 @@ error — or a trivial variant of it: a failed call whose words are at least
 ``detection.retry_similarity`` alike an earlier one's, with the same error —,
 re-reading the same region, and cycles of 2–5 calls whose results do not
 change. A code edit (an event with ``edit``) clears the agent's memory: results
-seen before it may be stale, and re-running a test after a real edit is progress.
-Message turns are :mod:`~loopwarden.agents.spin.repeated_message`'s.
+seen before it may be stale, and re-running a test after a real edit is progress —
+but reads of *other* files are kept, repeating only with the very same result (an edit
+of ``b.py`` does not change what ``a.py`` says, unless ``b.py`` is a script that
+rewrites it), and the same file region read with another command is the same
+call (:mod:`~loopwarden.agents.spin.read_region`: the event's ``read``, or a plain
+shell read). Message turns are :mod:`~loopwarden.agents.spin.repeated_message`'s.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from loopwarden.agents.spin.detector import (
     register,
 )
 from loopwarden.agents.spin.normalise import identifiers, normalised, similarity, sketch
+from loopwarden.agents.spin.read_region import read_region, same_file
 from loopwarden.schemas.events import result_digest
 
 MAX_ACTORS = 8
@@ -47,8 +52,28 @@ UNKNOWN = "?"
 """The outcome key of a call that worked and published no result."""
 
 # one remembered call: event id, iteration, signature, outcome key, result sketch,
-# call words, identifiers and argument values (failed calls only)
+# call words, identifiers and argument values (failed calls only), the file region it
+# read ([file, lines] or None; absent in a state from before regions were kept)
 Item = list[Any]
+READ = 6
+
+
+def _read(item: Item) -> list[str] | None:
+    return item[READ] if len(item) > READ else None
+
+
+def _exact(item: Item) -> Item:
+    """A read kept across an edit repeats only with the very same result: a script the
+    edit wrote may have changed the file since, a little (its result sketch is dropped,
+    so near-identical results no longer count)."""
+    return [*item[:4], [], *item[5:]]
+
+
+def _still_valid(item: Item, edited: str | None) -> bool:
+    """A remembered call an edit of ``edited`` cannot have made stale: a read of
+    another file (an edit that names no file may have changed anything)."""
+    read = _read(item)
+    return edited is not None and read is not None and not same_file(read[0], edited)
 
 
 def outcome_key(seen: Observation) -> str | None:
@@ -109,11 +134,15 @@ class RepeatedOutcome(Detector):
             return None
         cfg = seen.settings
         history = history_of(self.calls, payload.agent or "", MAX_ACTORS)
-        if payload.edit is not None:
-            history.clear()  # earlier results may be stale now
+        if payload.edit is not None:  # earlier results may be stale now
+            history[:] = [_exact(item) for item in history if _still_valid(item, payload.edit.file)]
+        region = read_region(payload)
+        read = None if region is None else list(region)
         key = outcome_key(seen)
         if key is None:
-            history.append([seen.event.event_id, seen.iteration, seen.signature, None, [], []])
+            history.append(
+                [seen.event.event_id, seen.iteration, seen.signature, None, [], [], read]
+            )
             del history[: -cfg.outcome_window]
             return None
         mine = sketch(payload.result) if payload.result else []
@@ -122,8 +151,12 @@ class RepeatedOutcome(Detector):
         def repeats(item: Item) -> bool:
             if item[3] is None:
                 return False
-            if item[2] != seen.signature and not (
-                call and item[5] and call_similarity(call, item[5]) >= cfg.retry_similarity
+            if (
+                item[2] != seen.signature
+                and not (read is not None and _read(item) == read)
+                and not (
+                    call and item[5] and call_similarity(call, item[5]) >= cfg.retry_similarity
+                )
             ):
                 return False
             if item[3] == key:
@@ -131,7 +164,7 @@ class RepeatedOutcome(Detector):
             return bool(mine and item[4] and similarity(mine, item[4]) >= cfg.result_similarity)
 
         same = [item for item in history[-(cfg.outcome_window - 1) :] if repeats(item)]
-        history.append([seen.event.event_id, seen.iteration, seen.signature, key, mine, call])
+        history.append([seen.event.event_id, seen.iteration, seen.signature, key, mine, call, read])
         del history[: -cfg.outcome_window]
         count = len(same) + 1
         needed = cfg.outcome_unknown_repeats if key == UNKNOWN else cfg.outcome_repeats

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from loopwarden.adapters.reads import read_fields
 from loopwarden.errors import EventDecodeError
 from loopwarden.schemas import codec
 from loopwarden.schemas.warnings import LoopWarning
@@ -60,9 +61,16 @@ def tool_call_fields(
     tool_call_id: str | None = None,
     response_id: str | None = None,
     duration_ms: float | None = None,
+    tool: str | None = None,
 ) -> dict[str, Any]:
-    """The payload fields of one tool call's action event (``action_type`` aside)."""
-    fields: dict[str, Any] = {"params": canonical_args(args), "success": error is None}
+    """The payload fields of one tool call's action event (``action_type`` aside); with
+    ``tool`` (its name), a call that reads a file carries ``read``
+    (:mod:`~loopwarden.adapters.reads`)."""
+    params = canonical_args(args)
+    fields: dict[str, Any] = {"params": params, "success": error is None}
+    read = None if tool is None else read_fields(tool, params)
+    if read is not None:
+        fields["read"] = read
     if error is not None:
         fields["error_message"] = str(error)[:2000] or type(error).__name__
     text = result_text(result)

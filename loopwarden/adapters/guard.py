@@ -169,7 +169,7 @@ class LoopGuard:
     def tool_call(self, loop_id: str, tool: str, args: Any = None, **fields: Any) -> None:
         """Publish one tool call (``result``, ``error``, ``tool_call_id``, ``response_id``,
         ``duration_ms`` as in :func:`~loopwarden.adapters.calls.tool_call_fields`)."""
-        self.publish(loop_id, tool, **tool_call_fields(args, **fields))
+        self.publish(loop_id, tool, **tool_call_fields(args, tool=tool, **fields))
 
     def publish(self, loop_id: str, action_type: str, **payload: Any) -> None:
         """Publish one action event in the background; never blocks, never raises. The

@@ -85,6 +85,7 @@ class LoopwardenRun(RunHooks[Any]):
                 result=None if error else result,
                 error=error,
                 tool_call_id=getattr(context, "tool_call_id", None),
+                tool=name,
             ),
             # after a handoff another agent acts in the same run: the fleet role sees
             # two agents passing the same request back and forth
