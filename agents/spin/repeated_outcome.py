@@ -107,16 +107,17 @@ def _call_words(seen: Observation) -> list[Any]:
 
 
 def call_similarity(a: list[Any], b: list[Any]) -> float:
-    """How alike two failed calls are: their words' similarity, or the share of argument
-    values they have in common (``search(name='X', file='f')`` and ``search(name='X')``
-    look for the same ``X``), whichever is higher; 0 when their identifiers differ."""
+    """How alike two failed calls are: their words' similarity, or the share of the
+    smaller call's argument values the other has too (``search(name='X', file='f')``
+    and ``search(name='X')`` look for the same ``X``: one narrows the other), whichever
+    is higher; 0 when their identifiers differ."""
     if a[1] != b[1]:
         return 0.0
     words = similarity(a[0], b[0])
     if len(a) < 3 or len(b) < 3 or not a[2] or not b[2]:
         return words
     mine, theirs = set(a[2]), set(b[2])
-    return max(words, len(mine & theirs) / len(mine | theirs))
+    return max(words, len(mine & theirs) / min(len(mine), len(theirs)))
 
 
 @register

@@ -216,14 +216,23 @@ def test_the_same_failing_call_with_the_same_error_warns_without_a_result():
 
 
 def test_a_variant_naming_the_same_target_is_the_same_failing_call():
-    """``search(name='X', file='f')`` and ``search(name='X')`` look for the same X."""
+    """``search(name='X', file='f')`` and ``search(name='X')`` look for the same X: the
+    arguments of one contain the other's (sympy-18532 of the dev set, a lookup and its
+    narrowing to a file, the pair repeated verbatim)."""
     events = [
         lookup("Basic.atoms", **({"file_name": "sympy/core/basic.py"} if i % 2 == 0 else {}))
         for i in range(4)
     ]
-    assert fired(shown(events, ["repeated_outcome"], retry_similarity=0.5)) == [2, 3]
-    # held to near-identical calls: two of each form is not yet three
-    assert fired(shown(events, ["repeated_outcome"], retry_similarity=0.8)) == []
+    assert fired(shown(events, ["repeated_outcome"], retry_similarity=0.8)) == [2, 3]
+    # held to identical calls: two of each form is not yet three
+    assert fired(shown(events, ["repeated_outcome"], retry_similarity=1.0)) == []
+
+
+def test_the_same_name_looked_up_in_other_files_is_not_one_call():
+    """Half the arguments in common (the name, not the file) is another place looked at."""
+    files = ("sympy/core/basic.py", "sympy/sets/fancysets.py", "sympy/polys/rings.py")
+    events = [lookup("Basic.atoms", file_name=file) for file in files]
+    assert fired(shown(events, ["repeated_outcome"])) == []
 
 
 def test_another_error_is_another_outcome():
