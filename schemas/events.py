@@ -32,7 +32,7 @@ from pydantic import (
 
 from loopwarden.errors import EventValidationError, FieldError
 from loopwarden.schemas.levels import ReflectionLevel
-from loopwarden.schemas.redaction import redact_fields
+from loopwarden.schemas.redaction import redact_fields, redact_text
 from loopwarden.schemas.trace_context import TraceContext
 
 SCHEMA_VERSION = 1
@@ -151,13 +151,56 @@ def result_digest(text: str) -> str:
     return hashlib.sha1(collapsed.encode(), usedforsecurity=False).hexdigest()
 
 
+TEXT_LIMITS = {
+    "action_type": 200,
+    "action_name": 500,
+    "tool_call_id": 200,
+    "response_id": 200,
+    "agent": 200,
+    "task": RESULT_MAX_CHARS,
+    "result": RESULT_MAX_CHARS,
+}
+"""The action payload's text fields with a limit, in characters. Longer text is cut at
+the edge, where any producer's event is validated, never refused (a real tool's
+output is routinely longer): the first part is kept, a cut ``result`` keeps the digest
+of the whole in ``result_digest``, and ``truncated`` names the fields cut."""
+
+
+CUT_MARGIN = 4096
+"""Characters past a limit redacted with the kept part before it is cut (a key or a
+private-key block that straddles the cut is still seen whole)."""
+
+
+def cut_long_text(data: Any) -> Any:
+    """``data`` (a payload as received) with every text over its :data:`TEXT_LIMITS` cut."""
+    if not isinstance(data, dict):
+        return data
+    cut: list[str] | None = None
+    for name, limit in TEXT_LIMITS.items():
+        value = data.get(name)
+        if isinstance(value, str) and len(value) > limit:
+            if cut is None:
+                data = dict(data)
+                earlier = data.get("truncated")
+                cut = list(earlier) if isinstance(earlier, list) else []
+            if name == "result" and not data.get("result_digest"):
+                data["result_digest"] = result_digest(value)  # of the whole result
+            # redacted around the cut first: a key cut in half no longer looks like one
+            data[name] = redact_text(value[: limit + CUT_MARGIN])[:limit]
+            if name not in cut:
+                cut.append(name)
+    if cut is not None:
+        data["truncated"] = cut
+    return data
+
+
 class ActionPayload(BaseModel):
     """What the agent did in one step of its loop."""
 
     model_config = ConfigDict(frozen=True, extra="ignore", allow_inf_nan=False)
 
-    action_type: str = Field(min_length=1, max_length=200)
-    action_name: str | None = Field(None, max_length=500)
+    action_type: str = Field(min_length=1, max_length=TEXT_LIMITS["action_type"])
+    action_name: str | None = Field(None, max_length=TEXT_LIMITS["action_name"])
     params: JsonObject = Field(default_factory=dict)
     iteration: Count | None = Field(None, description="Defaults to the loop's count.")
     success: bool | None = Field(True, description="None: unknown (never counted as a failure).")
@@ -168,16 +211,18 @@ class ActionPayload(BaseModel):
     read: ReadRange | None = Field(
         None, description="Set for file reads: the file and lines the call read."
     )
-    tool_call_id: str | None = Field(None, max_length=200, description="The model's call id.")
+    tool_call_id: str | None = Field(
+        None, max_length=TEXT_LIMITS["tool_call_id"], description="The model's call id."
+    )
     response_id: str | None = Field(
         None,
-        max_length=200,
+        max_length=TEXT_LIMITS["response_id"],
         description="The model response that made the call: parallel calls of one response "
         "are one step.",
     )
     agent: str | None = Field(
         None,
-        max_length=200,
+        max_length=TEXT_LIMITS["agent"],
         description="The agent that acted, in a multi-agent system: repetition is judged "
         "per agent.",
     )
@@ -219,6 +264,18 @@ class ActionPayload(BaseModel):
     spin_threshold: Count | None = Field(None, description="Per-loop Layer 1 threshold.")
     resource_usage: JsonObject = Field(default_factory=dict)
     side_effects: list[str] = Field(default_factory=list)
+    truncated: list[str] | None = Field(
+        None,
+        max_length=len(TEXT_LIMITS),
+        description="The text fields cut at their limit where the event was received "
+        "(the first part is kept; a cut result keeps the digest of the whole); absent "
+        "when nothing was cut.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _cut_long_text(cls, data: Any) -> Any:
+        return cut_long_text(data)
 
     def root(self, loop_id: str) -> str:
         """The id of the family's top loop: ``root_loop_id``, else ``parent_loop_id``,

@@ -58,23 +58,21 @@ def publish(source: IO[bytes], bootstrap_servers: str | None, no_batching: bool)
 
 
 async def _publish(settings: Settings, source: IO[bytes], batching: bool) -> int:
-    from loopwarden.cli.options import event_from_json, now, publish_id_prefix
-    from loopwarden.errors import EventError
-    from loopwarden.schemas import codec
+    from loopwarden.cli.options import line_error, line_events, now, publish_id_prefix
     from loopwarden.streams.client.publisher import AsyncPublisher, encode_event
 
     bad = 0
     prefix = publish_id_prefix()
+    limit = settings.limits.max_event_bytes
     async with AsyncPublisher(settings, batching=batching) as publisher:
         for line_no, line in _lines(source):
-            try:
-                event = event_from_json(codec.loads(line), line_no, now(), prefix)
-            except EventError as exc:
+            decoded = line_events(line, line_no, limit, now(), prefix)
+            for letter in decoded.dead_letters:
                 bad += 1
-                click.echo(f"line {line_no}: {exc}", err=True)
-                continue
-            key = event.payload.root(event.loop_id)  # a family travels on its root's partition
-            publisher.enqueue(key, event.event_id, encode_event(event))
+                click.echo(line_error(line_no, letter), err=True)
+            for _, event in decoded.events:
+                key = event.payload.root(event.loop_id)  # a family on its root's partition
+                publisher.enqueue(key, event.event_id, encode_event(event))
         await publisher.flush()
         click.echo(f"published {publisher.published} event(s), {bad} bad line(s)", err=True)
     return bad
@@ -313,6 +311,7 @@ def detect(source: IO[bytes], requests: bool, progress: bool | None) -> None:
     exit code is then 4.
     """
     from loopwarden.agents.capabilities import capability
+    from loopwarden.cli.options import line_error
     from loopwarden.settings import Settings
 
     replay = capability("monitor").replay
@@ -328,10 +327,9 @@ def detect(source: IO[bytes], requests: bool, progress: bool | None) -> None:
     ) as bar:
         for line_no, line in _lines(source):
             bar.update(len(line) + 1)
-            letter = _detect_line(processor, states, line_no, line, out, requests, counts)
-            if letter is not None:
+            for letter in _detect_line(processor, states, line_no, line, out, requests, counts):
                 counts["bad"] += 1
-                click.echo(f"line {line_no}: {letter.reason}: {letter.message}", err=True)
+                click.echo(line_error(line_no, letter), err=True)
     out.flush()
     duplicates = counts["duplicates"]
     skipped = f", {duplicates} skipped: id already applied in its loop" if duplicates else ""
@@ -352,19 +350,19 @@ def _detect_line(
     out: IO[bytes],
     requests: bool,
     counts: dict[str, int],
-) -> DeadLetter | None:
-    from loopwarden.cli.options import envelope_from_json
-    from loopwarden.errors import EventError
+) -> list[DeadLetter]:
+    from loopwarden.cli.options import line_events
     from loopwarden.schemas import codec
-    from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
+    from loopwarden.schemas.dead_letter import SourcePosition
+    from loopwarden.streams.client.event_builder import event_json
 
-    source = SourcePosition("file", 0, line_no)
-    try:
-        envelope = envelope_from_json(codec.loads(line), line_no)
-    except EventError as exc:  # not JSON
-        return DeadLetter.from_error(exc, line, source)
-    # the worker's own decode → validate → redact → detect path, once per event
-    outcome = processor.process(codec.dumps(envelope), None, source, states.get)
+    decoded = line_events(line, line_no, processor.max_event_bytes)  # as `publish` reads it
+    if not decoded.events:
+        return decoded.dead_letters
+    events = [event_json(event) for _, event in decoded.events]
+    record = codec.dumps(events[0] if len(events) == 1 else events)
+    # the worker's own processing of the line's events, as one record
+    outcome = processor.process(record, None, SourcePosition("file", 0, line_no), states.get)
     states.update(outcome.states)
     counts["events"] += outcome.events
     counts["warnings"] += len(outcome.warnings)
@@ -374,7 +372,7 @@ def _detect_line(
     if requests:
         for request in outcome.requests:
             out.write(codec.dumps_line(request))
-    return outcome.dead_letters[0] if outcome.dead_letters else None
+    return decoded.dead_letters
 
 
 def _size(source: IO[bytes]) -> int:

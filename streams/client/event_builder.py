@@ -7,11 +7,9 @@ from typing import Any
 
 from loopwarden.schemas import codec
 from loopwarden.schemas.events import (
-    RESULT_MAX_CHARS,
     ActionEvent,
     ActionPayload,
     envelope,
-    result_digest,
     validate_action,
 )
 from loopwarden.schemas.known_fields import refuse_unknown_fields
@@ -27,11 +25,7 @@ def make_action_event(
 ) -> ActionEvent:
     """Build and validate an action event; payload fields as in :class:`ActionPayload`
     (an unknown one raises :class:`EventValidationError`, e.g. ``succes=False``)."""
-    refuse_unknown_fields(payload, ActionPayload)
-    result = payload.get("result")
-    if isinstance(result, str) and len(result) > RESULT_MAX_CHARS:
-        payload.setdefault("result_digest", result_digest(result))  # of the whole result
-        payload["result"] = result[:RESULT_MAX_CHARS]
+    refuse_unknown_fields(payload, ActionPayload)  # long text is cut by the schema
     body = {"action_type": action_type, **payload}
     return validate_action(
         envelope(body, loop_id=loop_id, event_id=event_id, occurred_at=occurred_at)

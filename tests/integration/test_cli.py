@@ -40,7 +40,7 @@ def test_publish_then_tail_a_loop(shared_settings, shared_worker):
     )
     published = cli(shared_settings, "publish", "-", stdin=lines)
     assert published.returncode == 4  # one bad line: bad input (the others were published)
-    assert b"line 4: payload.action_type: Field required" in published.stderr
+    assert b"line 4: validation: payload.action_type: Field required" in published.stderr
     assert b"published 3 event(s), 1 bad line(s)" in published.stderr
 
     tailed = cli(
@@ -105,3 +105,41 @@ def test_a_second_publish_to_the_same_loop_is_not_dropped(shared_settings, share
     # the seed's Layer 1 warns on the 3rd to the 6th grep in a row: 4 warnings
     assert len({w["trigger_event_id"] for w in warnings}) == 4
     assert [w["kind"] for w in warnings] == ["action_type_spin"] * 4
+
+
+def test_detect_and_publish_refuse_the_same_lines_with_the_same_words(
+    shared_settings, shared_worker
+):
+    """One way of reading a line for both (issue 47, item 2): an array of non-objects, a
+    line over limits.max_event_bytes, a wrong type, not JSON; a long result is cut,
+    not refused."""
+    loop = f"same-{uuid.uuid4().hex[:6]}"
+    # over the result's 2,000 characters, within these tests' 4 KB max_event_bytes
+    good = {"loop_id": loop, "action_type": "pytest", "result": "PASSED\n" * 450}
+    lines = [
+        b"[1,2,3]",
+        orjson.dumps({"loop_id": loop, "action_type": "a", "result": "x" * 300_000}),
+        orjson.dumps({"loop_id": loop, "action_type": "a", "success": "maybe"}),
+        b"not json",
+        orjson.dumps(good),
+    ]
+    data = b"\n".join(lines) + b"\n"
+    published = cli(shared_settings, "publish", "-", stdin=data)
+    detected = cli(shared_settings, "detect", "-", stdin=data)
+    assert published.returncode == detected.returncode == 4
+
+    def refusals(stderr: bytes) -> list[str]:
+        return [line for line in stderr.decode().splitlines() if line.startswith("line ")]
+
+    assert refusals(published.stderr) == refusals(detected.stderr)
+    said = refusals(detected.stderr)
+    assert [line.split(":")[0] for line in said] == [
+        "line 1[0]",
+        "line 1[1]",
+        "line 1[2]",
+        "line 2",
+        "line 3",
+        "line 4",
+    ]
+    assert "too_large" in said[3] and "success" in said[4] and "decode" in said[5]
+    assert b"published 1 event(s), 6 bad line(s)" in published.stderr

@@ -1,0 +1,88 @@
+"""Text longer than a field's limit is cut at the edge, never refused: the first part
+kept, the digest of the whole result, and the cut fields named (issue 47, item 1)."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from loopwarden.agents.monitor.records import RecordProcessor
+from loopwarden.cli import main
+from loopwarden.schemas import codec
+from loopwarden.schemas.dead_letter import SourcePosition
+from loopwarden.schemas.events import (
+    RESULT_MAX_CHARS,
+    TEXT_LIMITS,
+    result_digest,
+    validate_action,
+)
+from loopwarden.streams.client.event_builder import make_action_event
+
+LOG = "".join(f"test_{n} PASSED in 0.{n % 10}s\n" for n in range(400))  # ≈ 10 KB of output
+
+
+def raw(**payload) -> dict:
+    return {
+        "event_id": "e1",
+        "loop_id": "L",
+        "occurred_at": 1_700_000_000.0,
+        "payload": {"action_type": "pytest", **payload},
+    }
+
+
+def test_a_long_result_is_cut_with_the_digest_of_the_whole():
+    event = validate_action(raw(result=LOG))
+    payload = event.payload
+    assert len(LOG) > RESULT_MAX_CHARS and payload.result == LOG[:RESULT_MAX_CHARS]
+    assert payload.result_digest == result_digest(LOG)
+    assert payload.truncated == ["result"]
+
+
+def test_the_client_and_the_wire_agree():
+    client = make_action_event("L", "pytest", event_id="e1", occurred_at=1.0, result=LOG)
+    wire = validate_action(raw(result=LOG))
+    assert client.payload == wire.payload
+
+
+def test_a_digest_sent_with_the_result_is_kept():
+    assert validate_action(raw(result=LOG, result_digest="abc")).payload.result_digest == "abc"
+
+
+@pytest.mark.parametrize("field", sorted(set(TEXT_LIMITS) - {"action_type", "result"}))
+def test_every_text_field_with_a_limit_is_cut_not_refused(field):
+    long = "x" * (TEXT_LIMITS[field] + 10)
+    payload = validate_action(raw(**{field: long})).payload
+    assert getattr(payload, field) == long[: TEXT_LIMITS[field]]
+    assert payload.truncated == [field]
+
+
+def test_a_short_event_is_not_marked():
+    assert validate_action(raw(result="ok")).payload.truncated is None
+
+
+def test_the_worker_applies_a_long_result_instead_of_dead_lettering_it():
+    processor = RecordProcessor()
+    out = processor.process(codec.dumps(raw(result=LOG)), b"L", SourcePosition("a", 0, 0), {}.get)
+    assert out.dead_letters == [] and out.events == 1
+
+
+def test_detect_accepts_a_long_result(tmp_path):
+    path = tmp_path / "run.jsonl"
+    line = {"loop_id": "L", "action_type": "pytest", "result": LOG}
+    path.write_text(orjson.dumps(line).decode() + "\n")
+    result = CliRunner().invoke(main, ["detect", str(path)])
+    assert result.exit_code == 0, result.stderr
+    assert "0 bad line(s)" in result.stderr
+
+
+def test_a_secret_across_the_cut_is_redacted_not_left_half_in_clear():
+    """A key cut in half no longer looks like a key to the redactor: the text is
+    redacted around the cut before it is cut."""
+    secret = "AKIAIOSFODNN7EXAMPLE"
+    text = "x " * 995 + f"{secret} and more output " * 20
+    start = text.index(secret)
+    assert start < RESULT_MAX_CHARS < start + len(secret)  # the cut falls inside it
+    payload = validate_action(raw(result=text)).payload
+    assert "AKIAIOSF" not in payload.result
+    assert payload.result_digest == result_digest(text)
