@@ -123,6 +123,33 @@ class Collector:
             await self._consumer.stop()
 
 
+async def wait_caught_up(settings: Settings, topics: list[str], timeout_s: float) -> int:
+    """Wait until the worker's consumer group has committed to the end of ``topics``
+    (it has processed everything published); returns the records still behind."""
+    from loopwarden.streams.client.offsets import probe_end_offsets
+
+    bootstrap = settings.kafka.bootstrap_servers
+    reader = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap, group_id=settings.app_id, enable_auto_commit=False
+    )
+    await reader.start()
+    try:
+        partitions = [
+            TopicPartition(topic, p) for topic in topics for p in range(settings.topics.partitions)
+        ]
+        deadline = time.monotonic() + timeout_s
+        while True:
+            ends = await probe_end_offsets(bootstrap, await reader.end_offsets(partitions))
+            behind = 0
+            for tp, end in ends.items():
+                behind += max(0, end - (await reader.committed(tp) or 0))
+            if not behind or time.monotonic() > deadline:
+                return behind
+            await asyncio.sleep(0.5)
+    finally:
+        await reader.stop()
+
+
 def process_cpu_s(pid: int) -> float | None:
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()

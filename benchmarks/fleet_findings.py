@@ -14,6 +14,8 @@ the fleet declared and what it changed:
   (``fleet_outage.inject``: 80 % of its calls fail alike, each retried twice): one
   owed; "after s" is the event time from its start to the fleet warning.
 
+Events are read from their loop's partition (``--partitions``, 8 as the worker's
+default): a tool's recent calls are judged per partition, as a worker reads them.
 Columns: outages declared (false ones: on a tool or error not injected), loops told,
 the monitor's reflection requests and lessons lost beside the monitor alone, lessons
 kept and marked ``during_tool_outage``, per-loop warnings by origin. ``--significance``
@@ -80,11 +82,16 @@ def workloads(args: argparse.Namespace) -> list[tuple[str, list[ActionEvent], st
 
 
 def score(
-    significance: float, name: str, events: list[ActionEvent], tool: str | None, start: float
+    significance: float,
+    partitions: int,
+    name: str,
+    events: list[ActionEvent],
+    tool: str | None,
+    start: float,
 ) -> Row:
     settings = Settings(fleet={"outage_significance": significance})
-    alone = run_roles(settings, events, fleet=False)
-    both = run_roles(settings, events, fleet=True)
+    alone = run_roles(settings, events, fleet=False, partitions=partitions)
+    both = run_roles(settings, events, fleet=True, partitions=partitions)
     lost = compare(alone, both)
     marker = ERROR.split(":", 1)[0]
     true = [o for o in both.outages if o[0] == tool and o[1].startswith(marker)]
@@ -128,7 +135,7 @@ def print_table(rows: list[Row]) -> None:
 def main(args: argparse.Namespace) -> None:
     began = time.perf_counter()
     loads = workloads(args)
-    jobs = [(s, *load) for s in args.significance for load in loads]
+    jobs = [(s, args.partitions, *load) for s in args.significance for load in loads]
     rows = []
     with click.progressbar(jobs, label="workloads", file=None) as bar:
         for job in bar:
@@ -145,6 +152,12 @@ if __name__ == "__main__":
     parser.add_argument("--concurrent", type=int, default=2000, help="dev-set runs at a time")
     parser.add_argument("--random-events", type=int, default=6000)
     parser.add_argument("--rates", type=float, nargs="+", default=[0.1, 0.3, 0.5, 0.7])
+    parser.add_argument(
+        "--partitions",
+        type=int,
+        default=8,
+        help="each event read from its loop's partition of this many (0: one stream)",
+    )
     parser.add_argument(
         "--significance", type=float, nargs="+", default=[Settings().fleet.outage_significance]
     )

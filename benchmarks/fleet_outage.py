@@ -33,7 +33,7 @@ from typing import Any
 import orjson
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from bench_engines import bench_settings, start_engine
-from bench_measure import LOGS, embedded_broker, publish, write_results
+from bench_measure import LOGS, embedded_broker, publish, wait_caught_up, write_results
 from workloads import Prepared, real, warmup
 
 from loopwarden.schemas import codec
@@ -172,6 +172,12 @@ async def run_mode(mode: str, broker: EmbeddedBroker, args: argparse.Namespace) 
         )
         sent: dict[str, float] = {}
         await publish(settings, stream, args.rate, "single", sent)
+        # the worker may be slower than the publishing rate: wait until it has read
+        # everything (actions and the fleet's re-routes), then for its last outputs
+        topics = [settings.topics.actions, settings.topics.fleet_reroute]
+        behind = await wait_caught_up(settings, topics, 600.0)
+        if behind:
+            raise RuntimeError(f"{mode}: the worker is {behind} records behind after 600 s")
         await outputs.quiet(5.0, 300.0)
     finally:
         await outputs.stop()

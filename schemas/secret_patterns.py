@@ -74,7 +74,11 @@ _KEY_SHAPES = re.compile(
     r"\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}|ghp_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|"
     r"xox[abpors]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{30,})"
 )
-_CARD = re.compile(r"(?<![\d.])(?:\d[ -]?){12,18}\d(?![\d.])")
+_CARD = re.compile(r"(?<!\d)(?<!\d\.)\d(?:[ -]?\d){12,}(?!\d|\.\d)")
+"""A run of 13 or more digits, spaces and dashes, whole (not part of a decimal: a dot
+after it ends a sentence, a dot between digits is a number's)."""
+_DIGIT_GROUP = re.compile(r"\d+")
+CARD_DIGITS = (13, 19)
 _CN_ID = re.compile(r"\b\d{6}(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx]\b")
 _SSN = re.compile(r"\b(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}\b")
 
@@ -100,8 +104,43 @@ def _luhn(digits: str) -> bool:
 
 
 def _card(match: re.Match[str]) -> str:
-    digits = re.sub(r"\D", "", match.group(0))
-    return REDACTED if 13 <= len(digits) <= 19 and _luhn(digits) else match.group(0)
+    """A run of digits and separators: the whole run when it is a card number, else
+    every card number inside it, wherever it starts (``card2 4539 1488 0343 6467``,
+    ``item 3 5500 0000 0000 0004``)."""
+    run = match.group(0)
+    digits = re.sub(r"\D", "", run)
+    low, high = CARD_DIGITS
+    if low <= len(digits) <= high and _luhn(digits):
+        return REDACTED
+    return _cards_within(run)
+
+
+def _cards_within(run: str) -> str:
+    """``run`` with every card number inside it redacted: groups of digits from one
+    separator to another, 13–19 digits in all, Luhn-valid, and shaped like a card (one
+    group, or groups of 3 digits or more: a list of small numbers is not a card).
+    Overlapping candidates are redacted together (one of them may pass the check by
+    chance; showing part of the real one would leak it)."""
+    groups = [(m.start(), m.end(), m.group()) for m in _DIGIT_GROUP.finditer(run)]
+    low, high = CARD_DIGITS
+    covered = [False] * len(groups)
+    for first in range(len(groups)):
+        count = 0
+        for last in range(first, len(groups)):
+            count += len(groups[last][2])
+            shaped = last == first or min(len(g[2]) for g in groups[first : last + 1]) >= 3
+            if count > high or not shaped:
+                break
+            if count >= low and _luhn("".join(g[2] for g in groups[first : last + 1])):
+                covered[first : last + 1] = [True] * (last - first + 1)
+    out: list[str] = []
+    kept = 0
+    for index, (start, end, _) in enumerate(groups):
+        if covered[index] and (index == 0 or not covered[index - 1]):
+            out += [run[kept:start], REDACTED]
+        if covered[index]:
+            kept = end
+    return "".join(out) + run[kept:]
 
 
 _TOKEN_TAIL = re.compile(r"[A-Za-z0-9_+/=-]*")

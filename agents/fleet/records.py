@@ -139,12 +139,13 @@ class FleetProcessor:
             redacted = functools.cache(event.redacted)  # once, for either re-route
             payload = event.payload
             if origin is None and self.outages and payload.turn != "message":
-                self.health.count(payload.action_type, event.loop_id, payload.failed)
+                lane = source.partition
+                self.health.count(payload.action_type, event.loop_id, payload.failed, lane)
             if (
                 origin is None
                 and self.outages
                 and payload.failed
-                and self._tool_down(payload.action_type)
+                and self._tool_down(payload.action_type, source.partition)
             ):
                 target = tool_key(event.payload.action_type)
                 moved = (
@@ -157,10 +158,11 @@ class FleetProcessor:
             self._family_event(event, redacted, source, load_state, origin, at, outcome)
         return outcome
 
-    def _tool_down(self, tool: str) -> bool:
-        """The tool fails far more than usual here (:mod:`.tool_health`)."""
+    def _tool_down(self, tool: str, lane: int) -> bool:
+        """The tool fails far more than usual in this partition (:mod:`.tool_health`)."""
         cfg = self.settings
-        return self.health.down(tool, cfg.outage_failure_share, cfg.outage_significance)
+        share, significance = cfg.outage_failure_share, cfg.outage_significance
+        return self.health.down(tool, share, significance, lane)
 
     def _family_event(
         self,

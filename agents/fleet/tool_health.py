@@ -7,7 +7,10 @@ routinely, and many agents failing it alike within a minute is what it always do
 
 Per tool, :class:`ToolHealth` keeps
 
-- its last :data:`RECENT_CALLS` calls (failed or not, and which loop made them);
+- its last :data:`RECENT_CALLS` calls (failed or not, and which loop made them) **per
+  lane**: the partition they were read from. A worker reads its partitions in
+  batches, so across partitions the calls it sees are not in event-time order (one
+  partition's outage minute beside another's earlier calls); within one they are;
 - its **usual rate**: the calls that left that window, counted with a decay of
   ``1 / fleet.outage_baseline_calls`` per call, so the rate follows a tool that
   changes for good (a tool that fails for days is what it is by then).
@@ -54,9 +57,13 @@ def binomial_tail(failures: int, calls: int, rate: float) -> float:
     )
 
 
+def _recent() -> deque[tuple[bool, str]]:
+    return deque(maxlen=RECENT_CALLS)
+
+
 @dataclass(slots=True)
 class _Tool:
-    recent: deque[tuple[bool, str]] = field(default_factory=lambda: deque(maxlen=RECENT_CALLS))
+    lanes: dict[int, deque[tuple[bool, str]]] = field(default_factory=dict)
     usual_calls: float = 0.0
     usual_failures: float = 0.0
     usual_loops: set[str] = field(default_factory=set)
@@ -72,14 +79,16 @@ class ToolHealth:
         self.most_tools = most_tools
         self._tools: dict[str, _Tool] = {}
 
-    def count(self, tool: str, loop: str, failed: bool) -> None:
-        """One call of ``tool`` by ``loop``."""
+    def count(self, tool: str, loop: str, failed: bool, lane: int = 0) -> None:
+        """One call of ``tool`` by ``loop``, read from ``lane`` (a partition)."""
         state = self._tools.get(tool)
         if state is None:
             if len(self._tools) >= self.most_tools:
                 self._tools.pop(next(iter(self._tools)))  # the oldest tool first
             state = self._tools[tool] = _Tool()
-        recent = state.recent
+        recent = state.lanes.get(lane)
+        if recent is None:
+            recent = state.lanes[lane] = _recent()
         if len(recent) == recent.maxlen:
             old_failed, old_loop = recent[0]
             state.usual_calls = state.usual_calls * self.keep + 1.0
@@ -95,12 +104,13 @@ class ToolHealth:
             return None
         return (state.usual_failures + 1.0) / (state.usual_calls + 2.0)
 
-    def down(self, tool: str, share: float, significance: float) -> bool:
-        """The tool's recent calls fail far more than it usually does (module docstring)."""
+    def down(self, tool: str, share: float, significance: float, lane: int = 0) -> bool:
+        """The tool's recent calls in ``lane`` fail far more than it usually does (module
+        docstring)."""
         rate = self.usual_rate(tool)
         if rate is None:
             return False
-        recent = self._tools[tool].recent
+        recent = self._tools[tool].lanes.get(lane) or ()
         calls = len(recent)
         failing = [loop for failed, loop in recent if failed]
         if calls < MIN_SAMPLE or len(failing) < share * calls or len(set(failing)) < 2:

@@ -25,6 +25,7 @@ from loopwarden.agents.fleet.outage_board import OutageBoard
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.events import ActionEvent
+from loopwarden.schemas.positions import default_partition
 from loopwarden.settings import Settings
 from loopwarden.streams.client.event_builder import encode_event, make_action_event
 
@@ -86,8 +87,12 @@ class RoleOutputs:
     """The monitor's warnings: id → kind."""
 
 
-def run_roles(settings: Settings, events: Iterable[ActionEvent], *, fleet: bool) -> RoleOutputs:
-    """Apply ``events`` in order to the monitor, with the fleet role beside it or not."""
+def run_roles(
+    settings: Settings, events: Iterable[ActionEvent], *, fleet: bool, partitions: int = 0
+) -> RoleOutputs:
+    """Apply ``events`` in order to the monitor, with the fleet role beside it or not;
+    with ``partitions``, each event is read from its loop's partition (as a worker
+    reading that many partitions would see it), else all from one."""
     monitor = RecordProcessor(settings.detection, settings.limits.max_event_bytes)
     fleet_processor = FleetProcessor.for_settings(settings) if fleet else None
     board = monitor.outages = OutageBoard()
@@ -96,7 +101,8 @@ def run_roles(settings: Settings, events: Iterable[ActionEvent], *, fleet: bool)
     out = RoleOutputs()
     for offset, event in enumerate(events):
         data = encode_event(event, 0.0)
-        source = SourcePosition("offline", 0, offset)
+        lane = default_partition(event.loop_id.encode(), partitions) if partitions else 0
+        source = SourcePosition("offline", lane, offset)
         if fleet_processor is not None:
             done = fleet_processor.process(data, None, source, fleet_states.get)
             fleet_states.update(done.states)

@@ -46,6 +46,10 @@ SECRETS: tuple[tuple[str, str, str], ...] = (
         "MIIEowIBAAKCAQEAsecretkeybody",
     ),
     ("card number", "charged card 4111 1111 1111 1111 ok", "4111 1111 1111 1111"),
+    # a card right after a token that ends in a digit, and at a sentence's end
+    ("card after a digit", "paid with card2 4539 1488 0343 6467 today", "4539 1488 0343 6467"),
+    ("card after a number", "item 3 5500 0000 0000 0004 refunded", "5500 0000 0000 0004"),
+    ("card ending a sentence", "charged 4539148803436467.", "4539148803436467"),
     ("ssn", "ssn 123-45-6789 on file", "123-45-6789"),
     ("cn id", "id 11010519491231002X", "11010519491231002X"),
     ("slack token", "xoxb-123456789012-abcdefghijkl", "xoxb-123456789012-abcdefghijkl"),

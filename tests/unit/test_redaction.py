@@ -24,6 +24,38 @@ def test_card_numbers_only_when_luhn_valid():
     assert redact_text("order 1234 5678 9012 3456") == "order 1234 5678 9012 3456"
 
 
+CARDS_INSIDE_LONGER_RUNS = [
+    # a card right after a token that ends in a digit (issue 47, item 3)
+    ("card2 4539 1488 0343 6467", f"card2 {REDACTED}"),
+    ("item 3 5500 0000 0000 0004", f"item 3 {REDACTED}"),
+    ("order 2024 4539 1488 0343 6467 ok", f"order 2024 {REDACTED} ok"),
+    ("x 12 4539148803436467", f"x 12 {REDACTED}"),
+    ("4539 1488 0343 6467 2024", f"{REDACTED} 2024"),
+    # "3456 4539-1488-0343" passes the check by chance: overlapping candidates go
+    # together, rather than leaving "-6467" of the real card in clear
+    ("a 1234 5678 9012 3456 4539-1488-0343-6467", f"a 1234 5678 9012 {REDACTED}"),
+    # at the end of a sentence
+    ("pay with 4539 1488 0343 6467.", f"pay with {REDACTED}."),
+    ("pay with 4539148803436467.", f"pay with {REDACTED}."),
+]
+NOT_CARDS = [
+    "ids 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15",  # a list of small numbers
+    "order 1234 5678 9012 3456",  # not Luhn-valid, nor any part of it
+    "pi 3.14159265358979323",  # a decimal
+    "v 3.14159265358979323.5",
+]
+
+
+@pytest.mark.parametrize(("text", "redacted"), CARDS_INSIDE_LONGER_RUNS)
+def test_a_card_is_redacted_wherever_it_starts_in_a_longer_run_of_digits(text, redacted):
+    assert redact_text(text) == redacted
+
+
+@pytest.mark.parametrize("text", NOT_CARDS)
+def test_digit_runs_that_are_not_cards_stay(text):
+    assert redact_text(text) == text
+
+
 def test_national_ids():
     assert redact_text("id 11010519491231002X end") == f"id {REDACTED} end"
     assert redact_text("ssn 123-45-6789") == f"ssn {REDACTED}"

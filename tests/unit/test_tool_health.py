@@ -14,10 +14,10 @@ from loopwarden.settings import Settings
 SHARE, SIGNIFICANCE = 0.5, 1e-5
 
 
-def calls(health: ToolHealth, pattern: str, loops: int = 4, tool: str = "t") -> None:
+def calls(health: ToolHealth, pattern: str, loops: int = 4, tool: str = "t", lane: int = 0) -> None:
     """``pattern``: one character a call, ``x`` failed, ``.`` worked; loops take turns."""
     for n, mark in enumerate(pattern):
-        health.count(tool, f"loop-{n % loops}", mark == "x")
+        health.count(tool, f"loop-{lane}-{n % loops}", mark == "x", lane)
 
 
 def test_the_binomial_tail():
@@ -80,6 +80,26 @@ def test_the_usual_rate_follows_a_tool_that_changed_for_good():
     assert health.usual_rate("t") > 0.99 and not health.down("t", SHARE, SIGNIFICANCE)
 
 
+def test_each_partition_is_judged_on_its_own_recent_calls():
+    """A worker reads partitions in batches: one partition's outage minute arrives
+    interleaved with another's earlier, working calls. Each partition's calls are in
+    event-time order; judged together they would hide the outage."""
+    health = ToolHealth()
+    calls(health, ("." * 9 + "x") * 6, lane=0)
+    calls(health, ("." * 9 + "x") * 6, lane=1)
+    for n in range(20):  # lane 1 is in the outage, lane 0 still an hour behind
+        health.count("t", f"loop-1-{n % 4}", True, 1)
+        calls(health, "..", lane=0)
+    assert health.down("t", SHARE, SIGNIFICANCE, lane=1)
+    assert not health.down("t", SHARE, SIGNIFICANCE, lane=0)
+    mixed = ToolHealth()  # the same calls as one lane: the outage does not show
+    calls(mixed, ("." * 9 + "x") * 12)
+    for n in range(20):
+        mixed.count("t", f"loop-1-{n % 4}", True)
+        calls(mixed, "..")
+    assert not mixed.down("t", SHARE, SIGNIFICANCE)
+
+
 def test_tools_are_judged_apart_and_bounded():
     health = ToolHealth(most_tools=2)
     calls(health, "." * 60, tool="a")
@@ -89,15 +109,15 @@ def test_tools_are_judged_apart_and_bounded():
     assert health.usual_rate("b") > 0.9 and health.usual_rate("c") < 0.1
 
 
-@pytest.mark.parametrize("failure_rate", [0.1, 0.3, 0.5, 0.7])
-def test_random_failures_of_many_loops_change_nothing_the_monitor_sends(failure_rate):
+@pytest.mark.parametrize(("failure_rate", "partitions"), [(0.1, 0), (0.3, 8), (0.5, 0), (0.7, 8)])
+def test_random_failures_of_many_loops_change_nothing_the_monitor_sends(failure_rate, partitions):
     """30 loops at 30 events/s failing at random, independently, with their tools' usual
     errors (no tool is down): the fleet declares no outage, and the monitor beside it
     sends every reflection request, lesson and warning it sends alone."""
     settings = Settings()
     events = random_failures(failure_rate=failure_rate, events=3000)
-    alone = run_roles(settings, events, fleet=False)
-    with_fleet = run_roles(settings, events, fleet=True)
+    alone = run_roles(settings, events, fleet=False, partitions=partitions)
+    with_fleet = run_roles(settings, events, fleet=True, partitions=partitions)
     assert alone.lessons and alone.requests  # the workload fails, and is reflected on
     assert with_fleet.outages == []
     assert compare(alone, with_fleet) == {
