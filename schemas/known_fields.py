@@ -18,15 +18,24 @@ from pydantic import BaseModel
 from loopwarden.errors import EventValidationError, FieldError
 
 
+def unknown_fields(
+    fields: Mapping[str, Any], *, known: Iterable[str], path: str = "payload"
+) -> list[FieldError]:
+    """Each key of ``fields`` not in ``known``, with a "did you mean" when one is close."""
+    names = set(known)
+    prefix = f"{path}." if path else ""
+    return [
+        FieldError(prefix + name, _explain(name, names)) for name in fields if name not in names
+    ]
+
+
 def refuse_unknown_fields(
     fields: Mapping[str, Any], model: type[BaseModel], *, path: str = "payload"
 ) -> None:
     """Raise :class:`EventValidationError` naming each key of ``fields`` that
     ``model`` has no field for (with a "did you mean" when one is close)."""
-    known = model.model_fields
-    unknown = [name for name in fields if name not in known]
-    if unknown:
-        errors = tuple(FieldError(f"{path}.{name}", _explain(name, known)) for name in unknown)
+    errors = tuple(unknown_fields(fields, known=model.model_fields, path=path))
+    if errors:
         raise EventValidationError(
             f"unknown field(s) for {model.__name__}: "
             + "; ".join(f"{e.path}: {e.message}" for e in errors),

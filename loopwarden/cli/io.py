@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 import click
@@ -21,16 +20,9 @@ from loopwarden.errors import NothingReceivedError
 if TYPE_CHECKING:
     from loopwarden.agents.monitor.records import RecordProcessor
     from loopwarden.agents.monitor.state import LoopState
-    from loopwarden.schemas.dead_letter import DeadLetter
+    from loopwarden.cli.json_input import LineEvents
     from loopwarden.settings import Settings
     from loopwarden.streams.client.subscriber import TopicSubscriber
-
-
-def _lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
-    for line_no, line in enumerate(stream, 1):
-        line = line.strip()
-        if line:
-            yield line_no, line
 
 
 @click.command()
@@ -58,19 +50,18 @@ def publish(source: IO[bytes], bootstrap_servers: str | None, no_batching: bool)
 
 
 async def _publish(settings: Settings, source: IO[bytes], batching: bool) -> int:
-    from loopwarden.cli.options import line_error, line_events, now, publish_id_prefix
+    from loopwarden.cli.json_input import input_lines, line_events, report
+    from loopwarden.cli.options import now, publish_id_prefix
     from loopwarden.streams.client.publisher import AsyncPublisher, encode_event
 
     bad = 0
     prefix = publish_id_prefix()
     limit = settings.limits.max_event_bytes
     async with AsyncPublisher(settings, batching=batching) as publisher:
-        for line_no, line in _lines(source):
-            decoded = line_events(line, line_no, limit, now(), prefix)
-            for letter in decoded.dead_letters:
-                bad += 1
-                click.echo(line_error(line_no, letter), err=True)
-            for _, event in decoded.events:
+        for line_no, line in input_lines(source):
+            read = line_events(line, line_no, limit, now(), prefix)
+            bad += report(line_no, read)
+            for event in read.events:
                 key = event.payload.root(event.loop_id)  # a family on its root's partition
                 publisher.enqueue(key, event.event_id, encode_event(event))
         await publisher.flush()
@@ -311,7 +302,7 @@ def detect(source: IO[bytes], requests: bool, progress: bool | None) -> None:
     exit code is then 4.
     """
     from loopwarden.agents.capabilities import capability
-    from loopwarden.cli.options import line_error
+    from loopwarden.cli.json_input import input_lines, report
     from loopwarden.settings import Settings
 
     replay = capability("monitor").replay
@@ -325,11 +316,10 @@ def detect(source: IO[bytes], requests: bool, progress: bool | None) -> None:
     with click.progressbar(
         length=_size(source), label="detect", file=sys.stderr, hidden=not show
     ) as bar:
-        for line_no, line in _lines(source):
+        for line_no, line in input_lines(source):
             bar.update(len(line) + 1)
-            for letter in _detect_line(processor, states, line_no, line, out, requests, counts):
-                counts["bad"] += 1
-                click.echo(line_error(line_no, letter), err=True)
+            read = _detect_line(processor, states, line_no, line, out, requests, counts)
+            counts["bad"] += report(line_no, read)
     out.flush()
     duplicates = counts["duplicates"]
     skipped = f", {duplicates} skipped: id already applied in its loop" if duplicates else ""
@@ -350,16 +340,16 @@ def _detect_line(
     out: IO[bytes],
     requests: bool,
     counts: dict[str, int],
-) -> list[DeadLetter]:
-    from loopwarden.cli.options import line_events
+) -> LineEvents:
+    from loopwarden.cli.json_input import line_events
     from loopwarden.schemas import codec
     from loopwarden.schemas.dead_letter import SourcePosition
     from loopwarden.streams.client.event_builder import event_json
 
-    decoded = line_events(line, line_no, processor.max_event_bytes)  # as `publish` reads it
-    if not decoded.events:
-        return decoded.dead_letters
-    events = [event_json(event) for _, event in decoded.events]
+    read = line_events(line, line_no, processor.max_event_bytes)  # as `publish` reads it
+    if not read.events:
+        return read
+    events = [event_json(event) for event in read.events]
     record = codec.dumps(events[0] if len(events) == 1 else events)
     # the worker's own processing of the line's events, as one record
     outcome = processor.process(record, None, SourcePosition("file", 0, line_no), states.get)
@@ -372,7 +362,7 @@ def _detect_line(
     if requests:
         for request in outcome.requests:
             out.write(codec.dumps_line(request))
-    return decoded.dead_letters
+    return read
 
 
 def _size(source: IO[bytes]) -> int:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import itertools
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -11,9 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from loopwarden.schemas.dead_letter import DeadLetter
     from loopwarden.schemas.events import ActionEvent
-    from loopwarden.schemas.records import DecodedRecord
     from loopwarden.settings import Settings
 
 ENVELOPE_KEYS = {"event_id", "loop_id", "occurred_at", "payload"}
@@ -82,40 +79,6 @@ def event_from_json(
     from loopwarden.schemas.events import validate_action
 
     return validate_action(envelope_from_json(obj, line_no, default_time, id_prefix))
-
-
-def line_events(
-    line: bytes,
-    line_no: int,
-    max_event_bytes: int,
-    default_time: float | None = None,
-    id_prefix: str = "line",
-) -> DecodedRecord:
-    """One JSON line read exactly as the worker reads a record: one event or an array
-    of events, each within ``limits.max_event_bytes``, in the full or the flat form,
-    validated and redacted. What cannot be used comes back as dead letters; ``detect``
-    and ``publish`` both read lines here, so they refuse the same lines with the same
-    words (:func:`line_error`)."""
-    from loopwarden.schemas.dead_letter import SourcePosition
-    from loopwarden.schemas.events import validate_action
-    from loopwarden.schemas.records import decode_record
-
-    elements = itertools.count()
-
-    def validate(obj: Any) -> ActionEvent:
-        index = next(elements)
-        return validate_action(envelope_from_json(obj, line_no, default_time, id_prefix, index))
-
-    source = SourcePosition("line", 0, line_no)
-    return decode_record(line, None, source, max_event_bytes, validate)
-
-
-def line_error(line_no: int, letter: DeadLetter) -> str:
-    """How ``detect`` and ``publish`` report a line (or an array element) they refuse."""
-    where = (
-        f"line {line_no}" if letter.batch_index is None else f"line {line_no}[{letter.batch_index}]"
-    )
-    return f"{where}: {letter.reason}: {letter.message}"
 
 
 def publish_id_prefix() -> str:

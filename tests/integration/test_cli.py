@@ -122,6 +122,7 @@ def test_detect_and_publish_refuse_the_same_lines_with_the_same_words(
         orjson.dumps({"loop_id": loop, "action_type": "a", "success": "maybe"}),
         b"not json",
         orjson.dumps(good),
+        orjson.dumps({"loop_id": loop, "action_type": "a", "succes": False}),  # a typo
     ]
     data = b"\n".join(lines) + b"\n"
     published = cli(shared_settings, "publish", "-", stdin=data)
@@ -140,6 +141,8 @@ def test_detect_and_publish_refuse_the_same_lines_with_the_same_words(
         "line 2",
         "line 3",
         "line 4",
+        "line 6",
     ]
     assert "too_large" in said[3] and "success" in said[4] and "decode" in said[5]
-    assert b"published 1 event(s), 6 bad line(s)" in published.stderr
+    assert said[6] == "line 6: ignored payload.succes: unknown field, did you mean 'success'?"
+    assert b"published 2 event(s), 6 bad line(s)" in published.stderr
