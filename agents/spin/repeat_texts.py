@@ -20,8 +20,18 @@ def quote(text: str | None) -> str:
     return ""
 
 
-def outcome_reason(language: str, count: int, window: int, action_type: str) -> str:
-    """Same call, same result, ``count`` times among the last ``window`` actions."""
+def outcome_reason(
+    language: str, count: int, window: int, action_type: str, unknown: bool = False
+) -> str:
+    """Same call, same result, ``count`` times among the last ``window`` actions;
+    ``unknown``: the very same call, its result not published."""
+    if unknown:
+        if language == "zh":
+            return f"在最近 {window} 个动作中，对 {action_type} 的完全相同的调用出现了 {count} 次"
+        return (
+            f"the very same call to {action_type} was made {count} times in the last "
+            f"{window} actions (no result was published to compare)"
+        )
     if language == "zh":
         return f"在最近 {window} 个动作中，对 {action_type} 的相同调用 {count} 次得到相同的结果"
     return (
@@ -37,8 +47,18 @@ def message_reason(language: str, count: int, action_type: str) -> str:
     return f"{action_type} said the same thing {count} times in its last turns"
 
 
-def outcome_suggestion(language: str, failed: bool) -> str:
+def outcome_suggestion(language: str, failed: bool, unknown: bool = False) -> str:
     """One concrete next step for a repeated call."""
+    if unknown:
+        if language == "zh":
+            return (
+                "再次调用不会带来新信息：利用已有的结果，改变参数或换一种方法；"
+                "如果被阻塞，请询问用户"
+            )
+        return (
+            "Calling it again will not tell you more: use what it returned, change the "
+            "arguments or try another way; if you are blocked, ask the user"
+        )
     if language == "zh":
         if failed:
             return "不要再用相同的参数重试：先读错误信息，改变参数或换一种方法"
@@ -72,8 +92,17 @@ def outcome_timeline(
     call: str,
     result: str,
     suggestion: str,
+    unknown: bool = False,
 ) -> str:
-    """The text to inject for a repeated call and result."""
+    """The text to inject for a repeated call and result (``unknown``: the very same
+    call, nothing known of its result)."""
+    if unknown:
+        if language == "zh":
+            text = f"⚠️ [循环] 自第 {since} 步起，你已 {count} 次完全相同地调用 {action_type}"
+            return text + (f"（{call}）。" if call else "。") + f"\n{suggestion}。"
+        text = f"⚠️ [LOOP] Since action {since} you have made the very same call to {action_type}"
+        text += f" {count} times" + (f" ({call})." if call else ".")
+        return f"{text}\n{suggestion}."
     if language == "zh":
         text = f"⚠️ [循环] 自第 {since} 步起，你已 {count} 次调用 {action_type}"
         text += f"（{call}）" if call else ""

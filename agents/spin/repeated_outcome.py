@@ -173,11 +173,12 @@ class RepeatedOutcome(Detector):
             return None
         lang = cfg.language
         action_type = payload.action_type
-        suggestion = texts.outcome_suggestion(lang, payload.failed)
+        unknown = key == UNKNOWN
+        suggestion = texts.outcome_suggestion(lang, payload.failed, unknown)
         result = texts.quote(payload.error_message if payload.failed else payload.result)
         return Finding(
             kind=self.kind,
-            reason=texts.outcome_reason(lang, count, cfg.outcome_window, action_type),
+            reason=texts.outcome_reason(lang, count, cfg.outcome_window, action_type, unknown),
             suggestions=(suggestion,),
             event_ids=(*(item[0] for item in same), seen.event.event_id),
             timeline_message=texts.outcome_timeline(
@@ -188,6 +189,7 @@ class RepeatedOutcome(Detector):
                 texts.quote(payload.action_name),
                 result,
                 suggestion,
+                unknown,
             ),
             consecutive_count=count,
         )

@@ -28,7 +28,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "demo": ("loopwarden.cli.demo", "demo", "Broker, worker and simulated agents, end to end."),
     "publish": ("loopwarden.cli.io", "publish", "Publish action events from JSON lines."),
     "tail": ("loopwarden.cli.io", "tail", "Follow warnings, reflection requests or dead letters."),
-    "detect": ("loopwarden.cli.io", "detect", "Run the detectors offline over JSON lines."),
+    "detect": ("loopwarden.cli.detect", "detect", "Run the detectors offline over JSON lines."),
     "replay": (
         "loopwarden.cli.replay",
         "replay",

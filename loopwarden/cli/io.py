@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sys
 from typing import IO, TYPE_CHECKING, Any
 
 import click
@@ -18,9 +17,6 @@ from loopwarden.cli.options import bootstrap_option, settings_with
 from loopwarden.errors import NothingReceivedError
 
 if TYPE_CHECKING:
-    from loopwarden.agents.monitor.records import RecordProcessor
-    from loopwarden.agents.monitor.state import LoopState
-    from loopwarden.cli.json_input import LineEvents
     from loopwarden.settings import Settings
     from loopwarden.streams.client.subscriber import TopicSubscriber
 
@@ -279,95 +275,3 @@ def format_warning(warning: Any, max_lines: int | None = None) -> str:
             lines = [*lines[:max_lines], f"… {more} more line(s) in its timeline_message"]
     body = "\n".join("    " + line for line in lines)
     return f"{header}\n{body}\n"
-
-
-@click.command()
-@click.argument("source", type=click.File("rb"), default="-")
-@click.option(
-    "--requests/--no-requests",
-    default=False,
-    help="Also print reflection requests (as JSON lines).",
-)
-@click.option(
-    "--progress/--no-progress",
-    default=None,
-    help="Progress bar on stderr (default: when reading a file on a terminal).",
-)
-def detect(source: IO[bytes], requests: bool, progress: bool | None) -> None:
-    """Run the detectors offline over action events in JSON lines (FILE or -).
-
-    No broker is involved: the very same code as the worker runs over the file,
-    one loop state per loop id, and warnings are printed as JSON lines. Lines use
-    the formats of `loopwarden publish`; bad lines are reported on stderr and the
-    exit code is then 4.
-    """
-    from loopwarden.agents.capabilities import capability
-    from loopwarden.cli.json_input import input_lines, report
-    from loopwarden.settings import Settings
-
-    replay = capability("monitor").replay
-    assert replay is not None  # the monitor is replayable
-    processor: RecordProcessor = replay.build(Settings())  # the worker's processor
-    states: dict[str, LoopState] = {}
-    name = getattr(source, "name", "-")
-    show = progress if progress is not None else (name != "<stdin>" and sys.stderr.isatty())
-    counts = {"events": 0, "warnings": 0, "bad": 0, "duplicates": 0}
-    out = sys.stdout.buffer
-    with click.progressbar(
-        length=_size(source), label="detect", file=sys.stderr, hidden=not show
-    ) as bar:
-        for line_no, line in input_lines(source):
-            bar.update(len(line) + 1)
-            read = _detect_line(processor, states, line_no, line, out, requests, counts)
-            counts["bad"] += report(line_no, read)
-    out.flush()
-    duplicates = counts["duplicates"]
-    skipped = f", {duplicates} skipped: id already applied in its loop" if duplicates else ""
-    click.echo(
-        f"{counts['events']} event(s), {len(states)} loop(s), {counts['warnings']} "
-        f"warning(s), {counts['bad']} bad line(s){skipped}",
-        err=True,
-    )
-    if counts["bad"]:
-        raise click.exceptions.Exit(Exit.BAD_INPUT)
-
-
-def _detect_line(
-    processor: RecordProcessor,
-    states: dict[str, LoopState],
-    line_no: int,
-    line: bytes,
-    out: IO[bytes],
-    requests: bool,
-    counts: dict[str, int],
-) -> LineEvents:
-    from loopwarden.cli.json_input import line_events
-    from loopwarden.schemas import codec
-    from loopwarden.schemas.dead_letter import SourcePosition
-    from loopwarden.streams.client.event_builder import event_json
-
-    read = line_events(line, line_no, processor.max_event_bytes)  # as `publish` reads it
-    if not read.events:
-        return read
-    events = [event_json(event) for event in read.events]
-    record = codec.dumps(events[0] if len(events) == 1 else events)
-    # the worker's own processing of the line's events, as one record
-    outcome = processor.process(record, None, SourcePosition("file", 0, line_no), states.get)
-    states.update(outcome.states)
-    counts["events"] += outcome.events
-    counts["warnings"] += len(outcome.warnings)
-    counts["duplicates"] += len(outcome.duplicates)
-    for warning in outcome.warnings:
-        out.write(codec.dumps_line(warning))
-    if requests:
-        for request in outcome.requests:
-            out.write(codec.dumps_line(request))
-    return read
-
-
-def _size(source: IO[bytes]) -> int:
-    try:
-        return max(int(source.seek(0, 2)), 1) if source.seekable() else 1
-    finally:
-        if source.seekable():
-            source.seek(0)

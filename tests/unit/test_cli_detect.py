@@ -56,3 +56,24 @@ def test_every_command_has_help():
     for command in ["broker", "worker", "dev", "topics", "demo", "publish", "tail", "detect"]:
         result = runner.invoke(main, [command, "--help"])
         assert result.exit_code == 0 and "Usage:" in result.output
+
+
+def test_detect_speaks_text_to_people_and_keeps_the_settings_stamp_once(tmp_path):
+    """Issue 47, item 8: text on request (the default on a terminal), and JSON warnings
+    without a 2 KB settings dump each: the fingerprint names the settings, which
+    --settings-stamp prints in full."""
+    path = tmp_path / "run.jsonl"
+    path.write_text(lines(*[{"loop_id": "L", "action_type": "search"}] * 3))
+    text = CliRunner().invoke(main, ["detect", "--format", "text", str(path)], env=SEED_ENV)
+    assert text.exit_code == 0, text.stderr
+    assert text.stdout.startswith("[L] action_type_spin (level ")
+    assert "\n    " in text.stdout and "{" not in text.stdout.splitlines()[0]
+    short = CliRunner().invoke(main, ["detect", str(path)], env=SEED_ENV)
+    full = CliRunner().invoke(main, ["detect", "--settings-stamp", str(path)], env=SEED_ENV)
+    (lean,) = [orjson.loads(x) for x in short.stdout.splitlines()]
+    (stamped,) = [orjson.loads(x) for x in full.stdout.splitlines()]
+    assert lean["produced_by"]["settings"] == {}
+    assert stamped["produced_by"]["settings"]["detection.profile"] == "seed"
+    assert lean["produced_by"]["fingerprint"] == stamped["produced_by"]["fingerprint"]
+    assert len(short.stdout) < len(full.stdout) / 2
+    assert f"settings {lean['produced_by']['fingerprint']} (monitor logic v" in short.stderr

@@ -249,6 +249,14 @@ def test_the_very_same_call_that_worked_without_a_result_warns_at_its_own_count(
     assert fired(shown(events, ["repeated_outcome"], outcome_unknown_repeats=5)) == [4]
 
 
+def test_a_warning_on_unknown_results_does_not_claim_they_were_the_same():
+    events = [action("search", params={"q": "sympify"}) for _ in range(3)]
+    (warning,) = shown(events, ["repeated_outcome"])[2]
+    assert "same result" not in warning["timeline_message"] + warning["reason"]
+    assert "very same call to search 3 times" in warning["timeline_message"]
+    assert "no result was published" in warning["reason"]
+
+
 def test_a_result_when_published_still_tells_progress_from_a_loop():
     """The same call, results published and changing: progress, however often."""
     pages = ("alpha", "beta", "gamma", "delta", "epsilon")
