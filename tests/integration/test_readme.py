@@ -41,6 +41,9 @@ def documents() -> list[Path]:
 
 FENCE = re.compile(r"^```(\w*)\s*$")
 NOT_RUN = re.compile(r"^<!-- not run: (.+) -->\s*$")
+OUTPUT = re.compile(r"^<!-- output of the block above -->\s*$")
+"""Put right before a plain block: it shows what the bash block before it prints
+(stdout, then stderr; ``…`` stands for any text), and the test compares."""
 
 
 @dataclass
@@ -51,6 +54,7 @@ class Block:
     code: str
     line: int
     not_run: str | None
+    shows_output: bool = False
 
 
 def readme_blocks(text: str) -> list[Block]:
@@ -71,9 +75,9 @@ def readme_blocks(text: str) -> list[Block]:
             i += 1
         following = lines[i + 1] if i + 1 < len(lines) else ""
         reason = NOT_RUN.match(following)
-        blocks.append(
-            Block(opening.group(1), "\n".join(body) + "\n", start + 1, reason and reason.group(1))
-        )
+        shows = start > 0 and OUTPUT.match(lines[start - 1]) is not None
+        code = "\n".join(body) + "\n"
+        blocks.append(Block(opening.group(1), code, start + 1, reason and reason.group(1), shows))
         i += 1
     return blocks
 
@@ -95,9 +99,20 @@ def test_every_readme_block_runs_as_written(shared_settings, shared_worker, tmp_
         "LOOPWARDEN_MEMORY__URI": str(tmp_path / "cli-memory"),
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }
-    ran = 0
+    # what a reader runs: the default detection profile (the shared worker's tests
+    # count on the seed's triggers; the pages are written for the default)
+    env.pop("LOOPWARDEN_DETECTION__PROFILE", None)
+    ran = compared = 0
+    printed: str | None = None
     blocks = [(doc, b) for doc in documents() for b in readme_blocks(doc.read_text())]
     for doc, block in blocks:
+        if block.shows_output:
+            where = f"{doc.relative_to(ROOT)} line {block.line}"
+            assert printed is not None, f"{where}: no bash block ran before this output"
+            assert_shown(block.code, printed, where)
+            compared += 1
+            continue
+        printed = None
         if block.not_run or not block.language:
             continue
         where = f"{doc.relative_to(ROOT)} line {block.line} ({block.language})"
@@ -114,5 +129,21 @@ def test_every_readme_block_runs_as_written(shared_settings, shared_worker, tmp_
             command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=180
         )
         assert done.returncode == 0, f"{where} failed:\n{done.stdout}\n{done.stderr}"
+        printed = done.stdout + done.stderr
         ran += 1
-    assert ran >= 7
+    assert ran >= 7 and compared >= 1
+
+
+def assert_shown(shown: str, printed: str, where: str) -> None:
+    """Every non-empty line the page shows is printed, in that order (``…``: any text);
+    log lines (``WARNING``) are not compared."""
+    actual = [
+        line.rstrip()
+        for line in printed.splitlines()
+        if line.strip() and " WARNING " not in line and " INFO " not in line
+    ]
+    expected = [line.rstrip() for line in shown.splitlines() if line.strip()]
+    patterns = [re.compile(".*".join(map(re.escape, line.split("…"))) + "$") for line in expected]
+    assert len(actual) == len(expected) and all(
+        p.match(line) for p, line in zip(patterns, actual, strict=True)
+    ), f"{where}: the page shows\n{shown}\nbut the block printed\n{printed}"
