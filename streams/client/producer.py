@@ -2,12 +2,15 @@
 
 ``publisher.idempotence=auto`` asks for an idempotent producer and, on a broker
 that refuses InitProducerId (the embedded Tansu answers UnknownError), falls
-back to a plain one with a single warning per broker and process. Events carry
-ids, so a duplicate from a client retry is skipped by the worker either way.
+back to a plain one with a single warning per broker and process — an INFO line
+when the broker is on loopback (a development broker, such as loopwarden's own
+embedded one: nothing for the user to act on). Events carry ids, so a duplicate from
+a client retry is skipped by the worker either way.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 
 from aiokafka import AIOKafkaProducer
@@ -21,6 +24,20 @@ from loopwarden.streams.client.security import client_options
 log = logging.getLogger(__name__)
 
 _REFUSED_IDEMPOTENCE: set[str] = set()
+
+
+def on_loopback(bootstrap_servers: str) -> bool:
+    """Every bootstrap server is on this machine's loopback (a development broker)."""
+    for server in bootstrap_servers.split(","):
+        host = server.strip().rsplit(":", 1)[0].strip("[]")
+        if host == "localhost":
+            continue
+        try:
+            if not ipaddress.ip_address(host).is_loopback:
+                return False
+        except ValueError:
+            return False
+    return True
 
 
 class _QuietInitProducerId(logging.Filter):
@@ -62,7 +79,8 @@ async def start_producer(
             if not (idempotent and auto and refused):
                 raise
             _REFUSED_IDEMPOTENCE.add(bootstrap_servers)
-            log.warning(
+            log.log(
+                logging.INFO if on_loopback(bootstrap_servers) else logging.WARNING,
                 "%s does not support idempotent producers (%s); publishing without "
                 "(LOOPWARDEN_PUBLISHER__IDEMPOTENCE=off silences this)",
                 bootstrap_servers,

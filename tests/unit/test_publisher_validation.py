@@ -80,3 +80,11 @@ def test_bulk_memory_writes_spread_by_memory_id_or_stay_together_by_scope():
     assert {r.partition for r in default} == {default_partition(b"default", 4)}
     assert [len(r.event_ids) for r in default] == [16, 16, 8]
     assert [e for r in default for e in r.event_ids] == [f"e{i}" for i in range(40)]
+
+
+def test_a_broker_on_loopback_is_a_development_broker():
+    from loopwarden.streams.client.producer import on_loopback
+
+    assert on_loopback("127.0.0.1:9092") and on_loopback("localhost:9092,[::1]:9093")
+    assert not on_loopback("kafka.internal:9092")
+    assert not on_loopback("127.0.0.1:9092,10.0.0.5:9092")
