@@ -11,7 +11,9 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import signal
 import sys
+import threading
 from typing import Any
 
 import click
@@ -111,6 +113,7 @@ def main(ctx: click.Context, bootstrap_servers: str | None, verbose: bool, debug
     eval "$(_LOOPWARDEN_COMPLETE=bash_source loopwarden)"
     (zsh_source, fish_source for other shells).
     """
+    _unwind_on_signals()
     if bootstrap_servers:  # subcommands (and the workers they start) read it from here
         os.environ["LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS"] = bootstrap_servers
     ctx.meta["loopwarden.debug"] = debug
@@ -122,6 +125,21 @@ def main(ctx: click.Context, bootstrap_servers: str | None, verbose: bool, debug
     if not (verbose or debug) and ctx.invoked_subcommand not in ("worker", "dev"):
         # a client command reports an unreachable broker in its own one line
         logging.getLogger("aiokafka").setLevel(logging.CRITICAL)
+
+
+def _exit_on_signal(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _unwind_on_signals() -> None:
+    """SIGTERM (``timeout``, a service manager) and SIGHUP (a closed terminal) end a
+    command as Ctrl-C does: by unwinding, so every process it started (the demo's and
+    `dev`'s broker and worker) is stopped by its pid on the way out. Commands that wait
+    for a signal set their own handler."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _exit_on_signal)
 
 
 __all__ = ["COMMANDS", "main"]

@@ -55,8 +55,8 @@ def demo(timeout: float, keep_logs: bool) -> None:
         click.echo(f"embedded broker (Tansu) on {broker.bootstrap_servers}")
         asyncio.run(ensure_topics(settings))
         worker = start_worker_process(settings, log_path=str(logs / "worker.log"))
-        click.echo(f"worker started (pid {worker.pid}); it joins its group in a few seconds")
-        try:
+        try:  # from here on, however the demo ends, the worker is stopped
+            click.echo(f"worker started (pid {worker.pid}); it joins its group in a few seconds")
             result = asyncio.run(run_demo(settings, click.echo, timeout_s=timeout))
         finally:
             code = stop_process(worker)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -60,3 +63,37 @@ async def test_publishing_to_a_missing_topic_is_a_clear_error(broker):
     publisher = AsyncPublisher(settings, topic="no-such-topic-here")
     with pytest.raises(PublishError, match="does not exist"):
         await publisher.start()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_the_demo_stopped_by_a_signal_stops_what_it_started(signum):
+    """`timeout make demo` sends SIGTERM; a closed terminal SIGHUP (issue 47, item 11):
+    the broker and the worker it started are stopped too, by their pids."""
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "loopwarden", "demo", "--timeout", "60"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    broker = worker = None
+    try:
+        assert demo.stdout is not None
+        for line in demo.stdout:  # the demo prints both before it publishes
+            if line.startswith("embedded broker (Tansu) on "):
+                broker = line.rsplit(" ", 1)[1].strip()
+            found = re.search(r"worker started \(pid (\d+)\)", line)
+            if found:
+                worker = int(found.group(1))
+                break
+        assert broker and worker, "the demo did not start its broker and worker"
+        demo.send_signal(signum)
+        assert demo.wait(60) != 0
+    finally:
+        if demo.poll() is None:
+            demo.kill()
+    host, port = broker.rsplit(":", 1)
+    with pytest.raises(OSError):
+        socket.create_connection((host, int(port)), timeout=2).close()
+    assert not Path(f"/proc/{worker}").exists() or "zombie" in Path(
+        f"/proc/{worker}/status"
+    ).read_text().lower()
