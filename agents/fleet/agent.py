@@ -19,6 +19,7 @@ import time
 from typing import Any
 
 from loopwarden.agents.capabilities import WorkerResources, capability
+from loopwarden.agents.fleet.outage_notices import outage_board
 from loopwarden.agents.fleet.records import FleetProcessor
 from loopwarden.agents.fleet.state import FamilyState
 from loopwarden.agents.fleet.tool_outage import TOOL_KEY_PREFIX, ToolOutages
@@ -55,6 +56,7 @@ def register_fleet(app: LoopwardenApp, resources: WorkerResources) -> Any:
     app.sink.before_commit(pending.write_gradually)
     limits = settings.limits
     processor = FleetProcessor.for_settings(settings, partitions=names.partitions)
+    processor.board = outage_board(app)  # declared outages: their failures, every partition
     app.loop_health.tools = processor.tally
     sweeper = IdleLoopSweeper(
         settings.fleet.idle_family_ttl_s, limits.expiry_sweep_interval_s, limits.max_clock_skew_s

@@ -35,7 +35,7 @@ class OutageBoard:
             since = known[0]  # the same outage, extended
         self._outages[tool][digest] = (since, max(until, known[1] if known else until))
 
-    def covers(self, event: ActionEvent) -> bool:
+    def declared(self, event: ActionEvent) -> bool:
         """The event is a failure of a tool in outage, with the outage's error."""
         payload = event.payload
         if not payload.failed:
@@ -44,7 +44,12 @@ class OutageBoard:
         if not outages:
             return False
         window = outages.get(error_digest(payload.error_message))
-        if window is None or not window[0] <= event.occurred_at <= window[1]:
+        return window is not None and window[0] <= event.occurred_at <= window[1]
+
+    def covers(self, event: ActionEvent) -> bool:
+        """:meth:`declared`, counted in :attr:`suppressed` (the monitor's question: the
+        failure is not counted against its agent)."""
+        if not self.declared(event):
             return False
         self.suppressed += 1
         return True

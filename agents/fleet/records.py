@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loopwarden.agents.fleet.family_monitor import FamilyMonitor, Output
+from loopwarden.agents.fleet.outage_board import OutageBoard
 from loopwarden.agents.fleet.state import FamilyState
 from loopwarden.agents.fleet.tool_health import ToolHealth
 from loopwarden.agents.fleet.tool_outage import TOOL_KEY_PREFIX, ToolOutages, tool_key
@@ -98,6 +99,9 @@ class FleetProcessor:
         """How each tool fares across the loops seen here (the loop-health page)."""
         self.touched: set[str] = set()
         """State keys the last (or current) :meth:`process` call loaded or changed."""
+        self.board: OutageBoard | None = None
+        """Set by the worker: the outages declared (the tool-outages topic); their
+        failures go to the tool's owner from every partition."""
         self.health = ToolHealth(settings.outage_baseline_calls)
         """Each tool's recent calls and usual failure rate here: which failures may be
         an outage's."""
@@ -145,7 +149,9 @@ class FleetProcessor:
                 origin is None
                 and self.outages
                 and payload.failed
-                and self._tool_down(payload.action_type, source.partition)
+                and (
+                    self._tool_down(payload.action_type, source.partition) or self._declared(event)
+                )
             ):
                 target = tool_key(event.payload.action_type)
                 moved = (
@@ -163,6 +169,11 @@ class FleetProcessor:
         cfg = self.settings
         share, significance = cfg.outage_failure_share, cfg.outage_significance
         return self.health.down(tool, share, significance, lane)
+
+    def _declared(self, event: ActionEvent) -> bool:
+        """The failure is one of an outage already declared (an outage notice covers it,
+        whichever partition it comes from)."""
+        return self.board is not None and self.board.declared(event)
 
     def _family_event(
         self,

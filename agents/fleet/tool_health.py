@@ -15,7 +15,8 @@ Per tool, :class:`ToolHealth` keeps
   ``1 / fleet.outage_baseline_calls`` per call, so the rate follows a tool that
   changes for good (a tool that fails for days is what it is by then).
 
-A failed call may be an outage's (:meth:`ToolHealth.down`) when all of these hold:
+A failed call may be an outage's (:meth:`ToolHealth.down`) when, in some lane, all of
+these hold:
 
 1. the usual rate rests on at least :data:`MIN_BASELINE_CALLS` calls made by at least
    two loops (more than one loop's worth of evidence; a worker that just started, or
@@ -36,6 +37,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Any
 
 RECENT_CALLS = 20
 """Recent calls kept per tool: the sample a change is judged on."""
@@ -104,13 +106,21 @@ class ToolHealth:
             return None
         return (state.usual_failures + 1.0) / (state.usual_calls + 2.0)
 
-    def down(self, tool: str, share: float, significance: float, lane: int = 0) -> bool:
-        """The tool's recent calls in ``lane`` fail far more than it usually does (module
-        docstring)."""
+    def down(self, tool: str, share: float, significance: float, lane: int | None = None) -> bool:
+        """The tool's recent calls in ``lane`` (any lane when None) fail far more than it
+        usually does (module docstring)."""
         rate = self.usual_rate(tool)
         if rate is None:
             return False
-        recent = self._tools[tool].lanes.get(lane) or ()
+        lanes = self._tools[tool].lanes
+        if lane is None:
+            return any(
+                self._lane_down(recent, rate, share, significance) for recent in lanes.values()
+            )
+        return self._lane_down(lanes.get(lane) or (), rate, share, significance)
+
+    @staticmethod
+    def _lane_down(recent: Any, rate: float, share: float, significance: float) -> bool:
         calls = len(recent)
         failing = [loop for failed, loop in recent if failed]
         if calls < MIN_SAMPLE or len(failing) < share * calls or len(set(failing)) < 2:

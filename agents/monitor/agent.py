@@ -20,12 +20,11 @@ import time
 from typing import Any
 
 from loopwarden.agents.capabilities import WorkerResources, capability
-from loopwarden.agents.fleet.outage_board import OutageBoard
+from loopwarden.agents.fleet.outage_notices import outage_board
 from loopwarden.agents.monitor.expiry import IdleLoopSweeper, trusted_event_time
 from loopwarden.agents.monitor.pending_states import PendingStates
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.agents.monitor.state import LoopState
-from loopwarden.schemas import codec
 from loopwarden.schemas.positions import origin_from_headers
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.capability_runner import run_capability
@@ -55,29 +54,7 @@ def register_action_monitor(app: LoopwardenApp, resources: WorkerResources) -> A
     )
     if app.otel_tracer is not None:
         processor.instrument = EventSpans(app.otel_tracer, settings.app_id)
-    board = processor.outages = OutageBoard()
-
-    @app.task
-    async def follow_tool_outages() -> None:
-        """The fleet role's outage notices, from every partition, into the board."""
-        from loopwarden.streams.client.subscriber import TopicSubscriber
-
-        while True:
-            try:
-                subscriber = TopicSubscriber(
-                    names.tool_outages,
-                    lambda r: codec.loads(r.value),
-                    settings,
-                    from_beginning=True,
-                )
-                async with subscriber:
-                    async for notice in subscriber:
-                        board.note(notice)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # the monitor keeps counting failures meanwhile
-                log.warning("following %s failed (%s); retrying in 5 s", names.tool_outages, exc)
-                await asyncio.sleep(5)
+    processor.outages = outage_board(app)  # the fleet role's declared outages
 
     metrics = app.metrics
     limits = settings.limits

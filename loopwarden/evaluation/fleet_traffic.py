@@ -96,6 +96,8 @@ def run_roles(
     monitor = RecordProcessor(settings.detection, settings.limits.max_event_bytes)
     fleet_processor = FleetProcessor.for_settings(settings) if fleet else None
     board = monitor.outages = OutageBoard()
+    if fleet_processor is not None:
+        fleet_processor.board = board  # one board per worker, as the worker shares it
     loop_states: dict[str, Any] = {}
     fleet_states: dict[str, Any] = {}
     out = RoleOutputs()

@@ -289,3 +289,27 @@ def test_a_failure_rerouted_to_its_tool_and_its_family_is_redacted_once(monkeypa
     assert keys == sorted([tool_key("web_search").encode(), root.encode()])
     assert redactions == ["child-1-0"]
     assert all(b"sk-live-4f9a" not in r.value for r in out.reroutes)
+
+
+def test_a_failure_of_a_declared_outage_goes_to_its_tool_from_any_partition():
+    """A partition whose own recent calls do not show the outage (its loops came late)
+    still sends the outage's failures to the tool's owner: the loop is told."""
+    processor = FleetProcessor(partitions=8)
+    board = processor.board = OutageBoard()
+    target = default_partition(tool_key("web_search").encode(), 8)
+    loop = next(
+        f"late-{n}" for n in range(100) if default_partition(f"late-{n}".encode(), 8) != target
+    )
+    home = default_partition(loop.encode(), 8)
+
+    def moved(n: int) -> list:
+        data = codec.dumps(failure(loop, 1010 + n, n))
+        out = processor.process(data, loop.encode(), SourcePosition("a", home, n), {}.get)
+        return [r for r in out.reroutes if r.key == tool_key("web_search").encode()]
+
+    assert moved(0) == []  # no outage known, nothing unusual here
+    board.note(
+        {"tool": "web_search", "error_digest": error_digest(DOWN), "since": 1000, "until": 1100}
+    )
+    assert len(moved(1)) == 1
+    assert board.suppressed == 0  # asking is not counting

@@ -1,0 +1,51 @@
+"""One board of declared tool outages per worker, fed by the tool-outages topic.
+
+The monitor asks it whether a failure is an outage's (not counted against the agent);
+the fleet role asks it whether a failure belongs to an outage already declared (then
+it goes to the tool's owner from every partition). Both roles in one worker share one
+board and one reader of the topic (keyed by tool, every partition, from the start).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from loopwarden.agents.fleet.outage_board import OutageBoard
+from loopwarden.schemas import codec
+from loopwarden.streams.runtime.app import LoopwardenApp
+
+log = logging.getLogger(__name__)
+ATTRIBUTE = "_loopwarden_outage_board"
+
+
+def outage_board(app: LoopwardenApp) -> OutageBoard:
+    """The worker's board, created (with the task that follows the topic) on first use."""
+    board: OutageBoard | None = getattr(app, ATTRIBUTE, None)
+    if board is not None:
+        return board
+    board = OutageBoard()
+    setattr(app, ATTRIBUTE, board)
+    settings = app.loopwarden
+    topic = settings.topics.tool_outages
+
+    @app.task
+    async def follow_tool_outages() -> None:
+        """The fleet role's outage notices, from every partition, into the board."""
+        from loopwarden.streams.client.subscriber import TopicSubscriber
+
+        while True:
+            try:
+                subscriber = TopicSubscriber(
+                    topic, lambda r: codec.loads(r.value), settings, from_beginning=True
+                )
+                async with subscriber:
+                    async for notice in subscriber:
+                        board.note(notice)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # failures keep being counted meanwhile
+                log.warning("following %s failed (%s); retrying in 5 s", topic, exc)
+                await asyncio.sleep(5)
+
+    return board
