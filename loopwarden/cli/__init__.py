@@ -64,6 +64,15 @@ class LoopwardenGroup(click.Group):
         command: click.Command = getattr(importlib.import_module(module), attribute)
         return command
 
+    @staticmethod
+    def _require_extras(ctx: click.Context) -> None:
+        """The subcommand's extras, all named at once before it starts (not for help)."""
+        rest = [*getattr(ctx, "_protected_args", ()), *ctx.args]  # subcommand, its arguments
+        if rest and not ctx.resilient_parsing and not {"--help", "-h"} & set(rest):
+            from loopwarden.cli.extras import require
+
+            require(rest[0])
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, summary) for name, (_, _, summary) in COMMANDS.items()]
         with formatter.section("Commands"):
@@ -71,6 +80,7 @@ class LoopwardenGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
+            self._require_extras(ctx)
             return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise

@@ -3,16 +3,48 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
+import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 
 from loopwarden.cli.exits import Exit
 from loopwarden.cli.options import settings_with
 from loopwarden.cli.runtime import start_worker_process, stop_process
+
+
+async def _unless_it_exits(run: Any, worker: subprocess.Popen[bytes], log: Path) -> Any:
+    """``run``'s result, or a one-line failure as soon as the worker exits (the demo
+    would otherwise wait out its timeout for warnings nobody sends)."""
+    task = asyncio.create_task(run)
+    while not task.done():
+        if worker.poll() is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            raise click.ClickException(
+                f"the worker exited with code {worker.returncode}: {last_error(log)} "
+                f"(its log: {log})"
+            )
+        await asyncio.wait({task}, timeout=0.5)
+    return task.result()
+
+
+def last_error(log: Path) -> str:
+    """The line of a log that says what went wrong: the last one naming an error, else
+    the last line."""
+    try:
+        lines = [line.strip() for line in log.read_text(errors="replace").splitlines()]
+    except OSError:
+        return "no log"
+    lines = [line for line in lines if line]
+    errors = [line for line in lines if "Error" in line or "error" in line]
+    return (errors or lines or ["an empty log"])[-1][:300]
 
 
 @click.command()
@@ -57,7 +89,8 @@ def demo(timeout: float, keep_logs: bool) -> None:
         worker = start_worker_process(settings, log_path=str(logs / "worker.log"))
         try:  # from here on, however the demo ends, the worker is stopped
             click.echo(f"worker started (pid {worker.pid}); it joins its group in a few seconds")
-            result = asyncio.run(run_demo(settings, click.echo, timeout_s=timeout))
+            demo_run = run_demo(settings, click.echo, timeout_s=timeout)
+            result = asyncio.run(_unless_it_exits(demo_run, worker, logs / "worker.log"))
         finally:
             code = stop_process(worker)
     elapsed = time.monotonic() - started

@@ -59,6 +59,11 @@ def classify(exc: BaseException) -> CommandFailed | None:
         return CommandFailed(str(exc), Exit.BROKER_UNAVAILABLE)
     if _is_kafka_connection_error(exc):
         return CommandFailed(f"cannot reach the broker: {exc}", Exit.BROKER_UNAVAILABLE)
+    if isinstance(exc, ModuleNotFoundError):
+        from loopwarden.cli.extras import for_missing_module
+
+        hint = for_missing_module(exc.name)
+        return None if hint is None else CommandFailed(hint, Exit.ERROR)
     if isinstance(exc, NothingReceivedError):
         return CommandFailed(str(exc), Exit.NOTHING_RECEIVED)
     if isinstance(exc, EventError):

