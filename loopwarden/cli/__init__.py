@@ -86,6 +86,10 @@ class LoopwardenGroup(click.Group):
             raise
         except KeyboardInterrupt:
             raise click.exceptions.Exit(Exit.INTERRUPTED) from None
+        except BrokenPipeError:
+            # the reader went away (`loopwarden tail | head`): stop quietly, as `cat` does
+            _drop_stdout()
+            raise click.exceptions.Exit(Exit.OK) from None
         except Exception as exc:
             if ctx.meta.get("loopwarden.debug"):
                 raise
@@ -135,6 +139,17 @@ def main(ctx: click.Context, bootstrap_servers: str | None, verbose: bool, debug
     if not (verbose or debug) and ctx.invoked_subcommand not in ("worker", "dev"):
         # a client command reports an unreachable broker in its own one line
         logging.getLogger("aiokafka").setLevel(logging.CRITICAL)
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null: the interpreter's last flush then has nowhere to fail."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # not a real file (a test's capture)
+        pass
+    finally:
+        os.close(devnull)
 
 
 def _exit_on_signal(signum: int, frame: object) -> None:

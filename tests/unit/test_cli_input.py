@@ -65,3 +65,31 @@ def test_standard_input_from_a_terminal_says_it_is_read(monkeypatch, capsys):
     lines = list(json_input.input_lines(Terminal(b'{"loop_id": "L", "action_type": "a"}\n')))
     assert [n for n, _ in lines] == [1]
     assert "reading JSON lines from standard input (Ctrl-D ends it" in capsys.readouterr().err
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path):
+    """`loopwarden detect runs.jsonl | head -1` (and `tail | head`): no BrokenPipeError,
+    exit 0 (issue 47, item 7)."""
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "many.jsonl"
+    path.write_bytes(
+        b"".join(
+            orjson.dumps({"loop_id": f"L{n % 50}", "action_type": "a", "success": False}) + b"\n"
+            for n in range(3000)
+        )
+    )
+    command = f"{sys.executable} -m loopwarden detect {path} | head -1"
+    done = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", command],
+        env={**os.environ, **SEED},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "BrokenPipe" not in done.stderr and "Traceback" not in done.stderr
+    assert done.stdout.startswith("{")
