@@ -10,6 +10,7 @@ that is not installed says so before it starts, naming every missing extra at on
 from __future__ import annotations
 
 import importlib.util
+import sys
 
 from loopwarden.errors import ConfigurationError
 
@@ -53,7 +54,16 @@ def install_hint(extras: list[str]) -> str:
 
 def missing(extras: tuple[str, ...]) -> list[str]:
     """The extras of ``extras`` that are not installed."""
-    return [extra for extra in extras if importlib.util.find_spec(PROBE[extra]) is None]
+    return [extra for extra in extras if not _installed(PROBE[extra])]
+
+
+def _installed(module: str) -> bool:
+    if module in sys.modules:  # imported already (its spec may be unset)
+        return True
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return True  # there, but odd: let the import itself say what is wrong
 
 
 def require(command: str | None) -> None:

@@ -129,3 +129,33 @@ def test_an_agent_with_the_client_alone_is_warned_by_a_worker(
     modules = next(line for line in lines if line.startswith("MODULES")).split()[1].split(",")
     assert not {"faust", "lancedb", "numpy", "pyarrow"} & set(modules)
     assert sys.executable != str(client_python)
+
+
+@pytest.mark.parametrize(
+    ("command", "named"),
+    [
+        ("dev", "[worker,embedded]"),
+        ("demo", "[worker,embedded]"),
+        ("worker", "[worker]"),
+        ("broker", "[embedded]"),
+    ],
+)
+def test_the_light_client_names_the_extras_a_command_needs(client_python, command, named):
+    """Issue 47, item 5, in a real client-only venv: one message naming every extra,
+    not a ModuleNotFoundError after a first message naming one of them."""
+    loopwarden = client_python.parent / "loopwarden"
+    version = subprocess.run(
+        [str(loopwarden), "--version"], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert version.returncode == 0 and "loopwarden" in version.stdout.lower(), version
+    done = subprocess.run(
+        [str(loopwarden), command],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "PYTHONPATH": ""},
+        cwd="/",
+    )
+    assert done.returncode == 1, done.stderr
+    assert named in done.stderr and "No module named" not in done.stderr, done.stderr

@@ -72,3 +72,10 @@ def test_the_demo_stops_when_its_worker_exits_and_says_why(tmp_path):
 def test_help_needs_no_extra(light_client):
     result = CliRunner().invoke(main, ["dev", "--help"])
     assert result.exit_code == 0 and "Usage:" in result.output
+
+
+def test_a_module_imported_without_a_spec_counts_as_installed(monkeypatch):
+    import types
+
+    monkeypatch.setitem(sys.modules, "faust", types.ModuleType("faust"))  # no __spec__
+    assert extras.missing(("worker",)) == []
