@@ -68,6 +68,30 @@ def shell_read(command: str) -> Region | None:
     return None
 
 
+def same_region(a: Region | list[str], b: Region | list[str]) -> bool:
+    """Two reads of the same region: the same file and lines, or line ranges of one
+    file that overlap by at least half the shorter (``575-585`` and ``580-590``: an
+    agent peering at one spot through slightly different windows; a scroll to the
+    next page overlaps by a line or two and is not the same read)."""
+    if tuple(a) == tuple(b):
+        return True
+    if not same_file(a[0], b[0]):
+        return False
+    first, second = _lines(a[1]), _lines(b[1])
+    if first is None or second is None:
+        return False
+    shared = min(first[1], second[1]) - max(first[0], second[0]) + 1
+    shorter = min(first[1] - first[0], second[1] - second[0]) + 1
+    return shared * 2 >= shorter
+
+
+def _lines(lines: str) -> tuple[int, int] | None:
+    start, dash, end = lines.partition("-")
+    if not dash or not start.isdigit() or not end.isdigit():
+        return None
+    return int(start), int(end)
+
+
 def same_file(a: str, b: str) -> bool:
     """The same file, one path perhaps relative to the other's directory."""
     a, b = _path(a), _path(b)

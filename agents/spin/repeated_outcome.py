@@ -23,9 +23,10 @@ change. A code edit (an event with ``edit``) clears the agent's memory: results
 seen before it may be stale, and re-running a test after a real edit is progress —
 but reads of *other* files are kept, repeating only with the very same result (an edit
 of ``b.py`` does not change what ``a.py`` says, unless ``b.py`` is a script that
-rewrites it), and the same file region read with another command is the same
-call (:mod:`~loopwarden.agents.spin.read_region`: the event's ``read``, or a plain
-shell read). Message turns are :mod:`~loopwarden.agents.spin.repeated_message`'s.
+rewrites it), and the same file region read with another command — or through a
+window that overlaps it by half — is the same call, with or without a result
+published (:mod:`~loopwarden.agents.spin.read_region`: the event's ``read``, or a
+plain shell read). Message turns are :mod:`~loopwarden.agents.spin.repeated_message`'s.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from loopwarden.agents.spin.detector import (
     register,
 )
 from loopwarden.agents.spin.normalise import identifiers, normalised, similarity, sketch
-from loopwarden.agents.spin.read_region import read_region, same_file
+from loopwarden.agents.spin.read_region import read_region, same_file, same_region
 from loopwarden.schemas.events import result_digest
 
 MAX_ACTORS = 8
@@ -152,16 +153,18 @@ class RepeatedOutcome(Detector):
         def repeats(item: Item) -> bool:
             if item[3] is None:
                 return False
+            earlier = _read(item)
+            region = read is not None and earlier is not None and same_region(earlier, read)
             if (
                 item[2] != seen.signature
-                and not (read is not None and _read(item) == read)
+                and not region
                 and not (
                     call and item[5] and call_similarity(call, item[5]) >= cfg.retry_similarity
                 )
             ):
                 return False
             if item[3] == key:
-                return key != UNKNOWN or item[2] == seen.signature
+                return key != UNKNOWN or item[2] == seen.signature or region
             return bool(mine and item[4] and similarity(mine, item[4]) >= cfg.result_similarity)
 
         same = [item for item in history[-(cfg.outcome_window - 1) :] if repeats(item)]

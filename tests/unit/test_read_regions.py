@@ -12,7 +12,7 @@ from loopwarden.adapters.calls import tool_call_fields
 from loopwarden.adapters.reads import read_fields
 from loopwarden.agents.monitor.loop_monitor import LoopMonitor
 from loopwarden.agents.monitor.state import LoopState
-from loopwarden.agents.spin.read_region import read_region, same_file, shell_read
+from loopwarden.agents.spin.read_region import read_region, same_file, same_region, shell_read
 from loopwarden.schemas.events import ActionEvent, ReadRange, validate_action
 from loopwarden.schemas.positions import Origin
 from loopwarden.settings import DetectionSettings
@@ -215,6 +215,17 @@ NOT_A_REREAD = {
         shell("sed -n '51,100p' a.py", "same"),
         shell("sed -n '101,150p' a.py", "same"),
     ],
+    "a file scrolled through, pages overlapping by a line or two, no result published": [
+        shell("sed -n '1,50p' a.py", success=True),
+        shell("sed -n '49,100p' a.py", success=True),
+        shell("sed -n '99,150p' a.py", success=True),
+        shell("sed -n '149,200p' a.py", success=True),
+    ],
+    "one spot of two files, no result published": [
+        shell("sed -n '575,585p' a.py", success=True),
+        shell("sed -n '575,585p' b.py", success=True),
+        shell("sed -n '575,585p' c.py", success=True),
+    ],
 }
 
 
@@ -235,3 +246,35 @@ def test_the_same_region_read_by_other_commands_is_the_same_call():
         ),
     ]
     assert fired(events) == [2]
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        (("a.py", "575-585"), ("a.py", "575-585"), True),
+        (("a.py", "575-585"), ("./a.py", "580-590"), True),  # 6 of 11 lines shared
+        (("a.py", "575-585"), ("a.py", "575-600"), True),  # the shorter inside the longer
+        (("a.py", "1-50"), ("a.py", "49-100"), False),  # the next page
+        (("a.py", "575-585"), ("b.py", "575-585"), False),
+        (("a.py", ""), ("a.py", "1-10"), False),  # the whole file is not a window
+        (("log", "tail:30"), ("log", "tail:30"), True),
+    ],
+)
+def test_overlapping_windows_of_one_file_are_one_region(a, b, same):
+    assert same_region(a, b) is same
+    assert same_region(b, a) is same
+
+
+def test_one_spot_peered_at_through_shifting_windows_warns_with_no_result_published():
+    """django-15563 of the dev set (mini-swe-agent, which publishes no output): lines
+    575-600 of one file read through shifting windows with only greps between. A call
+    that worked and published no result repeats as the same region read, as it does as
+    the very same command."""
+    events = [
+        shell("sed -n '580,590p' compiler.py", success=True),
+        shell("grep -n 'class SQLAggregateCompiler' compiler.py", success=True),
+        shell("sed -n '575,585p' compiler.py", success=True),
+        shell("tail -n 20 compiler.py", success=True),
+        shell("nl -ba compiler.py | sed -n '575,600p'", success=True),
+    ]
+    assert fired(events) == [4]
