@@ -96,6 +96,16 @@ def targets(text: str) -> list[str]:
     return sorted(found)
 
 
+_NAME = re.compile(r"(?<![.!?:\n]\s)(?<!^)\b[A-Z][\w'&-]*")
+
+
+def names(text: str) -> list[str]:
+    """The capitalised words of ``text``'s first line that do not start a sentence
+    (``Nimble``, ``Fitness``, ``CompleteBody``), sorted: the things a request is about."""
+    first = text.split("\n", 1)[0][:SKETCH_CHARS]
+    return sorted({match.group() for match in _NAME.finditer(first)})
+
+
 def head_and_body(text: str) -> tuple[str, str]:
     """The first non-empty line (what was said or done) and the rest (what was seen)."""
     stripped = text.strip()

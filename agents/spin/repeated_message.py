@@ -11,8 +11,11 @@ near-identical (``detection.message_similarity``) and what follows the first lin
 ``detection.message_repeats`` such turns among the speaker's last
 ``detection.message_window`` is a loop: a request reworded over and over, a worker
 reporting the same click on the same page, two agents passing the same
-request and answer back and forth. Turns shorter than ``detection.message_min_words``
-words ("Next speaker WebSurfer", "OK") are routine and not compared.
+request and answer back and forth. A request that names only some of what the earlier
+one named (the capitalised names of its first line: "check A, B and C", then
+"continue with B and C") drops the items done: progress, not a repeat. Turns shorter
+than ``detection.message_min_words`` words ("Next speaker WebSurfer", "OK") are
+routine and not compared.
 """
 
 from __future__ import annotations
@@ -28,12 +31,20 @@ from loopwarden.agents.spin.detector import (
     history_of,
     register,
 )
-from loopwarden.agents.spin.normalise import head_and_body, similarity, sketch, targets, word_count
+from loopwarden.agents.spin.normalise import (
+    head_and_body,
+    names,
+    similarity,
+    sketch,
+    targets,
+    word_count,
+)
 
 MAX_SPEAKERS = 16
 """(speaker, kind of turn) pairs remembered per loop."""
 
-# one remembered turn: event id, iteration, targets, first-line sketch, body sketch
+# one remembered turn: event id, iteration, targets, first-line sketch, body sketch, the
+# names of its first line (absent in a state from before they were kept)
 Turn = list[Any]
 
 
@@ -58,7 +69,14 @@ class RepeatedMessage(Detector):
         head, body = head_and_body(text)
         if body and word_count(head) < cfg.message_min_words:
             head, body = body, ""  # a bare label ("Updated Ledger:") says nothing: judge the rest
-        mine = [seen.event.event_id, seen.iteration, targets(text), sketch(head), sketch(body)]
+        mine = [
+            seen.event.event_id,
+            seen.iteration,
+            targets(text),
+            sketch(head),
+            sketch(body),
+            names(text),
+        ]
         same = [turn for turn in history[-(cfg.message_window - 1) :] if _alike(turn, mine, cfg)]
         history.append(mine)
         del history[: -cfg.message_window]
@@ -94,8 +112,17 @@ def message_finding(kind: str, seen: Observation, same: list[Turn], said: str) -
     )
 
 
+def narrows(earlier: Turn, now: Turn) -> bool:
+    """``now`` names some of what ``earlier`` named and nothing else: a request that
+    drops the items done ("check A, B and C", then "continue with B and C") is
+    progress, however alike the words."""
+    if len(earlier) < 6 or len(now) < 6:
+        return False
+    return set(now[5]) < set(earlier[5])
+
+
 def _alike(earlier: Turn, now: Turn, cfg: Any) -> bool:
-    if earlier[2] != now[2]:
+    if earlier[2] != now[2] or narrows(earlier, now):
         return False
     if similarity(earlier[3], now[3]) < cfg.message_similarity:
         return False

@@ -94,6 +94,7 @@ def test_the_demo_stopped_by_a_signal_stops_what_it_started(signum):
     host, port = broker.rsplit(":", 1)
     with pytest.raises(OSError):
         socket.create_connection((host, int(port)), timeout=2).close()
-    assert not Path(f"/proc/{worker}").exists() or "zombie" in Path(
-        f"/proc/{worker}/status"
-    ).read_text().lower()
+    assert (
+        not Path(f"/proc/{worker}").exists()
+        or "zombie" in Path(f"/proc/{worker}/status").read_text().lower()
+    )

@@ -9,7 +9,7 @@ import pytest
 
 from loopwarden.agents.monitor.loop_monitor import LoopMonitor
 from loopwarden.agents.monitor.state import LoopState
-from loopwarden.agents.spin.normalise import normalised, similarity, sketch, targets
+from loopwarden.agents.spin.normalise import names, normalised, similarity, sketch, targets
 from loopwarden.agents.spin.reference import _chunk_loop
 from loopwarden.schemas.events import ActionEvent, validate_action
 from loopwarden.schemas.positions import Origin
@@ -298,6 +298,23 @@ NOT_A_REPEATED_MESSAGE = [
 @pytest.mark.parametrize("turns", NOT_A_REPEATED_MESSAGE)
 def test_what_is_not_a_repeated_message(turns):
     assert fired(shown(turns, ["repeated_message"])) == []
+
+
+GYMS = ["Equinox Flatiron", "Nimble Fitness", "CompleteBody Street", "Planet Fitness"]
+
+
+def _schedules(gyms: list[str]) -> ActionEvent:
+    request = f"Please continue checking the class schedules for {', '.join(gyms)}"
+    return say("Orchestrator", request)
+
+
+def test_a_request_that_drops_the_items_done_is_progress():
+    """Who&When hand-crafted 52: the orchestrator re-asks its worker with the list
+    shrinking as the worker gets through it; the same list again is a loop."""
+    assert names("Please check Nimble Fitness. Then Planet") == ["Fitness", "Nimble", "Planet"]
+    narrowing = [_schedules(GYMS[i:]) for i in range(3)]
+    assert fired(shown(narrowing, ["repeated_message"])) == []
+    assert fired(shown([_schedules(GYMS[1:]) for _ in range(3)], ["repeated_message"])) == [2]
 
 
 def test_a_bare_label_is_judged_by_what_follows_it():
