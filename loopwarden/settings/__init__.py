@@ -319,6 +319,12 @@ class Settings(BaseSettings):
     publisher: PublisherSettings = PublisherSettings()
     telemetry: TelemetrySettings = TelemetrySettings()
     webhook: WebhookSettings = WebhookSettings()
+    sinks: tuple[str, ...] = Field(
+        (),
+        description="Output sinks of your own, as import paths of their factories "
+        '(`["my_team.sinks:jsonl_sink"]`; `factory(settings) -> sink | None`). Installed '
+        "packages can register sinks in the `loopwarden.sinks` entry-point group instead.",
+    )
 
     def namespaced(
         self, tag: str, *, bootstrap_servers: str | None = None, partitions: int | None = None

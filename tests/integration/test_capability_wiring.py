@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -147,6 +148,27 @@ async def test_a_warning_reaches_the_webhook_after_a_failed_post(broker):
     assert hook.auth == ["Bearer t0ken", "Bearer t0ken"]  # the 503, then the retry
     assert sink.delivered == 1
     assert not sink.dropped
+
+
+async def test_a_sink_of_the_users_own_receives_the_warning(broker, tmp_path, monkeypatch):
+    """examples/jsonl_sink.py, named in the ``sinks`` setting: nothing in loopwarden is
+    edited, and the worker hands it the warning as it queues the Kafka record."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "examples"))
+    monkeypatch.setenv("WARNINGS_FILE", str(tmp_path / "warnings.jsonl"))
+    settings = only(broker, "wire-own-sink", "monitor", sinks=("jsonl_sink:warnings_to_file",))
+    loop_id = unique("own-sink")
+    async with running_app(settings) as app:
+        sink = app.output_sinks["jsonl_sink:warnings_to_file"]
+        assert sink in app.outputs.sinks("warnings")
+        async with WarningSubscriber(settings, loop_id=loop_id) as warnings:
+            async with AsyncPublisher(settings) as publisher:
+                for _ in range(3):
+                    await publisher.publish(loop_id, "read_file")
+            (warning,) = await warnings.collect(1, TIMEOUT)
+    lines = [orjson.loads(line) for line in (tmp_path / "warnings.jsonl").read_bytes().splitlines()]
+    assert [(line["output"], line["warning_id"]) for line in lines] == [
+        ("warnings", warning.warning_id)
+    ]
 
 
 async def test_the_analyst_answers_requests_and_dead_letters_a_bad_one(broker):
