@@ -1,6 +1,7 @@
 """``pip install loopwarden`` alone, in a fresh venv: an agent publishes and is warned.
 
-The venv gets the project without extras (the client and its few libraries, from
+The sdist and the wheel are built as a release builds them (``python -m build``); the
+venv gets the wheel without extras (the client and its few libraries, from
 the package registry or pip's cache); the worker runs from the test venv
 (``loopwarden[worker]``). The client venv must not hold a worker library, and the
 tour's agent — publish a repeated call, read the warning — must work there.
@@ -12,8 +13,10 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import uuid
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -64,12 +67,30 @@ print(f"corpus:{find_spec('loopwarden.testing') is not None}")
 
 
 @pytest.fixture(scope="module")
-def client_python(tmp_path_factory) -> Path:
-    """A venv with ``pip install <project>`` and nothing else (built from a copy of the
-    tree: setuptools builds in the source folder)."""
-    where = tmp_path_factory.mktemp("client-venv")
+def distributions(tmp_path_factory) -> dict[str, Path]:
+    """The sdist and the wheel, as a release builds them: ``python -m build`` on a copy
+    of the tree (setuptools builds in the source folder), the wheel built from the
+    sdist, so a file the sdist forgets breaks the wheel."""
+    where = tmp_path_factory.mktemp("dist")
     source = where / "source"
     shutil.copytree(ROOT, source, ignore=SKIPPED_IN_COPY)
+    built = subprocess.run(
+        [sys.executable, "-m", "build", "--outdir", str(where / "dist"), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-3000:]
+    (sdist,) = (where / "dist").glob("loopwarden-*.tar.gz")
+    (wheel,) = (where / "dist").glob("loopwarden-*-py3-none-any.whl")
+    return {"sdist": sdist, "wheel": wheel}
+
+
+@pytest.fixture(scope="module")
+def client_python(tmp_path_factory, distributions) -> Path:
+    """A venv with the wheel installed and nothing else: ``pip install loopwarden``."""
+    where = tmp_path_factory.mktemp("client-venv")
     venv.create(where / "venv", with_pip=True)
     python = where / "venv" / "bin" / "python"
     subprocess.run(
@@ -80,13 +101,35 @@ def client_python(tmp_path_factory) -> Path:
             "install",
             "--quiet",
             "--disable-pip-version-check",
-            str(source),
+            str(distributions["wheel"]),
         ],
         check=True,
         cwd=where,
         timeout=600,
     )
     return python
+
+
+def test_the_sdist_and_the_wheel_hold_what_a_user_needs(distributions):
+    """Issue 47, item 4: packaging is built in ``make test``. The sdist carries the
+    sources and the project's files; the wheel every package of the fixed folders,
+    mapped into one namespace (no top-level ``agents`` or ``schemas``)."""
+    with tarfile.open(distributions["sdist"]) as sdist:
+        names = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
+    assert {"pyproject.toml", "README.md", "agents/spin/meaning.py"} <= names
+    with zipfile.ZipFile(distributions["wheel"]) as wheel:
+        files = set(wheel.namelist())
+    assert {
+        "loopwarden/cli/__init__.py",
+        "loopwarden/agents/spin/repeated_outcome.py",
+        "loopwarden/schemas/events.py",
+        "loopwarden/streams/client/publisher.py",
+        "loopwarden/storage/__init__.py",
+    } <= files
+    assert not {name.split("/", 1)[0] for name in files} & {"agents", "schemas", "streams"}
+    entry_points = next(n for n in files if n.endswith(".dist-info/entry_points.txt"))
+    with zipfile.ZipFile(distributions["wheel"]) as wheel:
+        assert "loopwarden = loopwarden.cli:main" in wheel.read(entry_points).decode()
 
 
 def test_the_client_installs_without_the_worker_libraries(client_python):
