@@ -12,6 +12,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import click
 
+from loopwarden.cli.broker_watch import BrokerWatch
 from loopwarden.cli.exits import Exit
 from loopwarden.cli.options import bootstrap_option, settings_with
 from loopwarden.errors import NothingReceivedError
@@ -116,6 +117,14 @@ TAIL_TOPICS = (
     default=0.0,
     help="Stop after this many seconds (0: never); exit code 5 if nothing came.",
 )
+@click.option(
+    "--give-up-after",
+    type=click.FloatRange(min=0),
+    default=60.0,
+    show_default=True,
+    help="When the broker stops answering, say so, keep retrying, and exit with code 3 "
+    "after this many seconds of silence (0: retry forever).",
+)
 def tail(
     bootstrap_servers: str | None,
     loop_id: str | None,
@@ -126,6 +135,7 @@ def tail(
     from_beginning: bool,
     limit: int,
     timeout: float,
+    give_up_after: float,
 ) -> None:
     """Follow loopwarden's outputs as they arrive: warnings (default), reflection requests,
     rerun decisions, the analyst's reflections, fleet warnings, memory outcomes, dead
@@ -139,7 +149,13 @@ def tail(
     subscribers = [_subscriber(settings, name, loop_id, scope, from_beginning) for name in names]
     shown = 0
     try:
-        shown = asyncio.run(_tail(subscribers, fmt, limit, timeout))
+        watch = BrokerWatch(
+            subscribers[0].probe_broker,
+            settings.kafka.bootstrap_servers,
+            give_up_after,
+            lambda line: click.echo(line, err=True),
+        )
+        shown = asyncio.run(_tail(subscribers, fmt, limit, timeout, watch))
     except KeyboardInterrupt:
         raise click.exceptions.Exit(Exit.INTERRUPTED) from None
     if timeout and not shown:
@@ -171,7 +187,11 @@ def _subscriber(
 
 
 async def _tail(
-    subscribers: list[TopicSubscriber[Any]], fmt: str, limit: int, timeout: float
+    subscribers: list[TopicSubscriber[Any]],
+    fmt: str,
+    limit: int,
+    timeout: float,
+    watch: BrokerWatch,
 ) -> int:
     shown = 0
     done = asyncio.Event()
@@ -191,14 +211,17 @@ async def _tail(
     async def all_of_them() -> None:
         followers = asyncio.gather(*(follow(s) for s in subscribers))
         stop = asyncio.ensure_future(done.wait())
+        watching = asyncio.ensure_future(watch.run())
         try:
-            await asyncio.wait([followers, stop], return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait([followers, stop, watching], return_when=asyncio.FIRST_COMPLETED)
+            if watching.done():
+                watching.result()  # the broker silent for too long
             if followers.done():
                 followers.result()  # a subscriber's error
         finally:
-            followers.cancel()
-            stop.cancel()
-            await asyncio.gather(followers, stop, return_exceptions=True)
+            for task in (followers, stop, watching):
+                task.cancel()
+            await asyncio.gather(followers, stop, watching, return_exceptions=True)
 
     if timeout:
         with contextlib.suppress(TimeoutError):

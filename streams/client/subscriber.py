@@ -132,6 +132,12 @@ class TopicSubscriber(Generic[T]):
         for tp in assigned:
             consumer.seek(tp, ends[tp])
 
+    async def probe_broker(self) -> None:
+        """Ask the broker for its topics (a metadata request); raises when it does not
+        answer. Nothing to ask before :meth:`start`."""
+        if self._consumer is not None:
+            await self._consumer.topics()
+
     async def stop(self) -> None:
         """Disconnect."""
         consumer, self._consumer = self._consumer, None
