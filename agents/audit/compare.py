@@ -46,7 +46,9 @@ class LoopRow:
     """Counts for one loop."""
 
     loop_id: str
-    events: int = 0
+    inputs: int = 0
+    """Input events replayed: actions, and the reflection requests and loop completions
+    the analyst and the guardrails read."""
     reproduced: int = 0
     recorded: int = 0
     matched: int = 0
@@ -87,7 +89,7 @@ class AuditReport:
         """The sum of every loop's row."""
         total = LoopRow("(all)")
         for row in self.rows.values():
-            for name in ("events", "reproduced", "recorded", "matched", "missing"):
+            for name in ("inputs", "reproduced", "recorded", "matched", "missing"):
                 setattr(total, name, getattr(total, name) + getattr(row, name))
             for name in ("unexpected", "changed", "duplicates"):
                 setattr(total, name, getattr(total, name) + getattr(row, name))
@@ -181,7 +183,7 @@ class Comparison:
         """Compare everything and return the report."""
         replay, report = self.replay, self.report
         for loop, _ in replay.events.values():
-            self._row(loop).events += 1
+            self._row(loop).inputs += 1
         in_scope = self._recorded_in_scope()
         for output_id in sorted(set(in_scope) | set(replay.outputs)):
             copies = in_scope.get(output_id, [])

@@ -223,7 +223,7 @@ async def _run(
             bar.__exit__(None, None, None)
 
 
-_COLUMNS = ("events", "reproduced", "recorded", "matched", "missing", "unexpected", "changed")
+_COLUMNS = ("inputs", "reproduced", "recorded", "matched", "missing", "unexpected", "changed")
 
 
 def render(report: AuditReport, show: int = 50) -> str:
@@ -245,6 +245,10 @@ def render(report: AuditReport, show: int = 50) -> str:
         if report.agree
         else f"DIFFER: {len(differences)} difference(s), {explained} explained, "
         f"{len(differences) - explained} unexplained"
+    )
+    lines.append(
+        "inputs: events replayed (actions, reflection requests, loop completions); "
+        "reproduced: outputs the replay made; recorded: outputs on the topics"
     )
     lines += ["", verdict]
     listed = differences if not show else differences[:show]

@@ -159,7 +159,7 @@ def test_a_time_range_rebuilds_the_loops_that_began_before_it(recorded):
     code, report, err = replay(settings, "--since", since)
     assert code == 0, (err, report)
     loops = {row["loop_id"]: row for row in report["loops"]}
-    assert loops[s.spin]["events"] == 3  # only the second half is audited …
+    assert loops[s.spin]["inputs"] == 3  # only the second half is audited …
     assert loops[s.spin]["matched"] >= 3  # … and the streak that began before it counts
     assert any("state rebuilt" in note and "before the range" in note for note in report["notes"])
 
@@ -177,7 +177,7 @@ def test_one_loop_and_an_offset_range(recorded):
     code, report, err = replay(settings, "--loop", s.spin, "--emit-to", audit_topic)
     assert code == 0, (err, report)
     assert {row["loop_id"] for row in report["loops"]} == {s.spin}
-    assert report["totals"]["events"] == 5
+    assert report["totals"]["inputs"] == 5
     emitted = asyncio.run(read_all(settings, audit_topic))
     assert len(emitted) == report["totals"]["reproduced"] >= 4
     assert {o["loop_id"] for o in emitted} == {s.spin}
@@ -186,7 +186,7 @@ def test_one_loop_and_an_offset_range(recorded):
     code, report, err = replay(settings, "--offsets", f"{partition}:1-", "--input", "actions")
     assert code == 0, (err, report)
     assert report["totals"]["matched"] >= 1
-    assert report["totals"]["events"] < 5 + 6  # offset 0 of that partition is history
+    assert report["totals"]["inputs"] < 5 + 6  # offset 0 of that partition is history
 
 
 def test_a_changed_threshold_reports_exactly_what_would_differ(recorded):
@@ -241,7 +241,7 @@ def test_a_session_with_a_worker_killed_and_restarted_replays_identically(broker
     asyncio.run(session())
     code, report, err = replay(settings)
     assert code == 0, (err, report)
-    assert report["totals"]["events"] == 20 * 41
+    assert report["totals"]["inputs"] == 20 * 41
     assert report["totals"]["matched"] > 20
 
 

@@ -99,6 +99,9 @@ def test_a_change_without_a_settings_change_is_unexplained():
     assert "consecutive_count: 7 → 3" in difference.summary
     assert "unexplained" in difference.explanation
     assert "UNEXPLAINED" in render(report)
+    table = render(report).splitlines()
+    assert table[0].split()[:2] == ["loop", "inputs"]  # not "events": requests count too
+    assert any(line.startswith("inputs: events replayed (actions, reflection") for line in table)
 
 
 def test_an_event_the_workers_have_not_committed_is_explained():
@@ -146,7 +149,7 @@ def test_history_rebuilds_a_streak_that_began_before_the_range():
     recorded = as_recorded(full)
     from_two = replayed(records, start=2)  # offsets 0-1 are history
     report = compare(from_two.state, recorded, AuditContext(from_two.stamps))
-    assert report.agree and report.totals().events == 2
+    assert report.agree and report.totals().inputs == 2
     assert from_two.state.history_events == 2 and from_two.state.history_loops == {"L"}
     bare = Replayer(SETTINGS)
     for record in records[2:]:
