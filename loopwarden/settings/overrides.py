@@ -7,6 +7,7 @@ model, so a wrong name or value is one clear error naming the setting.
 
 from __future__ import annotations
 
+import difflib
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -78,7 +79,9 @@ def with_values(settings: Settings, changes: Iterable[tuple[str, Any]]) -> Setti
         section, _, field_name = name.partition(".")
         if section not in Settings.model_fields:
             known = ", ".join(sorted(Settings.model_fields))
-            raise ConfigurationError(f"unknown setting {name!r}: sections are {known}")
+            raise ConfigurationError(
+                f"unknown setting {name!r}: {_hint(name, 'sections are ' + known)}"
+            )
         if field_name:
             grouped.setdefault(section, {})[field_name] = value
         else:
@@ -91,8 +94,9 @@ def with_values(settings: Settings, changes: Iterable[tuple[str, Any]]) -> Setti
         unknown = sorted(set(values) - set(type(current).model_fields))
         if unknown:
             known = ", ".join(sorted(type(current).model_fields))
+            wrong = f"{section}.{unknown[0]}"
             raise ConfigurationError(
-                f"unknown setting {section}.{unknown[0]}: {section} has {known}"
+                f"unknown setting {wrong}: {_hint(wrong, f'{section} has {known}')}"
             )
         try:
             update[section] = type(current).model_validate({**dict(current), **values})
@@ -101,3 +105,26 @@ def with_values(settings: Settings, changes: Iterable[tuple[str, Any]]) -> Setti
             where = ".".join(str(p) for p in first["loc"])
             raise ConfigurationError(f"{section}.{where}: {first['msg']}") from exc
     return settings.model_copy(update=update)
+
+
+def _setting_names() -> list[str]:
+    """Every setting's dotted name (``detection.outcome_repeats``, ``roles``)."""
+    names = []
+    for section, info in Settings.model_fields.items():
+        model = info.annotation
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            names += [f"{section}.{field}" for field in model.model_fields]
+        else:
+            names.append(section)
+    return names
+
+
+def _hint(name: str, otherwise: str) -> str:
+    """``did you mean 'detection.outcome_repeats'?`` for a misspelt or misplaced name,
+    else ``otherwise`` (the names there are)."""
+    names = _setting_names()
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
+    if not close:  # the right field in the wrong section
+        field = name.rpartition(".")[2]
+        close = [known for known in names if known.rpartition(".")[2] == field][:1]
+    return f"did you mean {close[0]!r}?" if close else otherwise

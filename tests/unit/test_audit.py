@@ -174,6 +174,22 @@ def test_setting_overrides_are_validated_by_name_and_value(tmp_path: Path):
         with_overrides(SETTINGS, ["spin_threshold"])
 
 
+@pytest.mark.parametrize(
+    ("given", "meant"),
+    [
+        ("detection.spin_treshold=4", "detection.spin_threshold"),  # misspelt
+        ("detecton.spin_threshold=4", "detection.spin_threshold"),  # the section misspelt
+        ("guardrails.outcome_repeats=3", "detection.outcome_repeats"),  # the wrong section
+    ],
+)
+def test_a_misspelt_setting_offers_the_one_meant(given, meant):
+    """Issue 47, item 12: ``--set`` with a misspelt key offered no "did you mean"."""
+    with pytest.raises(ConfigurationError, match=rf": did you mean '{meant}'\?$"):
+        with_overrides(SETTINGS, [given])
+    with pytest.raises(ConfigurationError, match="sections are analyst, api"):
+        with_overrides(SETTINGS, ["nothing.like_it=1"])  # nothing close: what there is
+
+
 def test_times_and_offset_specs():
     now = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
     assert parse_time("2h", now) == int(now.timestamp() * 1000) - 7_200_000
