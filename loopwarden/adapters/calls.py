@@ -95,5 +95,10 @@ def context_text(warnings: Sequence[LoopWarning]) -> str:
 
 
 def stop_text(warning: LoopWarning) -> str:
-    """Why the run was stopped, for the framework's final message or refusal."""
-    return f"{STOP_HEADER} {warning.reason}"
+    """Why the run was stopped, for the framework's final message or refusal: the
+    warning's reason as a sentence of its own (capitalised, with its full stop)."""
+    reason = warning.reason.strip()
+    sentence = reason[:1].upper() + reason[1:]
+    if sentence and sentence[-1] not in ".!?。":
+        sentence += "."
+    return f"{STOP_HEADER} {sentence}"

@@ -84,7 +84,10 @@ def test_tool_call_fields_make_a_valid_event():
 def test_context_and_stop_texts():
     text = context_text([warning(n=1), warning(n=2)])
     assert text.splitlines() == [CONTEXT_HEADER, "- (standard) message 1", "- (standard) message 2"]
-    assert "4 times in a row" in stop_text(warning(step="stop"))
+    assert stop_text(warning(step="stop")) == (
+        "[loopwarden] This run was stopped: it kept repeating itself. The same call returned "
+        "the same result 4 times in a row."
+    )  # a sentence of its own: issue 47 item 12 found it starting in lower case
 
 
 def test_inbox_hands_each_warning_out_once_and_keeps_the_stop():
