@@ -93,6 +93,27 @@ def _failed(hook: HookInput) -> str | None:
     return None
 
 
+_TEXT_KEYS = ("content", "output", "result", "text")
+
+
+def response_text(response: Any) -> Any:
+    """What a tool's response says, for the event's ``result``: Bash's stdout (and
+    stderr), a file read's content, a response's own text; else the response as is.
+    The warning quotes it, so ``1 failed`` rather than ``{"stdout": "1 failed", …}``."""
+    if not isinstance(response, dict):
+        return response
+    if "stdout" in response or "stderr" in response:
+        parts = [str(response.get(key) or "") for key in ("stdout", "stderr")]
+        return "\n".join(part for part in parts if part)
+    file = response.get("file")
+    if isinstance(file, dict) and isinstance(file.get("content"), str):
+        return file["content"]
+    for key in _TEXT_KEYS:
+        if isinstance(response.get(key), str):
+            return response[key]
+    return response
+
+
 def action_fields(hook: HookInput) -> tuple[str, dict[str, Any]] | None:
     """(action type, payload fields) of the action a hook reports, or None; a
     sub-agent's carry its family fields."""
@@ -111,7 +132,7 @@ def _action(hook: HookInput) -> tuple[str, dict[str, Any]] | None:
         error = _failed(hook)
         fields = tool_call_fields(
             hook.tool_input,
-            result=None if error else hook.tool_response,
+            result=None if error else response_text(hook.tool_response),
             error=error,
             tool_call_id=hook.tool_use_id,
             tool=hook.tool_name,

@@ -98,6 +98,7 @@ def test_the_claude_code_example_is_warned_then_denied(example_env):
     out = run("claude_code_session.py", env, url)
     assert "context added:\n[loopwarden]" in out, out
     assert "denied — [loopwarden] This run was stopped" in out, out
+    assert "stdout" not in out, out  # the repeated result quoted as the tool said it
 
 
 def test_the_collector_config_sends_spans_where_the_otlp_role_reads():

@@ -137,8 +137,17 @@ def test_claude_code_hook_inputs_and_answers():
     ok = HookInput(**base, hook_event_name="PostToolUse", tool_response={"stdout": "done"})
     assert action_fields(ok) == (
         "Bash",
-        {"params": {"command": "make"}, "success": True, "result": '{"stdout":"done"}'},
+        {"params": {"command": "make"}, "success": True, "result": "done"},
+    )  # what the tool said, not its JSON (a warning quotes it: issue 47 item 12)
+    from loopwarden.agents.hooks.claude_code import response_text
+
+    assert response_text({"stdout": "1 failed", "stderr": "warn", "interrupted": False}) == (
+        "1 failed\nwarn"
     )
+    assert response_text({"type": "text", "file": {"filePath": "a.py", "content": "x = 1"}}) == (
+        "x = 1"
+    )
+    assert response_text({"answers": [1, 2]}) == {"answers": [1, 2]}  # no text: as is
     failed = HookInput(**base, hook_event_name="PostToolUseFailure", error="exit 2")
     assert action_fields(failed)[1]["error_message"] == "exit 2"
     interrupted = HookInput(
