@@ -353,3 +353,14 @@ def test_the_lag_of_an_idle_partition_after_a_rebalance_is_zero():
         ("x.actions", 0, 0),  # idle after a rebalance: nothing to do
         ("x.actions", 1, 2),  # two records past the committed offset
     ]
+
+
+def test_an_episode_keeps_the_kind_that_started_it():
+    """Issue 47, item 12: the column showed only the latest kind, hiding the detector
+    that started the episode."""
+    health = LoopHealth()
+    for kind in ("repeated_outcome", "action_failed", "repeated_outcome", "failure_streak"):
+        health.warning(warning("a", kind=kind), now=1)
+    (episode,) = health.snapshot(now=2)["spinning_loops"]
+    assert episode["kind"] == "failure_streak"
+    assert episode["kinds"] == ["repeated_outcome", "action_failed", "failure_streak"]

@@ -31,6 +31,9 @@ class SpinEpisode:
     last_at: float
     step: str | None = None
     """The ladder step the loop was last told (warn, escalate, final, stop)."""
+    kinds: list[str] | None = None
+    """Every kind warned in the episode, first seen first: the detector that started it
+    stays in view when another takes over."""
 
 
 class LoopHealth:
@@ -73,6 +76,9 @@ class LoopHealth:
         if episode is None or now - episode.last_at > self.episode_s:
             episode = SpinEpisode(loop_id, kind, "", None, 0, now, now)
         episode.kind = kind
+        episode.kinds = episode.kinds or []
+        if kind not in episode.kinds:
+            episode.kinds.append(kind)
         episode.level = warning.get("level") or ""
         episode.consecutive_count = warning.get("consecutive_count")
         episode.step = warning.get("step") or episode.step
@@ -169,6 +175,7 @@ class LoopHealth:
             {
                 "loop_id": e.loop_id,
                 "kind": e.kind,
+                "kinds": list(e.kinds or [e.kind]),
                 "level": e.level,
                 "consecutive_count": e.consecutive_count,
                 "warnings": e.warnings,
