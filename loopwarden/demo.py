@@ -237,6 +237,15 @@ class DemoResult:
         return not self.missing and self.dead_letters >= 2
 
 
+LEGEND = (
+    "Each warning: [loop] kind (level, iteration, step): reason, then the first lines of "
+    "the text the agent reads. level: how deep a reflection the agent is asked for "
+    "(minimal, standard, deep, critical); step: how far up the ladder the loop is (warn, "
+    "escalate, final, then stop, when the agent is told to end the run)."
+)
+"""Printed before the first warning: what the header's words mean (docs/concepts.md)."""
+
+
 async def run_demo(
     settings: Settings,
     echo: Callable[[str], None],
@@ -254,11 +263,18 @@ async def run_demo(
     async with WarningSubscriber(settings) as warnings, DeadLetterSubscriber(settings) as letters:
         publisher_task = asyncio.create_task(_publish(settings, events, step_delay_s, echo))
 
+        told_family: set[tuple[str, str | None, str]] = set()
+
         async def watch_warnings() -> None:
             async for warning in warnings:
                 if warning.warning_id in expected_ids:
                     received.append(warning)
-                    echo(_format(warning))
+                    if warning.kind not in FLEET_KINDS:
+                        echo(_format(warning))
+                    elif (warning.kind, warning.step, warning.reason) not in told_family:
+                        # every live loop of the family hears the same: say it once
+                        told_family.add((warning.kind, warning.step, warning.reason))
+                        echo(_format(warning))
                 elif run_id in warning.loop_id:  # not a detector's: the analyst's, say so
                     other.append(warning)
                     echo(f"(from the reflection analyst, not compared offline)\n{_format(warning)}")
@@ -330,6 +346,9 @@ async def _publish(
 def _format(warning: LoopWarning) -> str:
     from loopwarden.cli.io import format_warning
 
-    if warning.kind in FLEET_KINDS:  # one line each: the family's loops hear the same
-        return f"[{warning.loop_id}] {warning.kind} (step {warning.step}): {warning.reason}"
+    if warning.kind in FLEET_KINDS:  # said once for the family: its loops hear the same
+        return (
+            f"[{warning.loop_id} and its family] {warning.kind} (step {warning.step}), told to "
+            f"every live loop of the family: {warning.reason}"
+        )
     return format_warning(warning, max_lines=DEMO_TEXT_LINES)

@@ -7,6 +7,7 @@ import contextlib
 import shutil
 import subprocess
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -70,7 +71,7 @@ def demo(timeout: float, keep_logs: bool) -> None:
     everything it started. Its temporary folder (logs, memory) is removed afterwards
     unless --keep-logs is given or the demo failed.
     """
-    from loopwarden.demo import run_demo
+    from loopwarden.demo import LEGEND, run_demo
     from loopwarden.streams.tools.broker import EmbeddedBroker
     from loopwarden.streams.tools.topics import ensure_topics
 
@@ -89,6 +90,7 @@ def demo(timeout: float, keep_logs: bool) -> None:
         worker = start_worker_process(settings, log_path=str(logs / "worker.log"))
         try:  # from here on, however the demo ends, the worker is stopped
             click.echo(f"worker started (pid {worker.pid}); it joins its group in a few seconds")
+            click.echo(textwrap.fill(LEGEND, width=88, subsequent_indent="  "))
             demo_run = run_demo(settings, click.echo, timeout_s=timeout)
             result = asyncio.run(_unless_it_exits(demo_run, worker, logs / "worker.log"))
         finally:

@@ -49,6 +49,12 @@ def test_demo_runs_start_to_finish():
     assert "you have called shell 3 times and got the same result" in out
     assert "[CODE EDIT SPIN WARNING]" in out
     assert "dead letter (validation)" in out and "dead letter (too_large)" in out
+    # issue 47 item 12: the header's words are explained, and a family finding every live
+    # loop of the family hears is said once per step, not once per loop (11 lines)
+    assert "level: how deep a reflection the agent is asked for" in out
+    assert "step: how far up the ladder the loop is" in out
+    told = [line for line in out.splitlines() if "delegation_cycle (step" in line]
+    assert len(told) == 2 and all("told to every live loop of the family" in t for t in told)
 
 
 async def test_publishing_to_a_missing_topic_is_a_clear_error(broker):
