@@ -1,5 +1,6 @@
-"""Every ``loopwarden COMMAND`` the README and the docs name exists (issue 47: the
-README named a ``loopwarden audit`` that never did)."""
+"""What the README and the docs point a reader at exists (issue 47): every
+``loopwarden COMMAND`` they name (the README named a ``loopwarden audit`` that never
+did), and no section of a document the reader cannot open ("seed 000 §3")."""
 
 from __future__ import annotations
 
@@ -33,3 +34,9 @@ def test_the_check_sees_a_second_name_after_a_slash():
         "audit",
         "tail",
     }
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+def test_no_page_cites_a_section_of_an_unpublished_seed(page):
+    cited = [line for line in page.read_text().splitlines() if "§" in line]
+    assert not cited, f"{page.name}: {cited[:3]}"
