@@ -92,10 +92,15 @@ def dev(port: int, web_port: int) -> None:
 
     if web_port:
         check_port_free(web_port, "--web-port / LOOPWARDEN_WEB_PORT")
+    from loopwarden.streams.tools.topics import ensure_topics
+
     with EmbeddedBroker(port or None) as running:
+        settings = settings_with(running.bootstrap_servers, web_port=web_port or None)
+        # the topics exist before the line that points other commands here is printed:
+        # an agent started at once finds them (the worker would make them a little later)
+        asyncio.run(ensure_topics(settings))
         click.echo(f"broker on {running.bootstrap_servers}; starting a worker…")
         click.echo(f"export LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS={running.bootstrap_servers}")
-        settings = settings_with(running.bootstrap_servers, web_port=web_port or None)
         if settings.web_port and settings.api.token is None:  # overrides need a token
             api = settings.api.model_copy(update={"overrides_enabled": False})
             settings = settings.model_copy(update={"api": api})

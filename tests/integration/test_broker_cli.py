@@ -58,3 +58,33 @@ def test_broker_on_a_port_in_use_says_so_and_fails():
     assert done.stderr.strip() == (
         f"Error: port {port} on 127.0.0.1 is in use: choose another --port"
     )
+
+
+async def test_dev_has_made_the_topics_when_it_prints_where_the_broker_is():
+    """Found walking the README on a fresh clone: the tour, started as soon as ``dev``
+    printed its export line, failed with "topic 'loopwarden.warnings' does not exist"
+    (the worker made the topics a few seconds later)."""
+    from loopwarden import Settings, WarningSubscriber
+    from loopwarden.cli.runtime import stop_process
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "loopwarden", "dev", "--web-port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={k: v for k, v in os.environ.items() if not k.startswith("LOOPWARDEN_")},
+        start_new_session=True,
+    )
+    try:
+        export = ""
+        while not export.startswith("export "):
+            line = await asyncio.wait_for(asyncio.to_thread(process.stdout.readline), 60)
+            assert line, "dev ended before printing its export line"
+            export = line.decode()
+        servers = export.strip().split("=", 1)[1]
+        settings = Settings().model_copy(
+            update={"kafka": Settings().kafka.model_copy(update={"bootstrap_servers": servers})}
+        )
+        async with WarningSubscriber(settings, loop_id="tour-1"):  # raised before the fix
+            pass
+    finally:
+        assert stop_process(process) == 0
