@@ -11,9 +11,17 @@ does not pay for the Kafka client or the schemas until they are needed.
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+_SOURCE_ROOT = Path(__file__).resolve().parent.parent
+if (_SOURCE_ROOT / "pyproject.toml").is_file() and (_SOURCE_ROOT / "streams").is_dir():
+    # imported from a source checkout (a script run in the clone's root): the fixed
+    # top-level folders (agents/, schemas/, storage/, streams/) are this package's
+    # subpackages there, as the installed package maps them
+    __path__.append(str(_SOURCE_ROOT))
 
 _EXPORTS = {
     "ActionEvent": "loopwarden.schemas",

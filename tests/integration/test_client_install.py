@@ -132,6 +132,30 @@ def test_the_sdist_and_the_wheel_hold_what_a_user_needs(distributions):
         assert "loopwarden = loopwarden.cli:main" in wheel.read(entry_points).decode()
 
 
+def test_a_script_in_the_clones_root_imports_the_client(client_python, distributions):
+    """Found walking the README on a fresh clone: the tour saved in the clone's root and
+    run with a client venv failed with "No module named 'loopwarden.streams'" (the
+    script's folder puts the source ``loopwarden/`` first, without the mapped folders)."""
+    source = distributions["sdist"].parent.parent / "source"
+    script = source / "probe_client.py"
+    script.write_text(
+        "from loopwarden import AsyncPublisher, Settings\n"
+        "import loopwarden.streams.client.publisher as p\n"
+        "print(AsyncPublisher.__module__, Settings().topics.warnings)\n"
+    )
+    done = subprocess.run(
+        [str(client_python), str(script)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd="/",
+        env={**os.environ, "PYTHONPATH": ""},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["loopwarden.streams.client.publisher", "loopwarden.warnings"]
+
+
 def test_the_client_installs_without_the_worker_libraries(client_python):
     listed = subprocess.run(
         [str(client_python), "-m", "pip", "list", "--format=freeze"],
