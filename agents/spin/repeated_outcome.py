@@ -17,7 +17,9 @@ as nothing shows that its result did not change).
 This covers the same call with the same result (OpenHands' first scenario, without
 needing the repeats to be adjacent), the same failing call retried with the same
 error — or a trivial variant of it: a failed call whose words are at least
-``detection.retry_similarity`` alike an earlier one's, with the same error —,
+``detection.retry_similarity`` alike an earlier one's, with the same error; and once
+the very same failing call comes again, a look-up of the same name elsewhere that
+failed the same way (an argument value in common that is not a path) —,
 re-reading the same region, and cycles of 2–5 calls whose results do not
 change. A code edit (an event with ``edit``) clears the agent's memory: results
 seen before it may be stale, and re-running a test after a real edit is progress —
@@ -31,6 +33,7 @@ plain shell read). Message turns are :mod:`~loopwarden.agents.spin.repeated_mess
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -121,6 +124,20 @@ def call_similarity(a: list[Any], b: list[Any]) -> float:
     return max(words, len(mine & theirs) / min(len(mine), len(theirs)))
 
 
+_PLACE = re.compile(r"/|\.[a-z0-9]{1,5}$")
+"""An argument value that names a place (a path, a file), not the thing looked for."""
+
+
+def shares_target(a: list[Any], b: list[Any]) -> bool:
+    """Two failed calls look for the same thing: they share an argument value that is
+    not a place (``get_response_async`` in ``search(name=X, file=f)`` and
+    ``search(name=X, class=C)``; sharing only ``file=f`` is looking elsewhere in one
+    file), and their identifiers agree."""
+    if len(a) < 3 or len(b) < 3 or a[1] != b[1]:
+        return False
+    return any(not _PLACE.search(value) for value in set(a[2]) & set(b[2]))
+
+
 @register
 @dataclass(slots=True)
 class RepeatedOutcome(Detector):
@@ -167,7 +184,16 @@ class RepeatedOutcome(Detector):
                 return key != UNKNOWN or item[2] == seen.signature or region
             return bool(mine and item[4] and similarity(mine, item[4]) >= cfg.result_similarity)
 
-        same = [item for item in history[-(cfg.outcome_window - 1) :] if repeats(item)]
+        window = history[-(cfg.outcome_window - 1) :]
+        same = [item for item in window if repeats(item)]
+        if call and any(item[2] == seen.signature and item[3] == key for item in same):
+            # the very same failing call again: a look-up of the same name elsewhere that
+            # failed the same way is the same attempt too
+            same = [
+                item
+                for item in window
+                if item in same or (item[3] == key and shares_target(call, item[5]))
+            ]
         history.append([seen.event.event_id, seen.iteration, seen.signature, key, mine, call, read])
         del history[: -cfg.outcome_window]
         count = len(same) + 1

@@ -235,6 +235,29 @@ def test_the_same_name_looked_up_in_other_files_is_not_one_call():
     assert fired(shown(events, ["repeated_outcome"])) == []
 
 
+def test_the_very_same_failing_lookup_again_makes_the_name_elsewhere_the_same_attempt():
+    """AutoCodeRover django-12915 of the dev set: one name looked up in a class, then in
+    a file, then in the class again, every time failing the same way. Going back to
+    the exact call that failed makes the look-up elsewhere part of the same attempt;
+    sharing only the file (another name in one file) does not."""
+    in_class = lookup("get_response_async", class_name="ASGIStaticFilesHandler")
+    in_file = lookup("get_response_async", file_name="django/core/handlers/base.py")
+    events = [in_class, in_file, lookup("get_response_async", class_name="ASGIStaticFilesHandler")]
+    assert fired(shown(events, ["repeated_outcome"])) == [2]
+    assert fired(shown(events[:2], ["repeated_outcome"])) == []  # not before the repeat
+    same_file = [
+        lookup("set_xlim", file_name="axes/_base.py"),
+        action(
+            "search_code",
+            params={"code_str": "xlim_changed", "file_name": "axes/_base.py"},
+            success=False,
+            error_message="call_ok=false",
+        ),
+        lookup("set_xlim", file_name="axes/_base.py"),
+    ]
+    assert fired(shown(same_file, ["repeated_outcome"])) == []
+
+
 def test_another_error_is_another_outcome():
     events = [
         action("search", params={"q": "x"}, success=False, error_message=f"error {kind}")
