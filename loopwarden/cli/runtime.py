@@ -130,6 +130,7 @@ def start_worker_process(
 ) -> subprocess.Popen[bytes]:
     """Start ``loopwarden worker`` as a child process with exactly ``settings``."""
     from loopwarden.settings import settings_env
+    from loopwarden.streams.tools.children import die_with_parent
 
     env = {**os.environ, **settings_env(settings)}
     output = open(log_path, "ab") if log_path else None  # noqa: SIM115
@@ -141,6 +142,7 @@ def start_worker_process(
             stderr=subprocess.STDOUT if output else None,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
+            preexec_fn=die_with_parent(),  # one syscall in the child, no locks
         )
     finally:
         if output:

@@ -16,6 +16,7 @@ from pathlib import Path
 from types import TracebackType
 
 from loopwarden.errors import BrokerError, ConfigurationError
+from loopwarden.streams.tools.children import die_with_parent
 
 
 def broker_binary() -> str:
@@ -119,6 +120,7 @@ class EmbeddedBroker:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
+                preexec_fn=die_with_parent(),
             )
         finally:
             if output is not subprocess.DEVNULL:
