@@ -124,8 +124,13 @@ def call_similarity(a: list[Any], b: list[Any]) -> float:
     return max(words, len(mine & theirs) / min(len(mine), len(theirs)))
 
 
-_PLACE = re.compile(r"/|\.[a-z0-9]{1,5}$")
-"""An argument value that names a place (a path, a file), not the thing looked for."""
+_PLACE = re.compile(
+    r"/|\\|\.(py|pyi|js|jsx|ts|tsx|java|kt|go|rs|c|h|cc|cpp|hpp|cs|rb|php|swift|scala|sh"
+    r"|md|rst|txt|json|ya?ml|toml|cfg|ini|xml|html|css|sql|csv|log)$",
+    re.IGNORECASE,
+)
+"""An argument value that names a place (a path, a source or data file), not the thing
+looked for (``Basic.atoms`` is a name, ``basic.py`` a place)."""
 
 
 def shares_target(a: list[Any], b: list[Any]) -> bool:
