@@ -190,14 +190,15 @@ class RepeatedOutcome(Detector):
             return bool(mine and item[4] and similarity(mine, item[4]) >= cfg.result_similarity)
 
         window = history[-(cfg.outcome_window - 1) :]
-        same = [item for item in window if repeats(item)]
+        hits = [repeats(item) for item in window]
+        same = [item for item, hit in zip(window, hits, strict=True) if hit]
         if call and any(item[2] == seen.signature and item[3] == key for item in same):
             # the very same failing call again: a look-up of the same name elsewhere that
             # failed the same way is the same attempt too
             same = [
                 item
-                for item in window
-                if item in same or (item[3] == key and shares_target(call, item[5]))
+                for item, hit in zip(window, hits, strict=True)
+                if hit or (item[3] == key and shares_target(call, item[5]))
             ]
         history.append([seen.event.event_id, seen.iteration, seen.signature, key, mine, call, read])
         del history[: -cfg.outcome_window]
