@@ -20,7 +20,7 @@ STATEMENTS = {
     "client": "from loopwarden import AsyncPublisher",
     "client + subscriber": "from loopwarden import AsyncPublisher, WarningSubscriber",
     "sync publisher": "from loopwarden import Publisher",
-    "worker runtime": "from loopwarden.streams.runtime.worker import build_worker_app",
+    "worker runtime": "from loopwarden.worker import build_worker_app",
 }
 HEAVY = ("faust", "lancedb", "numpy", "pyarrow", "opentelemetry.sdk", "detect_secrets", "aiohttp")
 PROBE = """

@@ -31,9 +31,9 @@ from functools import cache
 from pathlib import Path
 
 from loopwarden.agents.monitor.records import RecordProcessor
-from loopwarden.cli.options import envelope_from_json
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.events import ActionEvent, validate_action
+from loopwarden.schemas.flat_events import envelope_from_json
 from loopwarden.settings import Settings
 from loopwarden.streams.client.publisher import encode_event, make_action_event
 

@@ -20,9 +20,9 @@ from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatResult
 from langchain_core.tools import tool
 
-from loopwarden.adapters.calls import CONTEXT_HEADER, STOP_HEADER
 from loopwarden.adapters.guard import shared_guard
 from loopwarden.adapters.langchain import LoopwardenMiddleware
+from loopwarden.schemas.tool_calls import CONTEXT_HEADER, STOP_HEADER
 
 LOOP_ID = f"langchain-example-{uuid.uuid4().hex[:6]}"
 guard = shared_guard()  # what LoopwardenMiddleware() uses; here also to "think"

@@ -24,9 +24,9 @@ from agents.testing import (
     function_call,
 )
 
-from loopwarden.adapters.calls import CONTEXT_HEADER
 from loopwarden.adapters.guard import shared_guard
 from loopwarden.adapters.openai_agents import LoopwardenStopped, watch
+from loopwarden.schemas.tool_calls import CONTEXT_HEADER
 
 LOOP_ID = f"openai-agents-example-{uuid.uuid4().hex[:6]}"
 guard = shared_guard()

@@ -19,9 +19,9 @@ from pydantic_ai.exceptions import RunCancelled
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from loopwarden.adapters.calls import CONTEXT_HEADER, stop_text
 from loopwarden.adapters.guard import shared_guard
 from loopwarden.adapters.pydantic_ai import Loopwarden
+from loopwarden.schemas.tool_calls import CONTEXT_HEADER, stop_text
 
 LOOP_ID = f"pydantic-ai-example-{uuid.uuid4().hex[:6]}"
 guard = shared_guard()

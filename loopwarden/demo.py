@@ -344,7 +344,7 @@ async def _publish(
 
 
 def _format(warning: LoopWarning) -> str:
-    from loopwarden.cli.io import format_warning
+    from loopwarden.readable import format_warning
 
     if warning.kind in FLEET_KINDS:  # said once for the family: its loops hear the same
         return (

@@ -7,6 +7,11 @@ from __future__ import annotations
 
 import re
 
+RUN_START = "delegated_run_start"
+"""The message turn a delegated run starts with (it carries the run's ``task``)."""
+TASK_MAX_CHARS = 2000
+"""A delegated run's task is published up to this length."""
+
 _RERUN = re.compile(r"^(?P<family>.+?)_r(?P<n>[1-9][0-9]*)$")
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from loopwarden.agents import findings
 from loopwarden.agents.analyst.analyst import ReflectionAnalyst
-from loopwarden.agents.capabilities import WorkerResources, capability
+from loopwarden.agents.capabilities import WorkerResources
 from loopwarden.agents.memory.service import LanceMemoryContext
 from loopwarden.agents.provenance import analyst_stamp
 from loopwarden.schemas.events import SCHEMA_VERSION
@@ -24,6 +24,7 @@ from loopwarden.schemas.reflection import validate_reflection_request
 from loopwarden.schemas.trace_context import carried
 from loopwarden.schemas.warnings import WarningKind
 from loopwarden.streams.runtime.app import LoopwardenApp
+from loopwarden.streams.runtime.capability import Capability
 from loopwarden.streams.runtime.capability_runner import run_capability
 from loopwarden.streams.runtime.runner import Record
 from loopwarden.streams.runtime.telemetry.spans import process_span
@@ -78,7 +79,9 @@ def cached(analysis: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def register_analyst(app: LoopwardenApp, resources: WorkerResources) -> ReflectionAnalyst:
+def register_analyst(
+    app: LoopwardenApp, resources: WorkerResources, capability: Capability
+) -> ReflectionAnalyst:
     """Declare the ``analyze_reflections`` agent (memories as context for the model)."""
     settings = app.loopwarden
     memory = LanceMemoryContext(resources.memory)
@@ -124,5 +127,5 @@ def register_analyst(app: LoopwardenApp, resources: WorkerResources) -> Reflecti
             outputs.emit("warnings", carried(warning, request.get("trace_context")))
         outputs.emit("loop_completions", cached(analysis))
 
-    run_capability(app, capability("analyst"), handle, concurrency=settings.analyst.concurrency)
+    run_capability(app, capability, handle, concurrency=settings.analyst.concurrency)
     return analyst

@@ -30,12 +30,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from loopwarden.agents.capabilities import WorkerResources, capability
+from loopwarden.agents.capabilities import WorkerResources
 from loopwarden.agents.experience.learning import learnable
 from loopwarden.agents.experience.metrics import ExperienceMetrics
 from loopwarden.agents.experience.steps import step_of
 from loopwarden.agents.experience.tasks import OpenTask
-from loopwarden.agents.monitor.expiry import IdleLoopSweeper
 from loopwarden.errors import EventError
 from loopwarden.schemas.dead_letter import DeadLetter
 from loopwarden.schemas.events import TASK_EVENT_TYPES, validate_action
@@ -43,9 +42,11 @@ from loopwarden.schemas.records import decode_record
 from loopwarden.schemas.tasks import TaskEnd, TaskSpec, TaskStart, validate_task_event
 from loopwarden.schemas.trace_context import carried
 from loopwarden.streams.runtime.app import LoopwardenApp
+from loopwarden.streams.runtime.capability import Capability
 from loopwarden.streams.runtime.capability_runner import Batches, run_capability
 from loopwarden.streams.runtime.runner import Record
-from loopwarden.streams.runtime.sweeps import follow_assignment
+from loopwarden.streams.runtime.state.expiry import IdleLoopSweeper
+from loopwarden.streams.runtime.state.sweeps import follow_assignment
 from loopwarden.streams.runtime.table_store import TableStore
 from loopwarden.streams.tools.topics import TASK_TABLE
 
@@ -66,7 +67,9 @@ class Batch:
     letters: list[DeadLetter] = field(default_factory=list)
 
 
-def register_experience(app: LoopwardenApp, resources: WorkerResources) -> Any:
+def register_experience(
+    app: LoopwardenApp, resources: WorkerResources, capability: Capability
+) -> Any:
     """Declare the open-task table and the ``replay_experience`` agent."""
     store = resources.experience
     settings = app.loopwarden
@@ -231,4 +234,4 @@ def register_experience(app: LoopwardenApp, resources: WorkerResources) -> Any:
                 )
 
     batches = Batches(BATCH_MAX_MESSAGES, cfg.batch_within_s)
-    return run_capability(app, capability("experience"), handle, batches=batches)
+    return run_capability(app, capability, handle, batches=batches)

@@ -18,29 +18,30 @@ import logging
 import time
 from typing import Any
 
-from loopwarden.agents.capabilities import WorkerResources, capability
+from loopwarden.agents.capabilities import WorkerResources
 from loopwarden.agents.fleet.outage_notices import outage_board
 from loopwarden.agents.fleet.records import FleetProcessor
 from loopwarden.agents.fleet.state import FamilyState
 from loopwarden.agents.fleet.tool_outage import TOOL_KEY_PREFIX, ToolOutages
-from loopwarden.agents.monitor.expiry import (
+from loopwarden.schemas.positions import origin_from_headers
+from loopwarden.streams.runtime.app import LoopwardenApp
+from loopwarden.streams.runtime.capability import Capability
+from loopwarden.streams.runtime.capability_runner import run_capability
+from loopwarden.streams.runtime.runner import Record
+from loopwarden.streams.runtime.state.expiry import (
     IdleLoopSweeper,
     snapshot_expiry,
     trusted_event_time,
 )
-from loopwarden.agents.monitor.pending_states import PendingStates
-from loopwarden.schemas.positions import origin_from_headers
-from loopwarden.streams.runtime.app import LoopwardenApp
-from loopwarden.streams.runtime.capability_runner import run_capability
-from loopwarden.streams.runtime.runner import Record
-from loopwarden.streams.runtime.sweeps import follow_assignment
+from loopwarden.streams.runtime.state.pending_states import PendingStates
+from loopwarden.streams.runtime.state.sweeps import follow_assignment
 from loopwarden.streams.runtime.table_store import TableStore
 from loopwarden.streams.tools.topics import FLEET_TABLE
 
 log = logging.getLogger(__name__)
 
 
-def register_fleet(app: LoopwardenApp, resources: WorkerResources) -> Any:
+def register_fleet(app: LoopwardenApp, resources: WorkerResources, capability: Capability) -> Any:
     """Declare the family table and the ``watch_fleet`` agent on ``app``."""
     settings = app.loopwarden
     names = settings.topics
@@ -114,7 +115,7 @@ def register_fleet(app: LoopwardenApp, resources: WorkerResources) -> Any:
                 )
         return outcome.events
 
-    return run_capability(app, capability("fleet"), handle, on_error=drop_failed_states)
+    return run_capability(app, capability, handle, on_error=drop_failed_states)
 
 
 def restore_state(key: str, data: bytes) -> FamilyState | ToolOutages:

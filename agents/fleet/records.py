@@ -26,7 +26,6 @@ from loopwarden.agents.fleet.state import FamilyState
 from loopwarden.agents.fleet.tool_health import ToolHealth
 from loopwarden.agents.fleet.tool_outage import TOOL_KEY_PREFIX, ToolOutages, tool_key
 from loopwarden.agents.fleet.tool_tally import ToolTally
-from loopwarden.agents.monitor.records import Reroute, reroute_of
 from loopwarden.agents.provenance import fleet_stamp
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.events import (
@@ -38,6 +37,7 @@ from loopwarden.schemas.positions import Origin
 from loopwarden.schemas.records import decode_record
 from loopwarden.settings import FleetSettings, Settings
 from loopwarden.streams.client.event_builder import encode_event
+from loopwarden.streams.runtime.state.reroute import Reroute, reroute_of
 
 FamilyLoader = Callable[[str], Any]
 """A state by key: a :class:`FamilyState` (root loop id) or :class:`ToolOutages` (tool

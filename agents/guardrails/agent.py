@@ -16,20 +16,21 @@ import logging
 import time
 from typing import Any
 
-from loopwarden.agents.capabilities import WorkerResources, capability
+from loopwarden.agents.capabilities import WorkerResources
 from loopwarden.agents.guardrails.api import register_guardrails_api
 from loopwarden.agents.guardrails.records import GuardrailProcessor
 from loopwarden.agents.guardrails.state import FamilyState
-from loopwarden.agents.monitor.expiry import (
+from loopwarden.schemas.positions import origin_from_headers
+from loopwarden.streams.runtime.app import LoopwardenApp
+from loopwarden.streams.runtime.capability import Capability
+from loopwarden.streams.runtime.capability_runner import run_capability
+from loopwarden.streams.runtime.runner import Record
+from loopwarden.streams.runtime.state.expiry import (
     IdleLoopSweeper,
     snapshot_expiry,
     trusted_event_time,
 )
-from loopwarden.schemas.positions import origin_from_headers
-from loopwarden.streams.runtime.app import LoopwardenApp
-from loopwarden.streams.runtime.capability_runner import run_capability
-from loopwarden.streams.runtime.runner import Record
-from loopwarden.streams.runtime.sweeps import follow_assignment
+from loopwarden.streams.runtime.state.sweeps import follow_assignment
 from loopwarden.streams.runtime.table_store import TableStore
 from loopwarden.streams.runtime.telemetry.spans import process_span
 from loopwarden.streams.tools.topics import FAMILY_TABLE
@@ -37,7 +38,9 @@ from loopwarden.streams.tools.topics import FAMILY_TABLE
 log = logging.getLogger(__name__)
 
 
-def register_guardrails(app: LoopwardenApp, resources: WorkerResources) -> TableStore:
+def register_guardrails(
+    app: LoopwardenApp, resources: WorkerResources, capability: Capability
+) -> TableStore:
     """Declare the family table and the ``apply_guardrails`` agent (and, with the web
     port open, the guardrails' HTTP API)."""
     settings = app.loopwarden
@@ -100,7 +103,7 @@ def register_guardrails(app: LoopwardenApp, resources: WorkerResources) -> Table
             for key in sweeper.expired(source.partition, store.keys, peek):
                 store.delete(key, source.partition)
 
-    run_capability(app, capability("guardrails"), handle)
+    run_capability(app, capability, handle)
     if settings.web_port:
         register_guardrails_api(app, store)
     return store

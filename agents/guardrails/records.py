@@ -14,7 +14,6 @@ from typing import Any
 
 from loopwarden.agents.guardrails.engine import GuardrailEngine, Output
 from loopwarden.agents.guardrails.state import FamilyState
-from loopwarden.agents.monitor.records import Reroute, reroute_of
 from loopwarden.agents.provenance import guardrails_stamp
 from loopwarden.errors import FieldError
 from loopwarden.schemas import codec
@@ -28,6 +27,7 @@ from loopwarden.schemas.families import family_of
 from loopwarden.schemas.positions import Origin
 from loopwarden.schemas.records import decode_record
 from loopwarden.settings import GuardrailSettings, Settings
+from loopwarden.streams.runtime.state.reroute import Reroute, reroute_of
 
 FamilyLoader = Callable[[str], FamilyState | None]
 

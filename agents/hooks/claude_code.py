@@ -31,9 +31,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from loopwarden.adapters.calls import context_text, stop_text, tool_call_fields
-from loopwarden.adapters.lineage import RUN_START, TASK_MAX_CHARS
 from loopwarden.schemas.events import LoopId
+from loopwarden.schemas.families import RUN_START, TASK_MAX_CHARS
+from loopwarden.schemas.tool_calls import context_text, stop_text, tool_call_fields
 from loopwarden.schemas.warnings import LoopWarning
 
 OBSERVED = frozenset({"PostToolUse", "PostToolUseFailure"})

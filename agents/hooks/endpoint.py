@@ -22,7 +22,7 @@ from typing import Any
 from faust.web import Request, Response, View
 from pydantic import ValidationError
 
-from loopwarden.agents.capabilities import WorkerResources, capability
+from loopwarden.agents.capabilities import WorkerResources
 from loopwarden.agents.hooks.claude_code import (
     INJECTING,
     HookInput,
@@ -38,6 +38,7 @@ from loopwarden.streams.client.inbox import WarningInbox
 from loopwarden.streams.client.subscriber import WarningSubscriber
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.backoff import Backoff
+from loopwarden.streams.runtime.capability import Capability
 from loopwarden.streams.runtime.capability_runner import declare_topics
 from loopwarden.streams.runtime.web_api import answer_json, check_bearer, read_json_body
 
@@ -47,10 +48,12 @@ PATH = "/hooks/claude-code"
 READY_TIMEOUT_S = 10.0
 
 
-def register_claude_code_hooks(app: LoopwardenApp, resources: WorkerResources) -> WarningInbox:
+def register_claude_code_hooks(
+    app: LoopwardenApp, resources: WorkerResources, capability: Capability
+) -> WarningInbox:
     """Serve ``POST /hooks/claude-code`` and follow the warnings for it."""
     settings = app.loopwarden
-    declare_topics(app, capability("hooks"))
+    declare_topics(app, capability)
     cfg = settings.ingest
     inbox = WarningInbox(max_loops=cfg.hook_sessions, ttl_s=cfg.hook_session_ttl_s)
     following = asyncio.Event()

@@ -38,13 +38,14 @@ from typing import Any
 
 from opentelemetry.trace import SpanKind
 
-from loopwarden.agents.capabilities import WorkerResources, capability
+from loopwarden.agents.capabilities import WorkerResources
 from loopwarden.agents.memory.maintenance import Maintenance
 from loopwarden.agents.memory.records import MemoryInputs, inputs_of
 from loopwarden.errors import is_retriable
 from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.memory_columns import MemoryColumns
 from loopwarden.streams.runtime.app import LoopwardenApp
+from loopwarden.streams.runtime.capability import Capability
 from loopwarden.streams.runtime.capability_runner import Batches, run_capability
 from loopwarden.streams.runtime.runner import Record
 from loopwarden.streams.runtime.telemetry.spans import child_span
@@ -85,7 +86,7 @@ def _by_scope(outcomes: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]
     return groups
 
 
-def register_memory(app: LoopwardenApp, resources: WorkerResources) -> Any:
+def register_memory(app: LoopwardenApp, resources: WorkerResources, capability: Capability) -> Any:
     """Declare the ``store_memories`` agent and the leader's upkeep timers."""
     service = resources.memory
     cfg = app.loopwarden.memory
@@ -246,4 +247,4 @@ def register_memory(app: LoopwardenApp, resources: WorkerResources) -> Any:
             log.warning("memory store not opened at start (%s); the first write retries", exc)
 
     batches = Batches(cfg.batch_max_writes, cfg.batch_within_s, cfg.batch_max_bytes, commit=True)
-    return run_capability(app, capability("memory"), handle, batches=batches)
+    return run_capability(app, capability, handle, batches=batches)

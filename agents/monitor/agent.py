@@ -5,7 +5,7 @@ undecodable value) from the actions topic and its re-route topic, hands each
 record to :class:`RecordProcessor` (a consumed message is a bundle of records,
 see :mod:`loopwarden.streams.runtime.bundles`), keeps the loop states it changed and
 writes them to the ``loop-state`` table once per offset commit
-(:mod:`~loopwarden.agents.monitor.pending_states`), emits the outcome's named outputs
+(:mod:`~loopwarden.streams.runtime.state.pending_states`), emits the outcome's named outputs
 (warnings, reflection requests, lessons to remember) through ``app.outputs`` and queues
 re-routed events and dead letters on the app's batched sink, flushed before every
 offset commit. The agent itself, its topics and its error policy are the generic
@@ -19,17 +19,18 @@ import logging
 import time
 from typing import Any
 
-from loopwarden.agents.capabilities import WorkerResources, capability
+from loopwarden.agents.capabilities import WorkerResources
 from loopwarden.agents.fleet.outage_notices import outage_board
-from loopwarden.agents.monitor.expiry import IdleLoopSweeper, trusted_event_time
-from loopwarden.agents.monitor.pending_states import PendingStates
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.schemas.positions import origin_from_headers
 from loopwarden.streams.runtime.app import LoopwardenApp
+from loopwarden.streams.runtime.capability import Capability
 from loopwarden.streams.runtime.capability_runner import run_capability
 from loopwarden.streams.runtime.runner import Record
-from loopwarden.streams.runtime.sweeps import follow_assignment
+from loopwarden.streams.runtime.state.expiry import IdleLoopSweeper, trusted_event_time
+from loopwarden.streams.runtime.state.pending_states import PendingStates
+from loopwarden.streams.runtime.state.sweeps import follow_assignment
 from loopwarden.streams.runtime.table_store import TableStore
 from loopwarden.streams.runtime.telemetry.spans import EventSpans
 from loopwarden.streams.tools.topics import LOOP_STATE_TABLE as STATE_TABLE
@@ -38,7 +39,9 @@ log = logging.getLogger(__name__)
 RECLAIM_CHUNK = 10_000
 
 
-def register_action_monitor(app: LoopwardenApp, resources: WorkerResources) -> Any:
+def register_action_monitor(
+    app: LoopwardenApp, resources: WorkerResources, capability: Capability
+) -> Any:
     """Declare the state table and the ``monitor_actions`` agent on ``app``."""
     settings = app.loopwarden
     names = settings.topics
@@ -64,7 +67,7 @@ def register_action_monitor(app: LoopwardenApp, resources: WorkerResources) -> A
 
     outputs = app.outputs
     store = TableStore(states, app.sink)
-    pending = PendingStates(store)
+    pending = PendingStates(store, restore=LoopState.restore)
     app.sink.before_commit(pending.write_gradually)  # no commit passes a state not durable
     max_skew = limits.max_clock_skew_s
 
@@ -157,4 +160,4 @@ def register_action_monitor(app: LoopwardenApp, resources: WorkerResources) -> A
                 processor.evict(key.decode())
         return outcome.events
 
-    return run_capability(app, capability("monitor"), handle, on_error=drop_failed_states)
+    return run_capability(app, capability, handle, on_error=drop_failed_states)

@@ -13,8 +13,9 @@ worker, ``detect`` and ``replay`` agree whatever the wall clock did.
 
 With ``partitions`` set (the worker), an event whose loop id does not map to the
 partition it arrived on (murmur2, Kafka's default partitioner) is not applied
-here: it becomes a :class:`Reroute` to the loop's own partition, carrying its
-origin, so every loop's state lives in one place whatever the producer did.
+here: it becomes a :class:`~loopwarden.streams.runtime.state.reroute.Reroute` to the
+loop's own partition, carrying its origin, so every loop's state lives in one place
+whatever the producer did.
 """
 
 from __future__ import annotations
@@ -27,14 +28,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from loopwarden.agents.monitor.loop_monitor import LoopMonitor, Output
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.agents.provenance import monitor_stamp
-from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
-from loopwarden.schemas.positions import Origin, default_partition, origin_header
+from loopwarden.schemas.positions import Origin
 from loopwarden.schemas.records import decode_record
 from loopwarden.schemas.redaction import default_redactor
 from loopwarden.schemas.trace_context import carried
 from loopwarden.settings import DetectionSettings, Settings
-from loopwarden.streams.client.event_builder import event_json
+from loopwarden.streams.runtime.state.reroute import Reroute, reroute_of
 
 if TYPE_CHECKING:
     from loopwarden.agents.fleet.outage_board import OutageBoard
@@ -56,31 +56,6 @@ class EventInstrument(Protocol):
     """Opens an :class:`EventScope` around each event's processing (tracing on)."""
 
     def begin(self, event: Any, source: SourcePosition, headers: Sequence[Any]) -> EventScope: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Reroute:
-    """An event to send to its loop's own partition (of the re-route topic)."""
-
-    partition: int
-    key: bytes
-    value: bytes
-    origin: Origin
-
-    @property
-    def headers(self) -> list[tuple[str, bytes]]:
-        """The record's headers: its origin."""
-        return [origin_header(self.origin)]
-
-
-def reroute_of(event: Any, key: str, partitions: int, origin: Origin) -> Reroute | None:
-    """A :class:`Reroute` when ``key`` maps to another partition than ``origin``'s."""
-    encoded = key.encode()
-    target = default_partition(encoded, partitions)
-    if target == origin.partition:
-        return None
-    value = codec.dumps(event_json(event))  # as the client encoded it
-    return Reroute(target, encoded, value, origin)
 
 
 @dataclass(slots=True)

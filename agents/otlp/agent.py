@@ -14,17 +14,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from loopwarden.agents.capabilities import WorkerResources, capability
+from loopwarden.agents.capabilities import WorkerResources
 from loopwarden.agents.otlp.spans import SpanError, action_of, decode_spans
 from loopwarden.errors import EventError
 from loopwarden.schemas.dead_letter import DeadLetter
 from loopwarden.streams.client.event_builder import encode_event
 from loopwarden.streams.runtime.app import LoopwardenApp
+from loopwarden.streams.runtime.capability import Capability
 from loopwarden.streams.runtime.capability_runner import run_capability
 from loopwarden.streams.runtime.runner import Record
 
 
-def register_otlp_ingest(app: LoopwardenApp, resources: WorkerResources) -> Any:
+def register_otlp_ingest(
+    app: LoopwardenApp, resources: WorkerResources, capability: Capability
+) -> Any:
     """Declare the ``ingest_otlp_spans`` agent on ``app``."""
     encoding = app.loopwarden.ingest.otlp_encoding
 
@@ -49,4 +52,4 @@ def register_otlp_ingest(app: LoopwardenApp, resources: WorkerResources) -> Any:
             published += 1
         return published
 
-    return run_capability(app, capability("otlp"), handle)
+    return run_capability(app, capability, handle)

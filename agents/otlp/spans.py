@@ -32,11 +32,11 @@ from google.protobuf.message import DecodeError
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Status, TracesData
 
-from loopwarden.adapters.calls import canonical_args, result_text
 from loopwarden.errors import EventDecodeError, EventError, FieldError
 from loopwarden.schemas import codec
 from loopwarden.schemas.events import ActionEvent
 from loopwarden.schemas.ids import derived_id
+from loopwarden.schemas.tool_calls import canonical_args, result_text
 from loopwarden.streams.client.event_builder import make_action_event
 
 STATUS_ERROR = Status.STATUS_CODE_ERROR  # 2, in both encodings

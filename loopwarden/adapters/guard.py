@@ -25,9 +25,9 @@ from typing import Any
 from cachetools import TTLCache
 from opentelemetry import context as otel_context
 
-from loopwarden.adapters.calls import tool_call_fields
 from loopwarden.adapters.connection import Connection, Event
 from loopwarden.errors import LoopwardenError
+from loopwarden.schemas.tool_calls import tool_call_fields
 from loopwarden.schemas.warnings import LoopWarning
 from loopwarden.settings import Settings
 from loopwarden.streams.client.inbox import WarningInbox
@@ -168,7 +168,7 @@ class LoopGuard:
 
     def tool_call(self, loop_id: str, tool: str, args: Any = None, **fields: Any) -> None:
         """Publish one tool call (``result``, ``error``, ``tool_call_id``, ``response_id``,
-        ``duration_ms`` as in :func:`~loopwarden.adapters.calls.tool_call_fields`)."""
+        ``duration_ms`` as in :func:`~loopwarden.schemas.tool_calls.tool_call_fields`)."""
         self.publish(loop_id, tool, **tool_call_fields(args, tool=tool, **fields))
 
     def publish(self, loop_id: str, action_type: str, **payload: Any) -> None:

@@ -40,7 +40,6 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.config import get_config
 
-from loopwarden.adapters.calls import context_text, stop_text
 from loopwarden.adapters.guard import LoopGuard, shared_guard
 from loopwarden.adapters.lineage import (
     Lineage,
@@ -50,6 +49,7 @@ from loopwarden.adapters.lineage import (
     parent,
     start_delegated,
 )
+from loopwarden.schemas.tool_calls import context_text, stop_text
 from loopwarden.settings import Settings
 
 LOOP_KEY = "loopwarden_loop_id"

@@ -18,14 +18,12 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from loopwarden.schemas.families import RUN_START, TASK_MAX_CHARS
+
 if TYPE_CHECKING:
     from loopwarden.adapters.guard import LoopGuard
     from loopwarden.schemas.warnings import LoopWarning
 
-RUN_START = "delegated_run_start"
-"""The message turn a delegated run starts with (it carries the run's ``task``)."""
-TASK_MAX_CHARS = 2000
-"""A delegated run's task is published up to this length."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,8 +36,8 @@ from agents.run_config import CallModelData, CallModelInputFilter, ModelInputDat
 from agents.tool import default_tool_error_function
 from agents.tool_guardrails import ToolGuardrailFunctionOutput, ToolInputGuardrail
 
-from loopwarden.adapters.calls import context_text, stop_text, tool_call_fields
 from loopwarden.adapters.guard import LoopGuard, shared_guard
+from loopwarden.schemas.tool_calls import context_text, stop_text, tool_call_fields
 from loopwarden.schemas.warnings import LoopWarning
 
 GUARDRAIL_NAME = "loopwarden_stop"

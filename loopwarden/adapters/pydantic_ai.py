@@ -40,7 +40,6 @@ from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.exceptions import SkipModelRequest
 from pydantic_ai.messages import ModelResponse, TextPart
 
-from loopwarden.adapters.calls import context_text, stop_text
 from loopwarden.adapters.guard import LoopGuard, shared_guard
 from loopwarden.adapters.lineage import (
     delegating,
@@ -49,6 +48,7 @@ from loopwarden.adapters.lineage import (
     parent,
     start_delegated,
 )
+from loopwarden.schemas.tool_calls import context_text, stop_text
 from loopwarden.schemas.warnings import LoopWarning
 
 log = logging.getLogger("loopwarden.adapters")

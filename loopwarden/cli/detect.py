@@ -100,7 +100,7 @@ def detect(
 
 
 def _render(output: dict[str, Any], fmt: str, settings_stamp: bool) -> bytes:
-    from loopwarden.cli.io import format_warning
+    from loopwarden.readable import format_warning
     from loopwarden.schemas import codec
     from loopwarden.schemas.warnings import LoopWarning
 

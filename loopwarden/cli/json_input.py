@@ -23,7 +23,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import click
 
-from loopwarden.cli.options import ENVELOPE_KEYS, envelope_from_json
+from loopwarden.schemas.flat_events import ENVELOPE_KEYS, envelope_from_json
 
 if TYPE_CHECKING:
     from loopwarden.errors import FieldError

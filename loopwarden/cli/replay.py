@@ -22,7 +22,7 @@ from loopwarden.cli.options import bootstrap_option, settings_with
 
 if TYPE_CHECKING:
     from loopwarden.agents.audit.compare import AuditReport
-    from loopwarden.streams.tools.audit import AuditResult
+    from loopwarden.agents.audit.driver import AuditResult
 
 _RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)\s*(s|m|h|d|w)$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -170,7 +170,7 @@ def replay(
         with_overrides(settings, assignments, config)  # checked now, applied on the base
     except ConfigurationError as exc:
         raise click.BadParameter(str(exc), param_hint="--set/--config") from None
-    from loopwarden.streams.tools.audit import INPUTS, AuditScope, emit
+    from loopwarden.agents.audit.driver import INPUTS, AuditScope, emit
 
     def adjust(base: Any) -> Any:
         return with_overrides(base, assignments, config)
@@ -202,7 +202,7 @@ def replay(
 async def _run(
     settings: Any, scope: Any, show_bar: bool, recorded_settings: bool, adjust: Any
 ) -> AuditResult:
-    from loopwarden.streams.tools.audit import run_audit
+    from loopwarden.agents.audit.driver import run_audit
 
     bar: Any = None
 

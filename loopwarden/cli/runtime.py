@@ -118,7 +118,7 @@ def dev(port: int, web_port: int) -> None:
 
 
 def _run_worker(settings: Settings) -> None:
-    from loopwarden.streams.runtime.worker import (
+    from loopwarden.worker import (
         run_worker,  # imports faust: keep other commands fast
     )
 

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from loopwarden.agents.monitor.records import RecordProcessor
-from loopwarden.cli.options import envelope_from_json
 from loopwarden.evaluation.dataset import Run
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import SourcePosition
+from loopwarden.schemas.flat_events import envelope_from_json
 from loopwarden.settings import Settings
 
 

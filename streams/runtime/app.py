@@ -54,7 +54,7 @@ class LoopwardenApp(faust.App):
     sink: RecordSink
     outputs: OutputRouter
     resources: Any
-    """What the capabilities share (:class:`~loopwarden.agents.capabilities.WorkerResources`)."""
+    """What the capabilities share (the composition root's resources)."""
     output_sinks: dict[str, Any]
     """The sinks besides Kafka attached from settings, by name (``webhook``)."""
     dead_letters: DeadLetters
@@ -163,8 +163,9 @@ def broker_urls(bootstrap_servers: str) -> list[str]:
 
 
 def create_app(settings: Settings, telemetry: Telemetry | None = None) -> LoopwardenApp:
-    """Build the Faust app without agents (see ``streams.worker.build_worker_app``);
-    ``telemetry``: the providers to report through (default: from ``settings``)."""
+    """Build the Faust app without agents (see
+    :func:`~loopwarden.streams.runtime.worker.assemble_worker_app`); ``telemetry``: the
+    providers to report through (default: from ``settings``)."""
     kafka = settings.kafka
     app = LoopwardenApp(
         settings.app_id,

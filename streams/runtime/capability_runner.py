@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from loopwarden.agents.capabilities import Capability
 from loopwarden.streams.runtime.app import LoopwardenApp
+from loopwarden.streams.runtime.capability import Capability
 from loopwarden.streams.runtime.runner import BatchHandler, Handler
 from loopwarden.streams.runtime.workarounds import take_events_bounded
 

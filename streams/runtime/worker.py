@@ -1,4 +1,10 @@
-"""Run a loopwarden worker: the Faust app with every agent registered."""
+"""The worker process: a Faust app with the agents of the capabilities it is handed,
+their tables, the API and the telemetry endpoints, and the logging a worker needs.
+
+The runtime does not know which capabilities exist: the composition root
+(:mod:`loopwarden.worker`) hands it :data:`~loopwarden.agents.capabilities.CAPABILITIES`
+and the resources they share.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +12,16 @@ import asyncio
 import gc
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import faust
 
-from loopwarden.agents.capabilities import CAPABILITIES, WorkerResources
 from loopwarden.errors import ConfigurationError
 from loopwarden.schemas.redaction import default_redactor
 from loopwarden.settings import Settings
 from loopwarden.streams.runtime.app import LoopwardenApp, create_app
+from loopwarden.streams.runtime.capability import Capability
 from loopwarden.streams.runtime.dead_letters import RateLimitedLog
 from loopwarden.streams.runtime.diagnostics import register_diagnostics
 from loopwarden.streams.runtime.output_sinks import attach_output_sinks
@@ -25,17 +32,24 @@ from loopwarden.streams.runtime.telemetry.web import register_telemetry_web
 from loopwarden.streams.runtime.watchdog import register_broker_watchdog
 from loopwarden.streams.tools.topics import ensure_topics
 
+AppBuilder = Callable[[Settings, "Telemetry | None"], LoopwardenApp]
+"""Builds a worker's app for settings and telemetry (the composition root's
+:func:`loopwarden.worker.build_worker_app`)."""
 
-def build_worker_app(
-    settings: Settings | None = None, telemetry: Telemetry | None = None
+
+def assemble_worker_app(
+    settings: Settings,
+    capabilities: Sequence[Capability],
+    resources: Any,
+    telemetry: Telemetry | None = None,
 ) -> LoopwardenApp:
-    """The Faust app with the agents of ``settings.roles``, their tables, the API and the
-    telemetry endpoints (``telemetry``: the providers, default from ``settings``)."""
-    settings = settings or Settings()
+    """The Faust app with the agents of those of ``capabilities`` that ``settings``
+    runs, sharing ``resources`` (``app.resources``), with the API and the telemetry
+    endpoints (``telemetry``: the providers, default from ``settings``)."""
     default_redactor().use_prefilter()  # every capability's decoder redacts
     app = create_app(settings, telemetry)
-    resources = app.resources = WorkerResources(settings)
-    for capability in CAPABILITIES:
+    app.resources = resources
+    for capability in capabilities:
         if capability.runs_in(settings):
             capability.wire(app, resources)
     if not app.agents:
@@ -86,13 +100,13 @@ def quiet_kafka_client_logs(burst: int) -> None:
         logging.getLogger(name).addFilter(quiet)
 
 
-def run_worker(settings: Settings | None = None) -> None:
-    """Run a worker in this process until it is stopped (SIGINT/SIGTERM)."""
-    settings = settings or Settings()
+def run_worker(settings: Settings, build: AppBuilder) -> None:
+    """Run the worker ``build`` makes in this process until it is stopped
+    (SIGINT/SIGTERM)."""
     quiet_kafka_client_logs(settings.errors.log_burst)
     telemetry = start_telemetry(settings, install_global=True)
     try:
-        app = build_worker_app(settings, telemetry)  # settings errors surface before Kafka
+        app = build(settings, telemetry)  # settings errors surface before Kafka
         os.makedirs(settings.data_dir, exist_ok=True)  # Faust creates only the last level
         asyncio.run(ensure_topics(settings))
         # Everything imported and built so far lives as long as the process: frozen out

@@ -19,8 +19,8 @@ from collections.abc import AsyncIterator
 
 from loopwarden.settings import Settings
 from loopwarden.streams.runtime.app import LoopwardenApp
-from loopwarden.streams.runtime.worker import build_worker_app
 from loopwarden.streams.tools.topics import ensure_topics
+from loopwarden.worker import build_worker_app
 
 START_TIMEOUT_S = 90.0
 STOP_TIMEOUT_S = 60.0

@@ -12,8 +12,8 @@ from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 from pydantic import Field
 
-from loopwarden.adapters.calls import CONTEXT_HEADER, STOP_HEADER
 from loopwarden.adapters.langchain import LoopwardenMiddleware
+from loopwarden.schemas.tool_calls import CONTEXT_HEADER, STOP_HEADER
 
 from .adapter_harness import (
     STOP_AT,

@@ -10,8 +10,8 @@ from agents import Agent, RunConfig, Runner, function_tool
 from agents.exceptions import ToolInputGuardrailTripwireTriggered
 from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
 
-from loopwarden.adapters.calls import CONTEXT_HEADER
 from loopwarden.adapters.openai_agents import GUARDRAIL_NAME, LoopwardenStopped, watch
+from loopwarden.schemas.tool_calls import CONTEXT_HEADER
 
 from .adapter_harness import (
     STOP_AT,

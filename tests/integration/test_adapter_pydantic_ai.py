@@ -10,8 +10,8 @@ from pydantic_ai.exceptions import RunCancelled
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from loopwarden.adapters.calls import CONTEXT_HEADER
 from loopwarden.adapters.pydantic_ai import Loopwarden
+from loopwarden.schemas.tool_calls import CONTEXT_HEADER
 
 from .adapter_harness import (
     STOP_AT,

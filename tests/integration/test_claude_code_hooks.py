@@ -14,8 +14,8 @@ import aiohttp
 import pytest
 from pydantic import SecretStr
 
-from loopwarden.adapters.calls import CONTEXT_HEADER, STOP_HEADER
 from loopwarden.agents.hooks.claude_code import settings_snippet
+from loopwarden.schemas.tool_calls import CONTEXT_HEADER, STOP_HEADER
 from loopwarden.streams.tools.broker import free_port
 
 from .adapter_harness import (

@@ -23,8 +23,8 @@ from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 from pydantic import Field
 
-from loopwarden.adapters.calls import STOP_HEADER
 from loopwarden.adapters.langchain import LoopwardenMiddleware
+from loopwarden.schemas.tool_calls import STOP_HEADER
 from loopwarden.settings import settings_env
 
 from .adapter_harness import delegation_cycle_warned_then_stopped, read_topic

@@ -10,7 +10,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from loopwarden.streams.client.offsets import probe_end_offsets
 from loopwarden.streams.client.publisher import AsyncPublisher
-from loopwarden.streams.runtime.worker import build_worker_app
+from loopwarden.worker import build_worker_app
 
 from .conftest import create_topics, isolated_settings
 from .inprocess import running_app

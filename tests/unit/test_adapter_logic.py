@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from loopwarden.adapters.calls import (
+from loopwarden.schemas.tool_calls import (
     CONTEXT_HEADER,
     canonical_args,
     context_text,

@@ -33,7 +33,7 @@ def test_an_otlp_endpoint_that_is_not_a_url_is_refused_at_start():
 
 
 def test_replay_arguments_are_checked_before_the_audit_code_loads(monkeypatch):
-    monkeypatch.setitem(sys.modules, "loopwarden.streams.tools.audit", None)  # importing it fails
+    monkeypatch.setitem(sys.modules, "loopwarden.agents.audit.driver", None)  # importing it fails
     bad_time = run("replay", "--since", "yesterday")
     assert bad_time.exit_code == Exit.USAGE and "'yesterday'" in bad_time.stderr
     bad_setting = run("replay", "--since", "2h", "--set", "nope.x=1")

@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT_DIRS = [ROOT / "streams" / "client", ROOT / "schemas", ROOT / "loopwarden" / "settings"]
-CLIENT_NAMES = ("__init__.py", "errors.py", "adapters/guard.py", "adapters/calls.py")
+CLIENT_NAMES = ("__init__.py", "errors.py", "adapters/guard.py")
 CLIENT_FILES = [ROOT / "loopwarden" / name for name in (*CLIENT_NAMES, "adapters/connection.py")]
 BULK_ONLY = {"memory_columns.py", "redaction_columns.py"}
 """Schemas of the Arrow path: the worker's, and a client's with ``loopwarden[bulk]``."""

@@ -11,10 +11,11 @@ from loopwarden.agents.monitor.loop_monitor import LoopMonitor
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.cli import main
-from loopwarden.cli.options import envelope_from_json, publish_id_prefix
+from loopwarden.cli.options import publish_id_prefix
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.events import validate_action
+from loopwarden.schemas.flat_events import envelope_from_json
 from loopwarden.schemas.positions import Origin
 
 

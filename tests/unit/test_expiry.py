@@ -1,11 +1,11 @@
 """Idle loops: decided in event time by the processors; memory reclaimed per partition."""
 
 from loopwarden.agents.guardrails.records import GuardrailProcessor
-from loopwarden.agents.monitor.expiry import IdleLoopSweeper
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.settings import DetectionSettings
+from loopwarden.streams.runtime.state.expiry import IdleLoopSweeper
 
 SEED = DetectionSettings(profile="seed")  # these tests use the seed's triggers
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 
-from loopwarden.agents.monitor.pending_states import PendingStates
 from loopwarden.agents.monitor.state import LoopState
+from loopwarden.streams.runtime.state.pending_states import PendingStates
 
 
 class TableOfSnapshots:
@@ -27,7 +27,7 @@ class TableOfSnapshots:
 
 def _kept(count: int) -> tuple[PendingStates, TableOfSnapshots, list[LoopState]]:
     table = TableOfSnapshots()
-    pending = PendingStates(table)
+    pending = PendingStates(table, restore=LoopState.restore)
     states = [LoopState(f"loop-{n}", partition=n % 4, seq=1) for n in range(count)]
     for state in states:
         pending.keep(state.loop_id.encode(), state, state.partition)

@@ -8,13 +8,13 @@ import itertools
 import pytest
 from pydantic import ValidationError
 
-from loopwarden.adapters.calls import tool_call_fields
-from loopwarden.adapters.reads import read_fields
 from loopwarden.agents.monitor.loop_monitor import LoopMonitor
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.agents.spin.read_region import read_region, same_file, same_region, shell_read
 from loopwarden.schemas.events import ActionEvent, ReadRange, validate_action
 from loopwarden.schemas.positions import Origin
+from loopwarden.schemas.tool_calls import tool_call_fields
+from loopwarden.schemas.tool_reads import read_fields
 from loopwarden.settings import DetectionSettings
 
 _ids = itertools.count()

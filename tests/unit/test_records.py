@@ -129,9 +129,9 @@ def test_cache_is_bounded():
 def test_a_rerouted_event_arrives_as_it_was_published_unknown_outcome_included():
     """A re-routed event is encoded as the client encodes it: an outcome that is not
     known (``success: null``) stays unknown, not the default (a success)."""
-    from loopwarden.agents.monitor.records import reroute_of
     from loopwarden.schemas.events import ActionEvent
     from loopwarden.schemas.positions import Origin
+    from loopwarden.streams.runtime.state.reroute import reroute_of
 
     event = ActionEvent.model_validate(
         {

@@ -21,8 +21,8 @@ from faust.web import base as faust_web
 
 from loopwarden.settings import Settings
 from loopwarden.streams.runtime import workarounds
-from loopwarden.streams.runtime.worker import build_worker_app
 from loopwarden.streams.tools.topics import changelog_topics
+from loopwarden.worker import build_worker_app
 
 
 def test_the_worker_app_uses_the_tuned_consumer_and_producer():

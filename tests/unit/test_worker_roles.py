@@ -9,7 +9,7 @@ import pytest
 
 from loopwarden.errors import ConfigurationError
 from loopwarden.settings import Settings
-from loopwarden.streams.runtime.worker import build_worker_app
+from loopwarden.worker import build_worker_app
 
 
 def agents_of(**changes):
@@ -58,7 +58,8 @@ def worker_logger_levels(settings_args: str, loggers: tuple[str, ...]) -> list[i
     script = (
         "import logging, sys\n"
         "from loopwarden.settings import Settings\n"
-        "from loopwarden.streams.runtime.worker import build_worker_app, new_faust_worker\n"
+        "from loopwarden.streams.runtime.worker import new_faust_worker\n"
+        "from loopwarden.worker import build_worker_app\n"
         f"settings = Settings({settings_args})\n"
         "worker = new_faust_worker(build_worker_app(settings), settings)\n"
         "worker._setup_logging()\n"

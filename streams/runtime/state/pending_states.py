@@ -32,8 +32,6 @@ import asyncio
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
-from loopwarden.agents.monitor.state import LoopState
-
 DEFAULT_LIMIT = 10_000
 """Loops kept before an early write: about 36 MB of decoded states."""
 WRITE_CHUNK = 64
@@ -55,10 +53,11 @@ class PendingStates:
         self,
         store: StateStore,
         limit: int = DEFAULT_LIMIT,
-        restore: Callable[[str, bytes], Any] = LoopState.restore,
+        *,
+        restore: Callable[[str, bytes], Any],
     ) -> None:
-        """``restore`` decodes a stored snapshot (key as text, bytes): a loop's by default,
-        a family's for the fleet role; any state with ``snapshot()`` is kept alike."""
+        """``restore`` decodes a stored snapshot (key as text, bytes): a loop's for the
+        monitor, a family's for the fleet; any state with ``snapshot()`` is kept alike."""
         self.store = store
         self.limit = limit
         self.restore = restore

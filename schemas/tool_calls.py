@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from loopwarden.adapters.reads import read_fields
 from loopwarden.errors import EventDecodeError
 from loopwarden.schemas import codec
+from loopwarden.schemas.tool_reads import read_fields
 from loopwarden.schemas.warnings import LoopWarning
 
 CONTEXT_HEADER = "[loopwarden] Loop warning — read before your next step:"
@@ -65,7 +65,7 @@ def tool_call_fields(
 ) -> dict[str, Any]:
     """The payload fields of one tool call's action event (``action_type`` aside); with
     ``tool`` (its name), a call that reads a file carries ``read``
-    (:mod:`~loopwarden.adapters.reads`)."""
+    (:mod:`~loopwarden.schemas.tool_reads`)."""
     params = canonical_args(args)
     fields: dict[str, Any] = {"params": params, "success": error is None}
     read = None if tool is None else read_fields(tool, params)

@@ -1,6 +1,6 @@
 """An audit run: read the input range (and its history), replay it, read what was recorded,
-compare. The pure parts live in :mod:`loopwarden.agents.audit`; this module only
-moves records from Kafka to them.
+compare. It sits beside the replayer: the pure parts live in the other modules of
+:mod:`loopwarden.agents.audit`; this one only moves records from Kafka to them.
 """
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ from loopwarden.agents.audit.recorded import Recorded
 from loopwarden.agents.audit.recorded_settings import stamps_of, with_recorded
 from loopwarden.agents.audit.replayer import Replayer
 from loopwarden.agents.audit.window import PartitionWindow, Place
-from loopwarden.agents.capabilities import Capability, replayable
+from loopwarden.agents.capabilities import replayable
 from loopwarden.errors import EventDecodeError
 from loopwarden.schemas import codec
 from loopwarden.schemas.families import family_of
 from loopwarden.schemas.positions import default_partition
 from loopwarden.settings import Settings
 from loopwarden.streams.client.producer import start_producer
+from loopwarden.streams.runtime.capability import Capability
 from loopwarden.streams.runtime.outputs import ROUTES
 from loopwarden.streams.tools.replay_reader import (
     PartitionSpan,

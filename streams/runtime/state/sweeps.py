@@ -1,7 +1,7 @@
 """The one way a capability keeps an idle-state sweeper to the partitions it owns.
 
 Monitor loops, guardrail families and open experience tasks expire the same way:
-an :class:`~loopwarden.agents.monitor.expiry.IdleLoopSweeper` is told when a key
+an :class:`~loopwarden.streams.runtime.state.expiry.IdleLoopSweeper` is told when a key
 is written and says which keys of a partition went idle. What it knows must
 follow the consumer's assignment: a revoked partition's keys are no longer ours
 to delete, an assigned one may have changed elsewhere meanwhile and is scanned
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from loopwarden.agents.monitor.expiry import IdleLoopSweeper
+from loopwarden.streams.runtime.state.expiry import IdleLoopSweeper
 
 
 def follow_assignment(

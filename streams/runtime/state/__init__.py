@@ -1,0 +1,4 @@
+"""Keyed state shared by every stateful capability: changed states written once per
+commit (:mod:`.pending_states`), idle keys reclaimed on event time (:mod:`.expiry`)
+following the consumer's assignment (:mod:`.sweeps`), and events moved to their key's
+own partition (:mod:`.reroute`)."""
