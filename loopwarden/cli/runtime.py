@@ -25,10 +25,11 @@ def broker(port: int) -> None:
     """Run the embedded Tansu broker (memory only) on loopback until Ctrl-C."""
     from loopwarden.streams.tools.broker import EmbeddedBroker
 
+    stop = StopRequest()
     with EmbeddedBroker(port or None) as running:
         click.echo(f"broker listening on {running.bootstrap_servers}")
         click.echo(f"export LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS={running.bootstrap_servers}")
-        _wait_for_signal(running.process, "broker")
+        _wait_for_signal(running.process, "broker", stop)
 
 
 @click.command()
@@ -94,7 +95,10 @@ def dev(port: int, web_port: int) -> None:
         check_port_free(web_port, "--web-port / LOOPWARDEN_WEB_PORT")
     from loopwarden.streams.tools.topics import ensure_topics
 
+    stop = StopRequest()
     with EmbeddedBroker(port or None) as running:
+        if stop.requested:  # stopped while the broker was starting
+            return
         settings = settings_with(running.bootstrap_servers, web_port=web_port or None)
         # the topics exist before the line that points other commands here is printed:
         # an agent started at once finds them (the worker would make them a little later)
@@ -110,9 +114,11 @@ def dev(port: int, web_port: int) -> None:
                 f"worker API on {base}: loop health {base}/loops, Prometheus {base}/metrics, "
                 "guardrails and Claude Code hooks (`loopwarden hooks`)"
             )
+        if stop.requested:
+            return
         process = start_worker_process(settings)
         try:
-            _wait_for_signal(process, "worker")
+            _wait_for_signal(process, "worker", stop)
         finally:
             stop_process(process)
 
@@ -161,17 +167,25 @@ def stop_process(process: subprocess.Popen[bytes], timeout_s: float = 15.0) -> i
     return process.returncode
 
 
-def _wait_for_signal(process: subprocess.Popen[bytes] | None, name: str) -> None:
+class StopRequest:
+    """SIGTERM caught from the moment a command starts its parts: a stop asked for while
+    they are still starting is kept until the command can act on it (SIGTERM's default
+    action would end the command at once, with exit 143, before it stops its children)."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        signal.signal(signal.SIGTERM, self._handle)
+
+    def _handle(self, signum: int, frame: object) -> None:
+        self.requested = True
+
+
+def _wait_for_signal(
+    process: subprocess.Popen[bytes] | None, name: str, stop: StopRequest
+) -> None:
     """Wait for Ctrl-C or SIGTERM; fail with one line if ``process`` exits first."""
-    stop = False
-
-    def handle(signum: int, frame: object) -> None:
-        nonlocal stop
-        stop = True
-
-    signal.signal(signal.SIGTERM, handle)
     try:
-        while not stop:
+        while not stop.requested:
             if process is not None and process.poll() is not None:
                 raise click.ClickException(f"the {name} exited with code {process.returncode}")
             time.sleep(0.2)

@@ -88,3 +88,45 @@ async def test_dev_has_made_the_topics_when_it_prints_where_the_broker_is():
             pass
     finally:
         assert stop_process(process) == 0
+
+
+def _children(pid: int) -> list[int]:
+    path = f"/proc/{pid}/task/{pid}/children"
+    with open(path) as handle:
+        return [int(child) for child in handle.read().split()]
+
+
+def test_a_sigterm_while_dev_is_still_starting_stops_it_cleanly():
+    """Found by the test above failing under load with exit 143: ``dev`` caught SIGTERM
+    only once its worker had started, so a stop asked for while the broker was still
+    starting killed it outright. Here SIGTERM comes as soon as its broker process
+    exists, long before the worker (topics are made in between)."""
+    from loopwarden.cli.runtime import stop_process
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "loopwarden", "dev", "--web-port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={k: v for k, v in os.environ.items() if not k.startswith("LOOPWARDEN_")},
+        start_new_session=True,
+    )
+    try:
+        children: list[int] = []
+        while not children:  # the broker is a child of dev's: it is starting now
+            assert process.poll() is None, process.stdout.read().decode()
+            children = _children(process.pid)
+        broker = children[0]
+    finally:
+        code = stop_process(process, timeout_s=60)
+    output = process.stdout.read().decode()
+    assert code == 0, output
+    assert "starting a worker" not in output  # stopped before it started one
+    assert not os.path.exists(f"/proc/{broker}") or _zombie_or_gone(broker)
+
+
+def _zombie_or_gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split(") ", 1)[1].startswith("Z")
+    except FileNotFoundError:
+        return True
