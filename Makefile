@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test docs lint bench reliability clean
+.PHONY: install demo test docs lint typecheck bench reliability clean
 
 # mkdocs 1.6 and its plugins print a page-long notice about a future mkdocs 2 on every build
 export NO_MKDOCS_2_WARNING := 1
@@ -39,6 +39,7 @@ $(CHROMIUM):
 FAULT_SUITE := tests/integration/test_fault_suite.py
 test: $(STAMP) $(CHROMIUM)
 	$(BIN)/ruff check .
+	$(BIN)/python tests/support/typecheck.py
 	$(BIN)/mkdocs build --strict --quiet --site-dir $(VENV)/site
 	$(BIN)/pytest -n 2 --dist loadfile --deselect $(FAULT_SUITE)
 	LOOPWARDEN_NO_EXTENSIONS=1 $(BIN)/pytest -n 2 -q tests/unit
@@ -47,6 +48,10 @@ test: $(STAMP) $(CHROMIUM)
 # the docs site in site/ (make test builds it too, with --strict: a broken page fails)
 docs: $(STAMP)
 	$(BIN)/mkdocs build --strict --site-dir site
+
+# mypy on the product code, laid out as installed (strict at the kit's seams)
+typecheck: $(STAMP)
+	$(BIN)/python tests/support/typecheck.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -123,7 +123,7 @@ class StructuredChat:
     async def ask(self, system: str, user: str, answer: type[Answer], name: str) -> Answer:
         """The model's answer to ``user`` as ``answer``; ``name`` names the schema."""
         if self._async is None:
-            self._async = _openai().AsyncOpenAI(**self._options())  # type: ignore[arg-type]
+            self._async = _openai().AsyncOpenAI(**self._options())
         headers: dict[str, str] = {}
         with chat_span(self.tracer, self.endpoint.model, self.endpoint.url, headers) as span:
             try:
@@ -137,7 +137,7 @@ class StructuredChat:
     def ask_blocking(self, system: str, user: str, answer: type[Answer], name: str) -> Answer:
         """:meth:`ask` for a caller in a worker thread."""
         if self._blocking is None:
-            self._blocking = _openai().OpenAI(**self._options())  # type: ignore[arg-type]
+            self._blocking = _openai().OpenAI(**self._options())
         headers: dict[str, str] = {}
         with chat_span(self.tracer, self.endpoint.model, self.endpoint.url, headers) as span:
             try:

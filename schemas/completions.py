@@ -119,7 +119,7 @@ def redact_guardrail_event(event: AnyGuardrailEvent) -> AnyGuardrailEvent:
     """``event`` with secrets in its free-text fields redacted."""
     if isinstance(event, ReflectionCached):
         return redact_fields(event, ("payload",))
-    names = ("orchestrator_persona", "reflection_persona", "override_by")
+    names: tuple[str, ...] = ("orchestrator_persona", "reflection_persona", "override_by")
     if isinstance(event, GuardrailOverride):
         names = ("override_by", "override_reason")
     payload = redact_fields(event.payload, names)

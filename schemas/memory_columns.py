@@ -345,9 +345,9 @@ def check_columns(table: pa.Table, *, redacted: bool = True) -> CheckedColumns:
             except EventError as exc:
                 errors.append((int(index), obj, exc))
         checked = checked.filter(pa.array(ok))
-    columns = MemoryColumns(checked, np.zeros(checked.num_rows, dtype=bool), redacted=False)
+    found = MemoryColumns(checked, np.zeros(checked.num_rows, dtype=bool), redacted=False)
     kept = np.flatnonzero(ok)
-    return CheckedColumns(redact([columns])[0] if redacted else columns, writes, errors, kept)
+    return CheckedColumns(redact([found])[0] if redacted else found, writes, errors, kept)
 
 
 def redact(batches: Sequence[MemoryColumns]) -> list[MemoryColumns]:

@@ -53,7 +53,9 @@ def decode_record(
     if not value:
         if not owns_topic:
             return out
-        error = EventDecodeError("empty record value", (FieldError("", "empty record value"),))
+        error: EventError = EventDecodeError(
+            "empty record value", (FieldError("", "empty record value"),)
+        )
         out.dead_letters.append(DeadLetter.from_error(error, value or b"", source, key))
         return out
     is_batch = value[:1] == b"[" or value.lstrip()[:1] == b"["

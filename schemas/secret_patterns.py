@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 from detect_secrets.plugins.base import RegexBasedDetector
@@ -85,6 +86,7 @@ _SSN = re.compile(r"\b(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}\b")
 
 def _plugin_patterns() -> list[re.Pattern[str]]:
     patterns: list[re.Pattern[str]] = []
+    plugin: Any
     for plugin in get_mapping_from_secret_type_to_class().values():
         if issubclass(plugin, RegexBasedDetector) and plugin.__name__ not in _SKIPPED_PLUGINS:
             patterns.extend(plugin.denylist)

@@ -25,6 +25,7 @@ meanwhile is not built twice. Index work is logged with its duration.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
@@ -195,7 +196,7 @@ class MemoryIndexes:
             for column, kind in RELATION_SCALARS:
                 if column not in present:
                     retry_on_conflict(
-                        lambda c=column, k=kind: self._scalar(self.relations, c, k),
+                        functools.partial(self._scalar, self.relations, column, kind),
                         f"{kind.__name__} index on relations.{column}",
                     )
             self._relations_indexed = True

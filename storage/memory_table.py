@@ -10,6 +10,7 @@ built as Arrow columns (vectors straight from numpy). Indexes: see
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
@@ -94,7 +95,7 @@ class MemoryTable:
             chunk = values[start : start + UPDATE_CHUNK]
             where = f"id IN ({quote_list(chunk)})"
             retry_on_conflict(
-                lambda w=where: self.table.update(where=w, values={column: value}),
+                functools.partial(self.table.update, where=where, values={column: value}),
                 f"update of {column}",
             )
         self.indexes.note_rewritten(len(values))
@@ -343,7 +344,8 @@ class MemoryTable:
             return []
         self.indexes.ensure()  # a table written before indexes existed gets them now
         search = (  # a MatchQuery: the user's text is words, never query syntax
-            self.table.search(MatchQuery(query, "content"), query_type="fts")
+            # lancedb's MatchQuery has defaults its annotations do not show
+            self.table.search(MatchQuery(query, "content"), query_type="fts")  # type: ignore[call-arg]
             .where(f"scope = {quote(scope)} AND deleted = false", prefilter=True)
             .select([*columns, "_score"])
             .limit(limit)

@@ -14,6 +14,7 @@ the way the agent wrote it.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from functools import lru_cache
@@ -27,6 +28,11 @@ _NAME = re.compile(r"[^a-z0-9_]+")
 MIN_SLOT_CHARS = 2
 CONTROL_KEYS = frozenset({"target", "selector", "element", "xpath", "id", "button"})
 """Parameters naming the control acted on (a button called "search"), never a slot."""
+
+
+def _as_is(token: str, _match: re.Match[str]) -> str:
+    """A replacement taken as it is (no backslash escapes)."""
+    return token
 
 
 def _slot_name(key: str, taken: set[str]) -> str:
@@ -59,7 +65,7 @@ def _replace(text: str, tokens: dict[str, str]) -> str:
     # longest values first, so "iPhone 15 Pro" is not cut by "iPhone 15"
     for value, token in sorted(tokens.items(), key=lambda kv: -len(kv[0])):
         pattern = rf"(?<!\w){re.escape(value)}(?!\w)"
-        text = re.sub(pattern, lambda _m, t=token: t, text, flags=re.I)
+        text = re.sub(pattern, functools.partial(_as_is, token), text, flags=re.I)
     return text
 
 

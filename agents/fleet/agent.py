@@ -65,7 +65,7 @@ def register_fleet(app: LoopwardenApp, resources: WorkerResources, capability: C
     passed_over = 0
 
     def load_state(key: str) -> FamilyState | ToolOutages | None:
-        return pending.load(key.encode())  # type: ignore[no-any-return]
+        return pending.load(key.encode())
 
     def peek(key: bytes) -> tuple[int, float] | None:
         data = store.get(key)

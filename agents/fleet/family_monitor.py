@@ -125,8 +125,8 @@ class FamilyMonitor:
                 break
             self._climb(state, event, finding, out)
         if state.stopped and node.told != "stop" and not node.ended and state.stop:
-            kind, reason = state.stop
-            finding = FleetFinding(kind, reason, (), (event.event_id,), (), 0, stop=True)
+            stop_kind, stop_reason = state.stop
+            finding = FleetFinding(stop_kind, stop_reason, (), (event.event_id,), (), 0, stop=True)
             out.warnings.append(self._tell(event.loop_id, node, event, finding, "stop"))
         return out
 

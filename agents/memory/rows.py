@@ -54,7 +54,8 @@ def content_vectors(writes: Sequence[MemoryWrite], embedder: Embedder) -> np.nda
     if to_embed:
         vectors[to_embed] = embedder.embed([writes[i].payload.content for i in to_embed])
     if supplied:
-        vectors[supplied] = unit_rows(np.stack([writes[i].payload.embedding for i in supplied]))
+        supplied_vectors = [np.asarray(writes[i].payload.embedding) for i in supplied]
+        vectors[supplied] = unit_rows(np.stack(supplied_vectors))
     return vectors
 
 

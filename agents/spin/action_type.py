@@ -44,7 +44,7 @@ class ActionTypeStreak:
     def restore(cls, data: list[object]) -> ActionTypeStreak:
         """Inverse of :meth:`snapshot`."""
         action_type, count = data
-        return cls(action_type if isinstance(action_type, str) else None, int(count))  # type: ignore[arg-type]
+        return cls(action_type if isinstance(action_type, str) else None, int(str(count)))
 
 
 @register

@@ -53,7 +53,7 @@ class RestatedMessage(Detector):
         text = payload.result or payload.action_name or ""
         if word_count(text) < cfg.message_min_words:
             return None
-        mine = [seen.event.event_id, seen.iteration, targets(text), list(meaning(text))]
+        mine: Turn = [seen.event.event_id, seen.iteration, targets(text), list(meaning(text))]
         same = [
             turn
             for turn in self.turns

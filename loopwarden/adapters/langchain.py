@@ -133,8 +133,8 @@ class LoopwardenMiddleware(AgentMiddleware):
             self.guard.watch(loop_id, **{k: v for k, v in own.items() if v})
             return {LOOP_KEY: loop_id}
         # a sub-agent run inside the caller's tool call: a loop of the caller's family
-        loop_id = self._loop_id if isinstance(self._loop_id, str) else None
-        loop_id = loop_id or f"{agent or 'subagent'}-{uuid.uuid4().hex[:12]}"
+        given = self._loop_id if isinstance(self._loop_id, str) else None
+        loop_id = given or f"{agent or 'subagent'}-{uuid.uuid4().hex[:12]}"
         start_delegated(self.guard, loop_id, caller, agent, _task(state))
         return {LOOP_KEY: loop_id}
 
@@ -212,14 +212,15 @@ class LoopwardenMiddleware(AgentMiddleware):
         if loop_id is None:
             return
         call = request.tool_call
+        failure: BaseException | str | None = error
         if isinstance(result, ToolMessage) and result.status == "error" and error is None:
-            error = str(result.content)
+            failure = str(result.content)
         self.guard.tool_call(
             loop_id,
             call["name"],
             call.get("args"),
             result=result if isinstance(result, ToolMessage) else None,
-            error=error,
+            error=failure,
             tool_call_id=call.get("id"),
             response_id=_response_id(state, call.get("id")),
             duration_ms=(time.perf_counter() - started) * 1000,

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from loopwarden.schemas.warnings import LoopWarning
 
 
-
 @dataclass(frozen=True, slots=True)
 class Lineage:
     """A loop's place in its family."""

@@ -75,7 +75,7 @@ class LoopwardenRun(RunHooks[Any]):
                     tool.tool_input_guardrails = [*guardrails, STOP_GUARDRAIL]
 
     async def on_tool_end(self, context: Any, agent: Any, tool: Any, result: Any) -> None:
-        name = getattr(context, "tool_name", None) or getattr(tool, "name", "tool")
+        name = str(getattr(context, "tool_name", None) or getattr(tool, "name", "tool"))
         error = result if result == _TOOL_ERROR_TEXT else None
         self.guard.publish(
             self.loop_id,
@@ -104,13 +104,12 @@ class LoopwardenRun(RunHooks[Any]):
         self._raise_if_stopped()
         model_data = data.model_data
         if self.user_filter is not None:
-            model_data = self.user_filter(data)
-            if inspect.isawaitable(model_data):
-                model_data = await model_data
+            filtered = self.user_filter(data)
+            model_data = await filtered if inspect.isawaitable(filtered) else filtered
         self.shown += self.guard.take(self.loop_id)
         if not self.shown:
             return model_data
-        message = {"role": "user", "content": context_text(self.shown)}
+        message: Any = {"role": "user", "content": context_text(self.shown)}
         return ModelInputData(
             input=[*model_data.input, message], instructions=model_data.instructions
         )
@@ -145,7 +144,9 @@ def _stop_tool_call(data: Any) -> ToolGuardrailFunctionOutput:
     return run.check_tool_call()
 
 
-STOP_GUARDRAIL = ToolInputGuardrail(guardrail_function=_stop_tool_call, name=GUARDRAIL_NAME)
+STOP_GUARDRAIL: ToolInputGuardrail[Any] = ToolInputGuardrail(
+    guardrail_function=_stop_tool_call, name=GUARDRAIL_NAME
+)
 
 
 def watch(

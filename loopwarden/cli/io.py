@@ -214,7 +214,8 @@ async def _tail(
         stop = asyncio.ensure_future(done.wait())
         watching = asyncio.ensure_future(watch.run())
         try:
-            await asyncio.wait([followers, stop, watching], return_when=asyncio.FIRST_COMPLETED)
+            waiting: list[asyncio.Future[Any]] = [followers, stop, watching]
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
             if watching.done():
                 watching.result()  # the broker silent for too long
             if followers.done():

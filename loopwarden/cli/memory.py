@@ -116,7 +116,8 @@ def import_(source: IO[bytes], batch: int) -> None:
         if bad:
             raise click.exceptions.Exit(Exit.BAD_INPUT)
         return
-    total, bad, pending = ImportCounts(), 0, []
+    total, bad = ImportCounts(), 0
+    pending: list[Any] = []
 
     def flush() -> None:
         counts = importer.import_batch(pending, time.time())

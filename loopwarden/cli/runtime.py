@@ -180,9 +180,7 @@ class StopRequest:
         self.requested = True
 
 
-def _wait_for_signal(
-    process: subprocess.Popen[bytes] | None, name: str, stop: StopRequest
-) -> None:
+def _wait_for_signal(process: subprocess.Popen[bytes] | None, name: str, stop: StopRequest) -> None:
     """Wait for Ctrl-C or SIGTERM; fail with one line if ``process`` exits first."""
     try:
         while not stop.requested:

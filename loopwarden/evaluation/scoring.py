@@ -14,7 +14,7 @@ segment. Per set of runs:
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 from loopwarden.evaluation.dataset import Run
@@ -56,7 +56,7 @@ def timely(run: Run, positions: Sequence[int]) -> bool:
     )
 
 
-def score(runs: Iterable[Run], positions: dict[str, Sequence[int]]) -> Figures:
+def score(runs: Iterable[Run], positions: Mapping[str, Sequence[int]]) -> Figures:
     """The figures for ``positions`` (warning positions per loop id) over ``runs``."""
     looping = free = recalled = in_time = warned_free = 0
     hits = total = free_warnings = free_actions = 0

@@ -142,7 +142,7 @@ def _vectors(values: list[Any]) -> pa.Array:
         matrix = np.stack(values).astype(np.float32, copy=False)  # the common case: one stack
         flat = pa.array(matrix.reshape(-1))
         return pa.FixedSizeListArray.from_arrays(flat, matrix.shape[1])
-    vectors = []
+    vectors: list[Any] = []
     for v in values:
         if v is None:
             vectors.append(None)
@@ -178,7 +178,7 @@ def _items_table(items: Sequence[Mapping[str, Any]], now: float) -> pa.Table:
         columns[name] = pa.array([i.get(name) for i in items], pa.float64())
     scores = [i.get("scores") for i in items]
     if any(s is not None and not isinstance(s, dict) for s in scores):
-        scores = [s.model_dump() if hasattr(s, "model_dump") else s for s in scores]
+        scores = [dump() if (dump := getattr(s, "model_dump", None)) else s for s in scores]
     columns["scores"] = pa.array(scores, SCORES_TYPE)
     columns["embedding"] = _vectors([i.get("embedding") for i in items])
     return pa.table(columns)

@@ -313,7 +313,9 @@ class AsyncPublisher:
         ]
         if failed:
             first = next(r for r in results if isinstance(r, BaseException))
-            raise PublishError(f"{len(failed)} memory write(s) not delivered: {first}", failed)
+            raise PublishError(
+                f"{len(failed)} memory write(s) not delivered: {first}", tuple(failed)
+            )
         return event_ids
 
     async def topic_partitions(self, topic: str) -> list[int]:

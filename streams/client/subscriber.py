@@ -23,7 +23,7 @@ import logging
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable
 from types import TracebackType
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from pydantic import ValidationError
@@ -144,7 +144,7 @@ class TopicSubscriber(Generic[T]):
         if consumer is not None:
             await consumer.stop()
 
-    async def __aenter__(self) -> TopicSubscriber[T]:
+    async def __aenter__(self) -> Self:
         await self.start()
         return self
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
 import faust
 from mode import ServiceT
@@ -197,7 +197,7 @@ def create_app(settings: Settings, telemetry: Telemetry | None = None) -> Loopwa
     )
     app.loopwarden = settings
     # table recovery's changelog buffer is still cleared on resume, as Faust does
-    app.flow_control.manage_queue(app.tables.changelog_queue)
+    app.flow_control.manage_queue(cast(Any, app.tables).changelog_queue)  # not in its type
     app.replies = Replies()
     app.runners = {}
     app.bundled_topics = set()

@@ -61,7 +61,9 @@ def bundle_records(records: Sequence[Any], max_records: int, max_bytes: int) -> 
     """``records`` of one partition as consumer records carrying bundles of at most
     ``max_records`` records and (but for a single larger record) ``max_bytes`` of
     values; each stands at its last record's offset and timestamp."""
-    bundles, chunk, size = [], [], 0
+    bundles: list[Any] = []
+    chunk: list[Any] = []
+    size = 0
     for record in records:
         value_size = record.serialized_value_size
         if chunk and (len(chunk) >= max_records or size + value_size > max_bytes):

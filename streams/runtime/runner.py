@@ -27,6 +27,7 @@ costs a counter, not a log line each.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import logging
 import time
@@ -157,7 +158,7 @@ class AgentRunner:
             events = 0
             for record in records:
                 failed = self.failed
-                result = await self._guarded(lambda r=record: handle(r), [record])
+                result = await self._guarded(functools.partial(handle, record), [record])
                 if self.failed == failed:
                     events += result if isinstance(result, int) else 1
                 if len(records) > 1:
@@ -177,7 +178,7 @@ class AgentRunner:
             self.messages += len(events)
             records = [record for event in events for record in Record.all_of(event.message)]
             started, failed = time.perf_counter(), self.failed
-            await self._guarded(lambda rs=records: handle(rs), records)
+            await self._guarded(functools.partial(handle, records), records)
             await self._after()
             if self.metrics is not None:
                 self.metrics.processed(self.name, time.perf_counter() - started)

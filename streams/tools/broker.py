@@ -123,7 +123,7 @@ class EmbeddedBroker:
                 preexec_fn=die_with_parent(),
             )
         finally:
-            if output is not subprocess.DEVNULL:
+            if not isinstance(output, int):  # not DEVNULL
                 output.close()
         try:
             wait_for_port(self.host, self.port, timeout_s)

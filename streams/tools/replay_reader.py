@@ -105,10 +105,10 @@ class TopicRangeReader:
             while pending:
                 batches = await consumer.getmany(*pending, timeout_ms=500, max_records=10_000)
                 for tp, records in batches.items():
-                    span = pending.get(tp)
-                    if span is None:
+                    wanted = pending.get(tp)
+                    if wanted is None:
                         continue
-                    inside = [r for r in records if r.offset < span.end]
+                    inside = [r for r in records if r.offset < wanted.end]
                     if inside:
                         yield inside
                 for tp in list(pending):

@@ -142,7 +142,7 @@ def _metric_exporter(conf: TelemetrySettings) -> Any:
     return None
 
 
-def _endpoint(conf: TelemetrySettings, signal: str) -> dict[str, str]:
+def _endpoint(conf: TelemetrySettings, signal: str) -> dict[str, Any]:
     if not conf.otlp_endpoint:
         return {}  # the SDK's OTEL_EXPORTER_OTLP_* variables, else localhost:4318
     return {"endpoint": f"{conf.otlp_endpoint.rstrip('/')}/v1/{signal}"}

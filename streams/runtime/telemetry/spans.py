@@ -176,7 +176,7 @@ def chat_span(
     """A GenAI ``chat {model}`` CLIENT span around one chat-completions call; its context is
     injected into ``headers`` so that a traced model server continues the trace."""
     parsed = urlsplit(url)
-    attributes = {
+    attributes: dict[str, str | int] = {
         "gen_ai.operation.name": "chat",
         "gen_ai.request.model": model,
         "http.request.method": "POST",

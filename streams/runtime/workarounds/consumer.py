@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from faust.transport.drivers import aiokafka as faust_aiokafka
 from faust.types.tuples import ack_lock
@@ -19,10 +19,18 @@ from loopwarden.streams.runtime.backoff import Backoff
 from loopwarden.streams.runtime.bundles import RecordBundle, bundle_fetched
 from loopwarden.streams.runtime.telemetry.service_log import SERVICE_LOG
 
+if TYPE_CHECKING:
+    from loopwarden.streams.runtime.app import LoopwardenApp
+
 log = logging.getLogger(__name__)
 
 
-class _FetchedRecords(dict):  # type: ignore[type-arg]
+def _app(service: Any) -> LoopwardenApp:
+    """The loopwarden app a Faust service of this worker belongs to."""
+    return cast("LoopwardenApp", service.app)
+
+
+class _FetchedRecords(dict[Any, list[Any]]):
     """A fetched batch with each partition's aiokafka state and position at hand-over."""
 
     positions: dict[Any, tuple[Any, int]]
@@ -33,9 +41,10 @@ class _TunedConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
 
     async def on_start(self) -> None:
         await super().on_start()
-        kafka = self.app.loopwarden.kafka
+        kafka = _app(self).loopwarden.kafka
+        consumer = cast(Any, self._consumer)  # made by super().on_start()
         fetch_wait_follows_traffic(
-            self._consumer._fetcher, kafka.fetch_max_wait_ms, kafka.idle_fetch_max_wait_ms
+            consumer._fetcher, kafka.fetch_max_wait_ms, kafka.idle_fetch_max_wait_ms
         )
 
     async def _fetch_records(
@@ -68,7 +77,7 @@ class _TunedConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
 
     async def _highwaters(self, partitions: list[Any]) -> Mapping[Any, int]:
         reported = await super()._highwaters(partitions)
-        kafka = self.app.loopwarden.kafka
+        kafka = _app(self).loopwarden.kafka
         if not kafka.probe_end_offsets:
             return reported
         return await probe_end_offsets(
@@ -81,7 +90,7 @@ class _TunedConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
     def _create_worker_consumer(self, transport: Any) -> Any:
         consumer = super()._create_worker_consumer(transport)
         # aiokafka reads this attribute when it builds its Fetcher in start().
-        consumer._fetch_max_wait_ms = self.app.loopwarden.kafka.fetch_max_wait_ms
+        consumer._fetch_max_wait_ms = _app(self).loopwarden.kafka.fetch_max_wait_ms
         return consumer
 
 
@@ -151,10 +160,10 @@ class _TunedConsumer(faust_aiokafka.Consumer):
         records, active_partitions = await super()._wait_next_records(timeout)
         self._positions = getattr(records, "positions", {})
         if records:
-            kafka = self.app.loopwarden.kafka
+            kafka = _app(self).loopwarden.kafka
             bundle_fetched(
-                records,
-                self.app.bundled_topics,
+                cast("dict[Any, list[Any]]", records),  # our _FetchedRecords, a dict
+                _app(self).bundled_topics,
                 kafka.bundle_max_records,
                 kafka.bundle_max_bytes,
             )
@@ -182,8 +191,8 @@ class _TunedConsumer(faust_aiokafka.Consumer):
 
     def ack(self, message: Any) -> bool:
         generation = message.generation_id
-        stale = generation is not None and generation != self.app.consumer_generation_id
-        if stale or not self.app.flow_control.is_active():
+        stale = generation is not None and generation != _app(self).consumer_generation_id
+        if stale or not _app(self).flow_control.is_active():
             with ack_lock:  # as Faust's ack: marks it done, counts nothing
                 message.acked = True
                 self._unacked_messages.discard(message)
@@ -245,16 +254,16 @@ class _SinkFlushingProducer(faust_aiokafka.Producer):
     logger = SERVICE_LOG  # mode's start/stop narration, quiet at info
 
     async def flush(self) -> None:
-        errors = self.app.loopwarden.errors
-        await self.app.sink.prepare_commit()  # states kept until the commit join the delivery
-        await self.app.sink.deliver(Backoff(errors.retry_initial_s, errors.retry_max_s, None))
+        errors = _app(self).loopwarden.errors
+        await _app(self).sink.prepare_commit()  # states kept until the commit join the delivery
+        await _app(self).sink.deliver(Backoff(errors.retry_initial_s, errors.retry_max_s, None))
         await super().flush()
 
     async def on_stop(self) -> None:
         if self._producer is not None:
             try:
-                await self.app.sink.prepare_commit()
-                await self.app.sink.flush()
+                await _app(self).sink.prepare_commit()
+                await _app(self).sink.flush()
             except PublishError as exc:  # not committed: reprocessed by the next worker
                 log.error("stopping with %s; their inputs will be processed again", exc)
         await super().on_stop()
