@@ -16,7 +16,7 @@ A failed call also goes to its tool's owner (key ``tool\x1f<action_type>``) for
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,6 +119,12 @@ class FleetProcessor:
         """The ``produced_by`` stamp of this processor's outputs."""
         return self.monitor.stamp or {}
 
+    def forget(self) -> None:
+        """Nothing to drop: families are read from the state store, not cached here."""
+
+    def evict(self, key: str) -> None:
+        """Nothing to drop (see :meth:`forget`)."""
+
     def process(
         self,
         value: bytes | None,
@@ -126,9 +132,11 @@ class FleetProcessor:
         source: SourcePosition,
         load_state: FamilyLoader,
         origin: Origin | None = None,
+        headers: Sequence[Any] = (),
     ) -> FleetRecordOutcome:
         """Process one record. ``load_state`` returns a family's stored state or None;
-        ``origin`` is set for a re-routed record (applied here, whatever its key)."""
+        ``origin`` is set for a re-routed record (applied here, whatever its key); the
+        record's ``headers`` are not read."""
         decoded = decode_record(
             value, key, source, self.max_event_bytes, validate_unredacted, owns_topic=False
         )

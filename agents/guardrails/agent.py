@@ -4,7 +4,8 @@ Records on the loop-completions topic are keyed by family id, so a family's
 state (the ``loop-family`` table) lives with its partition; a record that
 arrived on another partition is re-routed there (the completions re-route
 topic). A family idle for ``limits.idle_family_ttl_s`` of event time starts
-fresh, and a timer deletes idle families to reclaim memory. Decisions go to the
+fresh, and its state is reclaimed (the keyed-state kit, with every record's state
+written at once: the HTTP API reads families straight from the table). Decisions go to the
 decisions topic keyed by family, guardrail warnings to the warnings topic keyed
 by loop id; HTTP callers waiting for an event are answered through
 ``app.replies``.
@@ -12,30 +13,77 @@ by loop id; HTTP callers waiting for an event are answered through
 
 from __future__ import annotations
 
-import logging
-import time
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from loopwarden.agents.capabilities import WorkerResources
 from loopwarden.agents.guardrails.api import register_guardrails_api
-from loopwarden.agents.guardrails.records import GuardrailProcessor
+from loopwarden.agents.guardrails.records import GuardrailProcessor, GuardrailRecordOutcome
 from loopwarden.agents.guardrails.state import FamilyState
-from loopwarden.schemas.positions import origin_from_headers
+from loopwarden.schemas.dead_letter import SourcePosition
+from loopwarden.schemas.positions import Origin
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.capability import Capability
-from loopwarden.streams.runtime.capability_runner import run_capability
 from loopwarden.streams.runtime.runner import Record
-from loopwarden.streams.runtime.state.expiry import (
-    IdleLoopSweeper,
-    snapshot_expiry,
-    trusted_event_time,
-)
-from loopwarden.streams.runtime.state.sweeps import follow_assignment
+from loopwarden.streams.runtime.state.expiry import snapshot_expiry
+from loopwarden.streams.runtime.state.keyed import KeyedDeclaration, run_keyed
 from loopwarden.streams.runtime.table_store import TableStore
 from loopwarden.streams.runtime.telemetry.spans import process_span
 from loopwarden.streams.tools.topics import FAMILY_TABLE
 
-log = logging.getLogger(__name__)
+FAMILY_STATES: KeyedDeclaration[FamilyState] = KeyedDeclaration(
+    table=FAMILY_TABLE,
+    help="Per-family guardrail state (traces, fatigue, reruns, bias history, overrides).",
+    home_topic=lambda t: t.loop_completions,
+    reroute_topic=lambda t: t.completions_reroute,
+    restore=FamilyState.restore,
+    peek_expiry=snapshot_expiry,
+    seen_at=lambda state: state.updated_at,
+    idle_ttl_s=lambda s: s.limits.idle_family_ttl_s,
+    ttl_setting="limits.idle_family_ttl_s",
+    noun="famil(ies)",
+    writes="every_record",  # the HTTP API reads families straight from the table
+)
+"""Families by family id (a loop and its reruns), on the completions topic's partitions."""
+
+
+class TracedGuardrails:
+    """The guardrail processor with a process span around each record (tracing on)."""
+
+    def __init__(self, processor: GuardrailProcessor, tracer: Any, group: str) -> None:
+        self.processor, self.tracer, self.group = processor, tracer, group
+
+    @property
+    def touched(self) -> Iterable[str]:
+        return self.processor.touched
+
+    def forget(self) -> None:
+        self.processor.forget()
+
+    def evict(self, key: str) -> None:
+        self.processor.evict(key)
+
+    def process(
+        self,
+        value: bytes | None,
+        key: bytes | None,
+        source: SourcePosition,
+        load_state: Callable[[str], Any],
+        origin: Origin | None = None,
+        headers: Sequence[Any] = (),
+    ) -> GuardrailRecordOutcome:
+        with process_span(
+            self.tracer,
+            source,
+            key=key.decode("utf-8", "replace") if key else None,
+            trace_context=None,
+            headers=headers,
+            group=self.group,
+        ) as span:
+            outcome = self.processor.process(value, key, source, load_state, origin)
+            if span is not None:
+                describe_outcome(span, outcome)
+        return outcome
 
 
 def register_guardrails(
@@ -44,69 +92,18 @@ def register_guardrails(
     """Declare the family table and the ``apply_guardrails`` agent (and, with the web
     port open, the guardrails' HTTP API)."""
     settings = app.loopwarden
-    names = settings.topics
-    table = app.Table(
-        FAMILY_TABLE,
-        partitions=names.partitions,
-        key_type=bytes,
-        value_type=bytes,
-        help="Per-family guardrail state (traces, fatigue, reruns, bias history, overrides).",
-    )
-    store = TableStore(table, app.sink)
-    limits = settings.limits
-    processor = GuardrailProcessor.for_settings(settings, partitions=names.partitions)
-    sweeper = IdleLoopSweeper(
-        limits.idle_family_ttl_s, limits.expiry_sweep_interval_s, limits.max_clock_skew_s
-    )
+    processor = GuardrailProcessor.for_settings(settings, partitions=settings.topics.partitions)
+    traced = TracedGuardrails(processor, app.otel_tracer, settings.app_id)
 
-    def load_state(family: str) -> FamilyState | None:
-        data = store.get(family.encode())
-        return FamilyState.restore(family, data) if data else None
-
-    def peek(key: bytes) -> tuple[int, float] | None:
-        data = store.get(key)
-        return snapshot_expiry(data) if data else None
-
-    follow_assignment(app, sweeper, names.loop_completions)
-
-    def handle(record: Record) -> None:
-        source = record.source
-        origin = (
-            origin_from_headers(record.headers) if source.topic != names.loop_completions else None
-        )
-        with process_span(
-            app.otel_tracer,
-            source,
-            key=record.key.decode("utf-8", "replace") if record.key else None,
-            trace_context=None,
-            headers=record.headers,
-            group=settings.app_id,
-        ) as span:
-            outcome = processor.process(record.value, record.key, source, load_state, origin)
-            if span is not None:
-                describe_outcome(span, outcome)
-        for family, state in outcome.states.items():
-            key = family.encode()
-            store.put(key, state.snapshot(), source.partition)
-            seen = trusted_event_time(
-                state.updated_at, source.timestamp_ms, limits.max_clock_skew_s
-            )
-            sweeper.touch(key, state.partition, seen)
-        for letter in outcome.dead_letters:
-            app.dead_letters.send(letter)
-        app.reroute(names.completions_reroute, outcome.reroutes)
-        app.outputs.emit_all(outcome.outputs())
+    def answer(outcome: GuardrailRecordOutcome, record: Record) -> None:
         for event_id, result in outcome.replies:
             app.replies.resolve(event_id, result)
             app.loop_health.family(result)
-        if sweeper.due(source.partition, time.monotonic()):
-            for key in sweeper.expired(source.partition, store.keys, peek):
-                store.delete(key, source.partition)
 
-    run_capability(app, capability, handle)
+    wiring = run_keyed(app, capability, FAMILY_STATES, traced, after=answer)
     if settings.web_port:
-        register_guardrails_api(app, store)
-    return store
+        register_guardrails_api(app, wiring.store)
+    return wiring.store
 
 
 def describe_outcome(span: Any, outcome: Any) -> None:

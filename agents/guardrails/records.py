@@ -8,7 +8,7 @@ arrives, so the outcome depends on the events alone, not on when a sweep ran.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +44,8 @@ class GuardrailRecordOutcome:
     reroutes: list[Reroute] = field(default_factory=list)
     seen: list[tuple[str, str]] = field(default_factory=list)
     """(event id, loop id) of every event applied or skipped here (not re-routed)."""
+    events: int = 0
+    """Completions and overrides the record held."""
 
     def outputs(self) -> Iterator[tuple[str, Output]]:
         """The named outputs, in the order they are sent."""
@@ -69,6 +71,8 @@ class GuardrailProcessor:
         self.max_event_bytes = max_event_bytes
         self.partitions = partitions
         self.idle_ttl_s = idle_ttl_s
+        self.touched: set[str] = set()
+        """Families the last (or current) :meth:`process` call loaded or changed."""
 
     @classmethod
     def for_settings(cls, settings: Settings, partitions: int = 0) -> GuardrailProcessor:
@@ -86,6 +90,12 @@ class GuardrailProcessor:
         """The ``produced_by`` stamp of this processor's outputs."""
         return self.engine.stamp
 
+    def forget(self) -> None:
+        """Nothing to drop: families are read from the state store, not cached here."""
+
+    def evict(self, key: str) -> None:
+        """Nothing to drop (see :meth:`forget`)."""
+
     def process(
         self,
         value: bytes | None,
@@ -93,11 +103,15 @@ class GuardrailProcessor:
         source: SourcePosition,
         load_state: FamilyLoader,
         origin: Origin | None = None,
+        headers: Sequence[Any] = (),
     ) -> GuardrailRecordOutcome:
         """Process one record. ``load_state`` returns a family's stored state or None;
-        ``origin`` is set for a re-routed record."""
+        ``origin`` is set for a re-routed record; the record's ``headers`` are not read."""
         decoded = decode_record(value, key, source, self.max_event_bytes, validate_guardrail_event)
-        outcome = GuardrailRecordOutcome(dead_letters=decoded.dead_letters)
+        outcome = GuardrailRecordOutcome(
+            dead_letters=decoded.dead_letters, events=len(decoded.events)
+        )
+        self.touched.clear()
         for index, event in decoded.events:
             family = family_of(event.loop_id)
             at = origin or Origin(source.partition, source.offset, index)
@@ -106,6 +120,7 @@ class GuardrailProcessor:
                 if reroute is not None:
                     outcome.reroutes.append(reroute)
                     continue
+            self.touched.add(family)
             state = outcome.states.get(family) or load_state(family)
             if state is None:
                 state = FamilyState(family)

@@ -1,0 +1,275 @@
+"""One wiring for every keyed, stateful capability: a processor plus a declaration.
+
+A capability that keeps state per key (the monitor's loops, the fleet's families,
+the guardrails' families) hands :func:`run_keyed` its pure processor and a
+:class:`KeyedDeclaration`; the kit owns the rest of the keyed-state protocol, the
+same way for each:
+
+- the table (a Faust table of raw bytes: snapshots are encoded already) and its
+  writes — once per offset commit through
+  :class:`~loopwarden.streams.runtime.state.pending_states.PendingStates`, or at every
+  record (``writes="every_record"``: for state an HTTP API reads straight from the
+  table);
+- the revert on failure: the states a failed record touched go back to their last
+  written state (only what was kept and not yet written can be half-updated);
+- idle expiry on event time (:class:`~loopwarden.streams.runtime.state.expiry.IdleLoopSweeper`),
+  following the consumer's assignment, and for quiet partitions on the wall clock
+  when the declaration asks for it;
+- re-routes to the key's own partition, dead letters and the named outputs.
+
+What is the capability's own — metrics, the loop-health page, HTTP replies — it
+does in ``after``, which sees each record's outcome.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, Protocol, TypeVar
+
+from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
+from loopwarden.schemas.positions import Origin, origin_from_headers
+from loopwarden.settings import Settings, TopicSettings
+from loopwarden.streams.runtime.app import LoopwardenApp
+from loopwarden.streams.runtime.capability import Capability
+from loopwarden.streams.runtime.capability_runner import run_capability
+from loopwarden.streams.runtime.runner import Record
+from loopwarden.streams.runtime.state.expiry import IdleLoopSweeper, trusted_event_time
+from loopwarden.streams.runtime.state.pending_states import PendingStates
+from loopwarden.streams.runtime.state.reroute import Reroute
+from loopwarden.streams.runtime.state.sweeps import follow_assignment
+from loopwarden.streams.runtime.table_store import TableStore
+
+log = logging.getLogger(__name__)
+
+RECLAIM_CHUNK = 10_000
+"""Deletions between two yields to the event loop in a wall-clock sweep (a million
+deletions in one go blocked the loop for 10 s)."""
+
+
+class KeyedState(Protocol):
+    """What the kit needs of a state: its partition and its snapshot."""
+
+    @property
+    def partition(self) -> int: ...
+
+    def snapshot(self) -> bytes: ...
+
+
+S = TypeVar("S", bound=KeyedState)
+S_co = TypeVar("S_co", bound=KeyedState, covariant=True)
+
+
+class KeyedOutcome(Protocol[S_co]):
+    """What one record produced (each capability's ``*RecordOutcome``)."""
+
+    @property
+    def states(self) -> Mapping[str, S_co]: ...
+
+    @property
+    def dead_letters(self) -> Sequence[DeadLetter]: ...
+
+    @property
+    def reroutes(self) -> Sequence[Reroute]: ...
+
+    @property
+    def events(self) -> int: ...
+
+    def outputs(self) -> Iterator[tuple[str, Any]]: ...
+
+
+Out = TypeVar("Out", bound=KeyedOutcome[Any])
+Out_co = TypeVar("Out_co", bound=KeyedOutcome[Any], covariant=True)
+
+
+class KeyedProcessor(Protocol[Out_co]):
+    """A capability's pure processor: a record and a state loader in, an outcome out."""
+
+    @property
+    def touched(self) -> Iterable[str]:
+        """The keys the last (or current) :meth:`process` call loaded or changed."""
+        ...
+
+    def process(
+        self,
+        value: bytes | None,
+        key: bytes | None,
+        source: SourcePosition,
+        load_state: Callable[[str], Any],
+        origin: Origin | None = None,
+        headers: Sequence[Any] = (),
+    ) -> Out_co: ...
+
+    def forget(self) -> None:
+        """Drop every cached state (the table may be recovered or handed over)."""
+        ...
+
+    def evict(self, key: str) -> None:
+        """Drop one key's cached state (it was deleted)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class KeyedDeclaration(Generic[S]):
+    """How a capability keeps its state: the kit does the rest (module docstring)."""
+
+    table: str
+    """The Faust table's name (its changelog is ``<app id>-<table>-changelog``)."""
+    help: str
+    """The table's description."""
+    home_topic: Callable[[TopicSettings], str]
+    """The topic whose partitions the keys live on; a record from any other topic of
+    the capability's is a re-routed one (its origin is in its headers)."""
+    reroute_topic: Callable[[TopicSettings], str]
+    """Where an event of another partition's key is sent."""
+    restore: Callable[[str, bytes], S]
+    """A stored snapshot (key as text) decoded."""
+    peek_expiry: Callable[[bytes], tuple[int, float]]
+    """A stored snapshot's partition and event time, read cheaply (for the sweeps)."""
+    seen_at: Callable[[S], float]
+    """A state's event time (its last event's)."""
+    idle_ttl_s: Callable[[Settings], float]
+    """How long (event time) a key may stay idle before its state is reclaimed."""
+    ttl_setting: str
+    """The setting of that TTL, named in the reclaim log line."""
+    noun: str = "key(s)"
+    """What a key is, in log lines: ``loop(s)``, ``famil(ies)``."""
+    writes: Literal["at_commit", "every_record"] = "at_commit"
+    sweep_quiet_partitions: bool = False
+    """Also reclaim idle keys of partitions that receive nothing, on the wall clock."""
+
+
+@dataclass(slots=True)
+class KeyedWiring(Generic[S]):
+    """What :func:`run_keyed` made: the table's store, the state reader and the agent."""
+
+    store: TableStore
+    load: Callable[[str], S | None]
+    """A key's state: the one kept since the last write, else the stored one."""
+    agent: Any
+
+
+def run_keyed(
+    app: LoopwardenApp,
+    capability: Capability,
+    declaration: KeyedDeclaration[S],
+    processor: KeyedProcessor[Out],
+    after: Callable[[Out, Record], None] | None = None,
+) -> KeyedWiring[S]:
+    """Declare ``capability``'s table and agent on ``app``, with ``processor`` applying
+    each record and the keyed-state protocol handled here (module docstring)."""
+    settings = app.loopwarden
+    names = settings.topics
+    limits = settings.limits
+    home, reroute_topic = declaration.home_topic(names), declaration.reroute_topic(names)
+    table = app.Table(
+        declaration.table,
+        partitions=names.partitions,
+        key_type=bytes,  # bytes → faust's "raw" codec: snapshots are orjson already
+        value_type=bytes,
+        help=declaration.help,
+    )
+    store = TableStore(table, app.sink)
+    pending = PendingStates(store, restore=declaration.restore)
+    at_commit = declaration.writes == "at_commit"
+    if at_commit:
+        app.sink.before_commit(pending.write_gradually)  # no commit passes a state not durable
+    sweeper = IdleLoopSweeper(
+        declaration.idle_ttl_s(settings), limits.expiry_sweep_interval_s, limits.max_clock_skew_s
+    )
+
+    def load(key: str) -> S | None:
+        state: S | None = pending.load(key.encode())
+        return state
+
+    def keep(key: bytes, state: S, partition: int) -> None:
+        if at_commit:
+            pending.keep(key, state, partition)
+        else:
+            store.put(key, state.snapshot(), partition)
+
+    def revert_failed_states() -> None:
+        # the failed record may have half-updated the states it touched: back to their
+        # last written state; the others keep theirs
+        reverted = sum(pending.drop(key.encode()) for key in processor.touched)
+        processor.forget()
+        if reverted:
+            log.warning(
+                "%d %s touched by the failed record went back to their state at the last commit",
+                reverted,
+                declaration.noun,
+            )
+
+    def peek(key: bytes) -> tuple[int, float] | None:
+        data = store.get(key)
+        return declaration.peek_expiry(data) if data else None
+
+    def reclaim(partition: int, keys: Iterable[bytes]) -> None:
+        for key in keys:
+            store.delete(key, partition)
+            processor.evict(key.decode())
+
+    def forget_cached_states(*args: Any, **kwargs: Any) -> None:
+        processor.forget()  # the table may be recovered or handed over: re-read it
+
+    # pending states are written before another worker reads these partitions' changelog
+    follow_assignment(app, sweeper, home, before_revoke=pending.write)
+    app.on_partitions_revoked.connect(forget_cached_states)
+    app.on_partitions_assigned.connect(forget_cached_states)
+
+    if declaration.sweep_quiet_partitions:
+
+        @app.timer(limits.expiry_sweep_interval_s, name=f"expire_quiet_{declaration.table}")
+        async def expire_quiet_partitions() -> None:
+            for partition in sweeper.quiet_partitions(time.monotonic()):
+                pending.write()  # the sweep reads the stored states
+                expired = sweeper.expired(partition, store.keys, peek, now=time.time())
+                if expired:
+                    log.info(
+                        "partition %d quiet for the TTL: state of %d idle %s reclaimed",
+                        partition,
+                        len(expired),
+                        declaration.noun,
+                    )
+                for start in range(0, len(expired), RECLAIM_CHUNK):
+                    reclaim(partition, expired[start : start + RECLAIM_CHUNK])
+                    await asyncio.sleep(0)
+
+    max_skew = limits.max_clock_skew_s
+
+    def handle(record: Record) -> int:
+        source = record.source
+        origin = origin_from_headers(record.headers) if source.topic != home else None
+        outcome = processor.process(record.value, record.key, source, load, origin, record.headers)
+        for key_text, state in outcome.states.items():
+            key = key_text.encode()  # one bytes object for the table and the sweeper
+            keep(key, state, source.partition)
+            seen = trusted_event_time(declaration.seen_at(state), source.timestamp_ms, max_skew)
+            sweeper.touch(key, state.partition, seen)
+        for letter in outcome.dead_letters:
+            app.dead_letters.send(letter)
+        app.reroute(reroute_topic, outcome.reroutes)
+        app.outputs.emit_all(outcome.outputs())
+        if after is not None:
+            after(outcome, record)
+        now = time.monotonic()
+        sweeper.record_seen(source.partition, now)
+        if sweeper.due(source.partition, now):
+            pending.write()  # the sweep reads the stored states
+            expired = sweeper.expired(source.partition, store.keys, peek)
+            if expired:
+                log.info(
+                    "partition %d: state of %d %s idle for %s (event time) reclaimed",
+                    source.partition,
+                    len(expired),
+                    declaration.noun,
+                    declaration.ttl_setting,
+                )
+            reclaim(source.partition, expired)
+        return outcome.events
+
+    agent = run_capability(app, capability, handle, on_error=revert_failed_states)
+    return KeyedWiring(store, load, agent)
