@@ -27,19 +27,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 from loopwarden.agents.capabilities import WorkerResources
 from loopwarden.agents.experience.learning import learnable
 from loopwarden.agents.experience.metrics import ExperienceMetrics
-from loopwarden.agents.experience.steps import step_of
+from loopwarden.agents.experience.records import Batch, TaskTracker
 from loopwarden.agents.experience.tasks import OpenTask
-from loopwarden.errors import EventError
-from loopwarden.schemas.dead_letter import DeadLetter
-from loopwarden.schemas.events import TASK_EVENT_TYPES, validate_action
-from loopwarden.schemas.records import decode_record
-from loopwarden.schemas.tasks import TaskEnd, TaskSpec, TaskStart, validate_task_event
+from loopwarden.schemas.tasks import TaskSpec, TaskStart
 from loopwarden.schemas.trace_context import carried
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.capability import Capability
@@ -56,17 +51,6 @@ REPLAYS = frozenset({"direct_replay", "adaptive_replay"})
 BATCH_MAX_MESSAGES = 64
 
 
-@dataclass
-class Batch:
-    """What one batch of records changed."""
-
-    tasks: dict[str, tuple[OpenTask | None, int]] = field(default_factory=dict)
-    """loop id → (its open task, or None once ended; the partition)."""
-    lifecycle: list[tuple[OpenTask, TaskStart | TaskEnd]] = field(default_factory=list)
-    """Starts and ends in the order they arrived (a start after an end sees what it taught)."""
-    letters: list[DeadLetter] = field(default_factory=list)
-
-
 def register_experience(
     app: LoopwardenApp, resources: WorkerResources, capability: Capability
 ) -> Any:
@@ -74,7 +58,6 @@ def register_experience(
     store = resources.experience
     settings = app.loopwarden
     cfg = settings.experience
-    detection = settings.detection
     table = app.Table(
         TASK_TABLE,
         partitions=settings.topics.partitions,
@@ -88,70 +71,14 @@ def register_experience(
     metrics = ExperienceMetrics(app.telemetry.meter)
     app.experience_metrics = metrics  # type: ignore[attr-defined]
 
-    def task_of(batch: Batch, loop_id: str) -> OpenTask | None:
-        if loop_id in batch.tasks:
-            return batch.tasks[loop_id][0]
+    tracker = TaskTracker(cfg, settings.detection)
+
+    def stored(loop_id: str) -> OpenTask | None:
         data = table.data.get(loop_id.encode())
         return OpenTask.restore(data) if data else None
 
-    def read(record: Record, batch: Batch) -> None:
-        value = record.value
-        if not value or (b"task_" not in value and not table.data):
-            return
-
-        def ours(obj: Any) -> Any:
-            """A task event (validated), an open task's step (as it came), else None."""
-            if not isinstance(obj, dict):
-                return None
-            if obj.get("type") in TASK_EVENT_TYPES:
-                return validate_task_event(obj)
-            loop_id = obj.get("loop_id")
-            if isinstance(loop_id, str) and (
-                loop_id in batch.tasks or loop_id.encode() in table.data
-            ):
-                return obj
-            return None
-
-        # the actions topic is the monitor's: it dead-letters what is wrong with a record
-        decoded = decode_record(value, record.key, record.source, 0, ours, owns_topic=False)
-        batch.letters.extend(decoded.dead_letters)
-        partition = record.source.partition
-        for _, item in decoded.events:
-            if isinstance(item, dict):
-                step(batch, item, partition)
-            else:
-                task_event(batch, item, partition)
-
-    def task_event(batch: Batch, event: TaskStart | TaskEnd, partition: int) -> None:
-        current = task_of(batch, event.loop_id)
-        if isinstance(event, TaskStart):
-            if current is not None and current.event_id == event.event_id:
-                task = current  # redelivered: answered again (same advice id), steps kept
-            else:
-                task = OpenTask(
-                    event.loop_id,
-                    event.event_id,
-                    event.payload.model_dump(mode="json"),
-                    started_at=event.occurred_at,
-                    last_seen=event.occurred_at,
-                    partition=partition,
-                )
-            batch.tasks[event.loop_id] = (task, partition)
-            batch.lifecycle.append((task, event))
-        elif current is not None:
-            batch.tasks[event.loop_id] = (None, partition)
-            batch.lifecycle.append((current, event))
-
-    def step(batch: Batch, obj: dict[str, Any], partition: int) -> None:
-        try:
-            event = validate_action(obj)
-        except EventError:
-            return  # the monitor dead-letters it
-        task = task_of(batch, event.loop_id)
-        if task is None:
-            return
-        task.add_step(event.event_id, step_of(event, detection), event.occurred_at, cfg.max_steps)
-        batch.tasks[event.loop_id] = (task, partition)
+    def is_open(loop_id: str) -> bool:
+        return loop_id.encode() in table.data
 
     def apply(batch: Batch) -> list[dict[str, Any]]:
         """LanceDB work of a batch (in a thread), in arrival order: match each start,
@@ -178,9 +105,7 @@ def register_experience(
         return advice
 
     async def handle(records: list[Record]) -> None:
-        batch = Batch()
-        for record in records:
-            read(record, batch)
+        batch = tracker.read(records, stored, lambda: bool(table.data), is_open)
         for letter in batch.letters:
             app.dead_letters.send(letter)
         if batch.lifecycle:
