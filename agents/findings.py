@@ -1,8 +1,9 @@
-"""Warnings and reflection requests are built here, for every capability.
+"""Warnings, fleet warnings and reflection requests are built here, for every capability.
 
-The dicts are JSON-ready and shaped exactly as :class:`LoopWarning` and
-:class:`ReflectionRequest` (a test holds them to it); the hot path builds and
-encodes them without a validation round trip.
+The dicts are JSON-ready and shaped exactly as :class:`LoopWarning`,
+:class:`~loopwarden.schemas.fleet.FleetWarning` and :class:`ReflectionRequest` (tests
+hold them to it); the hot path builds and encodes them without a validation round
+trip. A shape is written once: every producer of a kind calls its function here.
 """
 
 from __future__ import annotations
@@ -57,6 +58,62 @@ def warning(
         "produced_by": stamp,
         "trace_context": None,
         "step": step,
+    }
+
+
+def fleet_warning(
+    *,
+    kind: str,
+    root_loop_id: str,
+    trigger_loop_id: str,
+    trigger_event_id: str,
+    step: str,
+    reason: str,
+    suggestions: Iterable[str],
+    agents: Iterable[str],
+    loop_ids: Iterable[str],
+    event_ids: Iterable[str],
+    count: int,
+    loops: int,
+    steps: int,
+    failures: int,
+    occurred_at: float,
+    stamp: Output | None,
+    tokens: int = 0,
+    cost: float = 0.0,
+    tool: str | None = None,
+    error: str | None = None,
+) -> Output:
+    """A fleet warning about the family of ``root_loop_id`` (a tool outage's: the tool's
+    key, with ``tool`` and ``error``); its id derives from kind, root and triggering
+    event. ``loops``, ``steps``, ``failures``, ``tokens`` and ``cost`` are the family's
+    totals when the finding was made."""
+    return {
+        "warning_id": derived_id(kind, root_loop_id, trigger_event_id),
+        "schema_version": SCHEMA_VERSION,
+        "type": "fleet_warning",
+        "kind": kind,
+        "root_loop_id": root_loop_id,
+        "tool": tool,
+        "error": error,
+        "trigger_loop_id": trigger_loop_id,
+        "trigger_event_id": trigger_event_id,
+        "step": step,
+        "reason": reason,
+        "suggestions": list(suggestions),
+        "agents": list(agents),
+        "loop_ids": list(loop_ids),
+        "event_ids": list(event_ids),
+        "count": count,
+        "totals": {
+            "loops": loops,
+            "steps": steps,
+            "failures": failures,
+            "tokens": tokens,
+            "cost": round(cost, 6),
+        },
+        "occurred_at": occurred_at,
+        "produced_by": stamp,
     }
 
 

@@ -28,8 +28,7 @@ from loopwarden.agents.fleet.detector import (
     FleetFinding,
 )
 from loopwarden.agents.fleet.state import FamilyState, LoopNode, task_digest
-from loopwarden.schemas.events import SCHEMA_VERSION, ActionEvent
-from loopwarden.schemas.ids import derived_id
+from loopwarden.schemas.events import ActionEvent
 from loopwarden.schemas.levels import ReflectionLevel
 from loopwarden.settings import FleetSettings
 
@@ -181,28 +180,23 @@ class FamilyMonitor:
         step: str,
         told: list[str],
     ) -> Output:
-        return {
-            "warning_id": derived_id(finding.kind, state.root, event.event_id),
-            "schema_version": SCHEMA_VERSION,
-            "type": "fleet_warning",
-            "kind": finding.kind,
-            "root_loop_id": state.root,
-            "trigger_loop_id": event.loop_id,
-            "trigger_event_id": event.event_id,
-            "step": step,
-            "reason": finding.reason,
-            "suggestions": list(finding.suggestions),
-            "agents": list(finding.agents),
-            "loop_ids": told,
-            "event_ids": list(finding.event_ids),
-            "count": finding.count,
-            "totals": {
-                "loops": len(state.loops),
-                "steps": state.steps,
-                "failures": state.failures,
-                "tokens": state.tokens,
-                "cost": round(state.cost, 6),
-            },
-            "occurred_at": event.occurred_at,
-            "produced_by": self.stamp,
-        }
+        return findings_builder.fleet_warning(
+            kind=finding.kind,
+            root_loop_id=state.root,
+            trigger_loop_id=event.loop_id,
+            trigger_event_id=event.event_id,
+            step=step,
+            reason=finding.reason,
+            suggestions=finding.suggestions,
+            agents=finding.agents,
+            loop_ids=told,
+            event_ids=finding.event_ids,
+            count=finding.count,
+            loops=len(state.loops),
+            steps=state.steps,
+            failures=state.failures,
+            tokens=state.tokens,
+            cost=state.cost,
+            occurred_at=event.occurred_at,
+            stamp=self.stamp,
+        )

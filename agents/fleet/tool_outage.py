@@ -31,8 +31,7 @@ from typing import Any
 from loopwarden.agents import findings as findings_builder
 from loopwarden.agents.spin.normalise import normalised
 from loopwarden.schemas import codec
-from loopwarden.schemas.events import SCHEMA_VERSION, ActionEvent
-from loopwarden.schemas.ids import derived_id
+from loopwarden.schemas.events import ActionEvent
 from loopwarden.schemas.levels import ReflectionLevel
 from loopwarden.schemas.positions import AppliedPositions
 from loopwarden.settings import FleetSettings
@@ -146,27 +145,26 @@ class ToolOutages:
     def _fleet_warning(
         self, event: ActionEvent, outage: list[Any], cfg: FleetSettings, stamp: Any
     ) -> Output:
-        return {
-            "warning_id": derived_id("tool_outage", tool_key(self.tool), event.event_id),
-            "schema_version": SCHEMA_VERSION,
-            "type": "fleet_warning",
-            "kind": "tool_outage",
-            "root_loop_id": tool_key(self.tool),
-            "tool": self.tool,
-            "error": outage[2],
-            "trigger_loop_id": event.loop_id,
-            "trigger_event_id": event.event_id,
-            "step": "warn",
-            "reason": self._reason(outage, cfg),
-            "suggestions": ["Fix or fail over the tool; the agents were told to wait."],
-            "agents": [],
-            "loop_ids": list(outage[3]),
-            "event_ids": [event.event_id],
-            "count": len(outage[3]),
-            "totals": {"loops": len(outage[3]), "steps": 0, "failures": len(outage[3])},
-            "occurred_at": event.occurred_at,
-            "produced_by": stamp,
-        }
+        return findings_builder.fleet_warning(
+            kind="tool_outage",
+            root_loop_id=tool_key(self.tool),
+            tool=self.tool,
+            error=outage[2],
+            trigger_loop_id=event.loop_id,
+            trigger_event_id=event.event_id,
+            step="warn",
+            reason=self._reason(outage, cfg),
+            suggestions=["Fix or fail over the tool; the agents were told to wait."],
+            agents=[],
+            loop_ids=outage[3],
+            event_ids=[event.event_id],
+            count=len(outage[3]),
+            loops=len(outage[3]),
+            steps=0,
+            failures=len(outage[3]),
+            occurred_at=event.occurred_at,
+            stamp=stamp,
+        )
 
     def _notice(self, digest: str, outage: list[Any], cfg: FleetSettings) -> Output:
         return {

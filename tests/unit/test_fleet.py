@@ -70,6 +70,8 @@ def test_a_delegation_cycle_warns_every_live_loop_at_the_third_repeat(agents, wa
             assert not found.warnings and not found.fleet_warnings
     assert len(found.fleet_warnings) == 1
     fleet = FleetWarning.model_validate(found.fleet_warnings[0])
+    # the wire shape is the model's, key for key (one constructor for every producer)
+    assert found.fleet_warnings[0] == fleet.model_dump(mode="json")
     assert fleet.kind == "delegation_cycle" and fleet.step == "warn"
     assert set(fleet.loop_ids) == {"root"} | {f"c{i}" for i in range(1, warned_at + 1)}
     assert steps(found) == [(loop, "warn") for loop in fleet.loop_ids]

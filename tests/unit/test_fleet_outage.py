@@ -86,7 +86,8 @@ def test_five_loops_failing_alike_within_a_minute_is_one_outage_and_each_loop_is
     ]
     warnings, fleet, notices = run(WORKED + events)
     [outage] = fleet
-    FleetWarning.model_validate(outage)
+    # the same shape as a family's fleet warning: the model's, key for key
+    assert outage == FleetWarning.model_validate(outage).model_dump(mode="json")
     assert outage["kind"] == "tool_outage" and outage["tool"] == "web_search"
     assert outage["trigger_event_id"] == "loop-4-0" and outage["count"] == 5
     assert sorted(w["loop_id"] for w in warnings) == [f"loop-{n}" for n in range(5)]
