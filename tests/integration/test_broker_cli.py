@@ -67,13 +67,7 @@ async def test_dev_has_made_the_topics_when_it_prints_where_the_broker_is():
     from loopwarden import Settings, WarningSubscriber
     from loopwarden.cli.runtime import stop_process
 
-    process = subprocess.Popen(
-        [sys.executable, "-m", "loopwarden", "dev", "--web-port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env={k: v for k, v in os.environ.items() if not k.startswith("LOOPWARDEN_")},
-        start_new_session=True,
-    )
+    process = start_dev()
     try:
         export = ""
         while not export.startswith("export "):
@@ -90,6 +84,17 @@ async def test_dev_has_made_the_topics_when_it_prints_where_the_broker_is():
         assert stop_process(process) == 0
 
 
+def start_dev() -> subprocess.Popen[bytes]:
+    """``loopwarden dev`` as a reader starts it (no LOOPWARDEN_ settings), no web port."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "loopwarden", "dev", "--web-port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={k: v for k, v in os.environ.items() if not k.startswith("LOOPWARDEN_")},
+        start_new_session=True,
+    )
+
+
 def _children(pid: int) -> list[int]:
     path = f"/proc/{pid}/task/{pid}/children"
     with open(path) as handle:
@@ -103,13 +108,7 @@ def test_a_sigterm_while_dev_is_still_starting_stops_it_cleanly():
     exists, long before the worker (topics are made in between)."""
     from loopwarden.cli.runtime import stop_process
 
-    process = subprocess.Popen(
-        [sys.executable, "-m", "loopwarden", "dev", "--web-port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env={k: v for k, v in os.environ.items() if not k.startswith("LOOPWARDEN_")},
-        start_new_session=True,
-    )
+    process = start_dev()
     try:
         children: list[int] = []
         while not children:  # the broker is a child of dev's: it is starting now
