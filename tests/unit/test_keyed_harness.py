@@ -1,0 +1,87 @@
+"""Capabilities tested through the keyed-state kit without a broker
+(:class:`~loopwarden.streams.runtime.state.harness.KeyedHarness`): every record sees
+its states restored from their snapshots and events of another partition's key come
+back re-routed, as on a worker — and decides what the processor decides in memory."""
+
+from __future__ import annotations
+
+from loopwarden.agents.guardrails.agent import FAMILY_STATES as GUARDRAIL_FAMILIES
+from loopwarden.agents.guardrails.records import GuardrailProcessor
+from loopwarden.agents.monitor.agent import LOOP_STATES
+from loopwarden.agents.monitor.records import RecordProcessor
+from loopwarden.schemas import codec
+from loopwarden.schemas.dead_letter import SourcePosition
+from loopwarden.schemas.positions import default_partition
+from loopwarden.settings import DetectionSettings
+from loopwarden.streams.client.event_builder import encode_event, make_action_event
+from loopwarden.streams.runtime.state.harness import KeyedHarness
+
+LOOPS = [f"loop-{n}" for n in range(6)]
+
+
+def spinning_records() -> list[tuple[bytes, bytes]]:
+    """Six loops, interleaved, each repeating one search with the same empty result."""
+    records = []
+    for step in range(5):
+        for loop_id in LOOPS:
+            event = make_action_event(
+                loop_id,
+                "search",
+                params={"query": f"where is {loop_id}"},
+                result="no match",
+                success=True,
+                event_id=f"{loop_id}-{step}",
+                occurred_at=1000.0 + step,
+            )
+            records.append((loop_id.encode(), encode_event(event, 0.0)))
+    return records
+
+
+def test_the_monitor_through_the_kit_decides_as_in_memory_despite_snapshots_and_reroutes():
+    harness = KeyedHarness(LOOP_STATES, RecordProcessor(DetectionSettings(), partitions=4))
+    for key, value in spinning_records():
+        harness.feed(value, key, partition=0)  # every record on partition 0: most re-route
+    in_memory, states = RecordProcessor(DetectionSettings()), {}
+    expected = []
+    for offset, (key, value) in enumerate(spinning_records()):
+        outcome = in_memory.process(value, key, SourcePosition("a", 0, offset), states.get)
+        states.update(outcome.states)
+        expected += outcome.warnings
+    warnings = harness.named("warnings")
+    assert len(expected) >= len(LOOPS)  # each loop was warned
+    assert [w["warning_id"] for w in warnings] == [w["warning_id"] for w in expected]
+    moved = {r.key.decode() for r in harness.reroutes}
+    assert moved == {loop for loop in LOOPS if default_partition(loop.encode(), 4) != 0}
+    assert sorted(harness.table) == sorted(loop.encode() for loop in LOOPS)
+
+
+def completion(event_id: str, loop_id: str, at: float) -> bytes:
+    return codec.dumps(
+        {
+            "event_id": event_id,
+            "type": "loop_complete",
+            "loop_id": loop_id,
+            "occurred_at": at,
+            "payload": {"reflection_status": "done", "alignment_score": 0.2, "drift_score": 0.8},
+        }
+    )
+
+
+def test_guardrails_through_the_kit_count_reruns_across_restored_family_states():
+    harness = KeyedHarness(GUARDRAIL_FAMILIES, GuardrailProcessor(partitions=3))
+    loops = ["fam_9", "fam_9_r1", "fam_9_r2", "fam_9_r3", "fam_9_r4"]
+    records = [completion(f"c{n}", loop_id, 100 + n) for n, loop_id in enumerate(loops)]
+    for value in records:
+        harness.feed(value, b"fam_9", partition=1)
+    in_memory, states, expected = GuardrailProcessor(), {}, []
+    for offset, value in enumerate(records):
+        outcome = in_memory.process(value, b"fam_9", SourcePosition("c", 0, offset), states.get)
+        states.update(outcome.states)
+        expected += outcome.decisions
+    decisions = harness.named("decisions")
+    assert len(decisions) == 4  # one per scheduled run
+    assert [d["decision_result"] for d in decisions] == [d["decision_result"] for d in expected]
+    assert [d["decision_result"]["rerun_count"] for d in decisions][-1] == 3
+    (letter,) = harness.dead_letters  # the fourth rerun was never scheduled
+    assert letter.message.startswith("fam_9_r4 was never scheduled: family fam_9 allows 3")
+    assert list(harness.table) == [b"fam_9"]
