@@ -85,3 +85,38 @@ def test_guardrails_through_the_kit_count_reruns_across_restored_family_states()
     (letter,) = harness.dead_letters  # the fourth rerun was never scheduled
     assert letter.message.startswith("fam_9_r4 was never scheduled: family fam_9 allows 3")
     assert list(harness.table) == [b"fam_9"]
+
+
+def test_the_fleet_through_the_kit_finds_a_delegation_cycle_as_in_memory():
+    from loopwarden.agents.fleet.agent import FAMILY_STATES as FLEET_FAMILIES
+    from loopwarden.agents.fleet.records import FleetProcessor
+
+    agents = ["A", "B", "A", "B", "A", "B"]
+    records = []
+    for index, agent in enumerate(agents):
+        loop = "root" if index == 0 else f"c{index}"
+        parent = None if index == 0 else ("root" if index == 1 else f"c{index - 1}")
+        family = {"parent_loop_id": parent, "root_loop_id": "root"} if parent else {}
+        event = make_action_event(
+            loop,
+            "delegate",
+            agent=agent,
+            task="Find the cheapest flight to Paris",
+            event_id=f"e{index}",
+            occurred_at=1000.0 + index,
+            **family,
+        )
+        records.append((loop.encode(), encode_event(event, 0.0)))
+    harness = KeyedHarness(FLEET_FAMILIES, FleetProcessor(partitions=4))
+    for key, value in records:
+        harness.feed(value, key, partition=default_partition(key, 4))  # as published
+    in_memory, states, expected = FleetProcessor(), {}, []
+    for offset, (key, value) in enumerate(records):
+        outcome = in_memory.process(value, key, SourcePosition("a", 0, offset), states.get)
+        states.update(outcome.states)
+        expected += outcome.fleet_warnings
+    fleet = harness.named("fleet_warnings")
+    assert fleet and {w["kind"] for w in fleet} == {"delegation_cycle"}
+    assert [w["warning_id"] for w in fleet] == [w["warning_id"] for w in expected]
+    assert harness.reroutes  # the children's events went to their root's partition
+    assert list(harness.table) == [b"root"]
