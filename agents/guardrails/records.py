@@ -27,7 +27,7 @@ from loopwarden.schemas.families import family_of
 from loopwarden.schemas.positions import Origin
 from loopwarden.schemas.records import decode_record
 from loopwarden.settings import GuardrailSettings, Settings
-from loopwarden.streams.runtime.state.reroute import Reroute, reroute_of
+from loopwarden.streams.runtime.state.reroute import Reroute, routed
 
 FamilyLoader = Callable[[str], FamilyState | None]
 
@@ -112,14 +112,11 @@ class GuardrailProcessor:
             dead_letters=decoded.dead_letters, events=len(decoded.events)
         )
         self.touched.clear()
-        for index, event in decoded.events:
+        here = routed(
+            decoded.events, source, origin, self.partitions, _family_key, outcome.reroutes
+        )
+        for index, event, at in here:
             family = family_of(event.loop_id)
-            at = origin or Origin(source.partition, source.offset, index)
-            if origin is None and self.partitions:
-                reroute = reroute_of(event, family, self.partitions, at)
-                if reroute is not None:
-                    outcome.reroutes.append(reroute)
-                    continue
             self.touched.add(family)
             state = outcome.states.get(family) or load_state(family)
             if state is None:
@@ -174,3 +171,8 @@ def _rejected(
     value = codec.dumps(event.model_dump(mode="json", exclude_none=True))
     errors = (FieldError("loop_id", problem),)
     return DeadLetter("validation", problem, value, source, key, errors, index)
+
+
+def _family_key(event: Any) -> str:
+    """The key an event's state lives under (its partition's)."""
+    return family_of(event.loop_id)

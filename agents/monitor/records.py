@@ -34,7 +34,7 @@ from loopwarden.schemas.records import decode_record
 from loopwarden.schemas.redaction import default_redactor
 from loopwarden.schemas.trace_context import carried
 from loopwarden.settings import DetectionSettings, Settings
-from loopwarden.streams.runtime.state.reroute import Reroute, reroute_of
+from loopwarden.streams.runtime.state.reroute import Reroute, routed
 
 if TYPE_CHECKING:
     from loopwarden.agents.fleet.outage_board import OutageBoard
@@ -172,13 +172,8 @@ class RecordProcessor:
         touched = self.touched
         touched.clear()
         states = outcome.states
-        for index, event in decoded.events:
-            at = origin or Origin(source.partition, source.offset, index)
-            if origin is None and self.partitions:
-                reroute = reroute_of(event, event.loop_id, self.partitions, at)
-                if reroute is not None:
-                    outcome.reroutes.append(reroute)
-                    continue
+        here = routed(decoded.events, source, origin, self.partitions, _loop_of, outcome.reroutes)
+        for _, event, at in here:
             touched.add(event.loop_id)
             state = states.get(event.loop_id) or self._state(event.loop_id, source, load_state)
             if state.last_seen and event.occurred_at - state.last_seen > self.idle_ttl_s:
@@ -243,3 +238,8 @@ class RecordProcessor:
             if len(cache) > self.cache_loops:
                 cache.popitem(last=False)
         return state
+
+
+def _loop_of(event: Any) -> str:
+    """The key an event's state lives under (its partition's)."""
+    return event.loop_id

@@ -4,12 +4,16 @@ one place whatever the producer did."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from loopwarden.schemas import codec
+from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.positions import Origin, default_partition, origin_header
 from loopwarden.streams.client.event_builder import event_json
+
+E = TypeVar("E")
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,3 +39,26 @@ def reroute_of(event: Any, key: str, partitions: int, origin: Origin) -> Reroute
         return None
     value = codec.dumps(event_json(event))  # as the client encoded it
     return Reroute(target, encoded, value, origin)
+
+
+def routed(
+    events: Iterable[tuple[int, E]],
+    source: SourcePosition,
+    origin: Origin | None,
+    partitions: int,
+    key_of: Callable[[E], str],
+    reroutes: list[Reroute],
+) -> Iterator[tuple[int, E, Origin]]:
+    """The decoded events of one record to apply here, each with its index in the
+    record and its position: a
+    re-routed record's (``origin``) all of them; otherwise those whose key maps to the
+    partition they came from — the others are appended to ``reroutes`` (with
+    ``partitions`` 0, nothing is routed: offline runs)."""
+    for index, event in events:
+        at = origin or Origin(source.partition, source.offset, index)
+        if origin is None and partitions:
+            moved = reroute_of(event, key_of(event), partitions, at)
+            if moved is not None:
+                reroutes.append(moved)
+                continue
+        yield index, event, at
