@@ -13,22 +13,18 @@ by loop id; HTTP callers waiting for an event are answered through
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from loopwarden.agents.capabilities import WorkerResources
 from loopwarden.agents.guardrails.api import register_guardrails_api
 from loopwarden.agents.guardrails.records import GuardrailProcessor, GuardrailRecordOutcome
 from loopwarden.agents.guardrails.state import FamilyState
-from loopwarden.schemas.dead_letter import SourcePosition
-from loopwarden.schemas.positions import Origin
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.capability import Capability
 from loopwarden.streams.runtime.runner import Record
 from loopwarden.streams.runtime.state.expiry import snapshot_expiry
 from loopwarden.streams.runtime.state.keyed import KeyedDeclaration, run_keyed
 from loopwarden.streams.runtime.table_store import TableStore
-from loopwarden.streams.runtime.telemetry.spans import process_span
 from loopwarden.streams.tools.topics import FAMILY_TABLE
 
 FAMILY_STATES: KeyedDeclaration[FamilyState] = KeyedDeclaration(
@@ -47,45 +43,6 @@ FAMILY_STATES: KeyedDeclaration[FamilyState] = KeyedDeclaration(
 """Families by family id (a loop and its reruns), on the completions topic's partitions."""
 
 
-class TracedGuardrails:
-    """The guardrail processor with a process span around each record (tracing on)."""
-
-    def __init__(self, processor: GuardrailProcessor, tracer: Any, group: str) -> None:
-        self.processor, self.tracer, self.group = processor, tracer, group
-
-    @property
-    def touched(self) -> Iterable[str]:
-        return self.processor.touched
-
-    def forget(self) -> None:
-        self.processor.forget()
-
-    def evict(self, key: str) -> None:
-        self.processor.evict(key)
-
-    def process(
-        self,
-        value: bytes | None,
-        key: bytes | None,
-        source: SourcePosition,
-        load_state: Callable[[str], Any],
-        origin: Origin | None = None,
-        headers: Sequence[Any] = (),
-    ) -> GuardrailRecordOutcome:
-        with process_span(
-            self.tracer,
-            source,
-            key=key.decode("utf-8", "replace") if key else None,
-            trace_context=None,
-            headers=headers,
-            group=self.group,
-        ) as span:
-            outcome = self.processor.process(value, key, source, load_state, origin)
-            if span is not None:
-                describe_outcome(span, outcome)
-        return outcome
-
-
 def register_guardrails(
     app: LoopwardenApp, resources: WorkerResources, capability: Capability
 ) -> TableStore:
@@ -93,14 +50,15 @@ def register_guardrails(
     port open, the guardrails' HTTP API)."""
     settings = app.loopwarden
     processor = GuardrailProcessor.for_settings(settings, partitions=settings.topics.partitions)
-    traced = TracedGuardrails(processor, app.otel_tracer, settings.app_id)
 
     def answer(outcome: GuardrailRecordOutcome, record: Record) -> None:
         for event_id, result in outcome.replies:
             app.replies.resolve(event_id, result)
             app.loop_health.family(result)
 
-    wiring = run_keyed(app, capability, FAMILY_STATES, traced, after=answer)
+    wiring = run_keyed(
+        app, capability, FAMILY_STATES, processor, after=answer, record_span=describe_outcome
+    )
     if settings.web_port:
         register_guardrails_api(app, wiring.store)
     return wiring.store

@@ -18,7 +18,8 @@ same way for each:
 - re-routes to the key's own partition, dead letters and the named outputs.
 
 What is the capability's own — metrics, the loop-health page, HTTP replies — it
-does in ``after``, which sees each record's outcome.
+does in ``after``, which sees each record's outcome. With ``record_span`` (tracing on),
+each record is processed inside a ``process`` span that the function describes.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from loopwarden.streams.runtime.state.pending_states import PendingStates
 from loopwarden.streams.runtime.state.reroute import Reroute
 from loopwarden.streams.runtime.state.sweeps import follow_assignment
 from loopwarden.streams.runtime.table_store import TableStore
+from loopwarden.streams.runtime.telemetry.spans import process_span
 
 log = logging.getLogger(__name__)
 
@@ -143,12 +145,10 @@ class KeyedDeclaration(Generic[S]):
 
 
 @dataclass(slots=True)
-class KeyedWiring(Generic[S]):
-    """What :func:`run_keyed` made: the table's store, the state reader and the agent."""
+class KeyedWiring:
+    """What :func:`run_keyed` made: the table's store and the agent."""
 
     store: TableStore
-    load: Callable[[str], S | None]
-    """A key's state: the one kept since the last write, else the stored one."""
     agent: Any
 
 
@@ -158,7 +158,8 @@ def run_keyed(
     declaration: KeyedDeclaration[S],
     processor: KeyedProcessor[Out],
     after: Callable[[Out, Record], None] | None = None,
-) -> KeyedWiring[S]:
+    record_span: Callable[[Any, Out], None] | None = None,
+) -> KeyedWiring:
     """Declare ``capability``'s table and agent on ``app``, with ``processor`` applying
     each record and the keyed-state protocol handled here (module docstring)."""
     settings = app.loopwarden
@@ -243,7 +244,24 @@ def run_keyed(
     def handle(record: Record) -> int:
         source = record.source
         origin = origin_from_headers(record.headers) if source.topic != home else None
-        outcome = processor.process(record.value, record.key, source, load, origin, record.headers)
+        if record_span is None:
+            outcome = processor.process(
+                record.value, record.key, source, load, origin, record.headers
+            )
+        else:
+            with process_span(
+                app.otel_tracer,
+                source,
+                key=record.key.decode("utf-8", "replace") if record.key else None,
+                trace_context=None,
+                headers=record.headers,
+                group=settings.app_id,
+            ) as span:
+                outcome = processor.process(
+                    record.value, record.key, source, load, origin, record.headers
+                )
+                if span is not None:
+                    record_span(span, outcome)
         for key_text, state in outcome.states.items():
             key = key_text.encode()  # one bytes object for the table and the sweeper
             keep(key, state, source.partition)
@@ -272,4 +290,4 @@ def run_keyed(
         return outcome.events
 
     agent = run_capability(app, capability, handle, on_error=revert_failed_states)
-    return KeyedWiring(store, load, agent)
+    return KeyedWiring(store, agent)
