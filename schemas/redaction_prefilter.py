@@ -16,23 +16,35 @@ multi-line anchors, so that texts joined by a newline are screened in one scan.
 
 It is the worker's: ``pip install 'loopwarden[worker]'`` brings the wheel; without it,
 or with ``LOOPWARDEN_NO_EXTENSIONS=1``, the word gates do the same job more slowly.
-Compiling takes about 1.4 s of one core with the GIL released, so the process-wide
-redactor compiles in a background thread and uses the gates until it is ready.
+Compiling takes about 1.4–1.8 s of one core with the GIL released, so the process-wide
+redactor compiles in a background thread and uses the gates until it is ready, and
+keeps the compiled database in the user's cache directory (``LOOPWARDEN_CACHE_DIR``,
+default platformdirs' user cache dir; ``off`` disables it): the next process on this
+machine loads it in milliseconds. The file is named by a digest of the patterns, their
+flags, Hyperscan's version and the CPU architecture; one that does not load is compiled
+again and replaced.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
+import platform
 import re
+import tempfile
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 log = logging.getLogger(__name__)
 
 NO_EXTENSIONS = "LOOPWARDEN_NO_EXTENSIONS"
 """Set to 1 to run the pure-Python code paths even where a compiled one is installed."""
+
+CACHE_DIR = "LOOPWARDEN_CACHE_DIR"
+"""Where compiled artefacts are kept between processes (``off``: nowhere)."""
 
 # Python treats these as whitespace (``str.isspace``); Hyperscan's \s does not. They
 # become spaces in the scanned copy, so a pattern that needs \s there is still reported.
@@ -66,13 +78,21 @@ class Prefilter:
             if pattern.flags & re.DOTALL:
                 flag |= hyperscan.HS_FLAG_DOTALL
             flags.append(flag)
-        database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        database.compile(
-            expressions=[p.pattern.encode() for p in patterns],
-            ids=list(range(len(patterns))),
-            elements=len(patterns),
-            flags=flags,
-        )
+        expressions = [p.pattern.encode() for p in patterns]
+        cached = cache_path(expressions, flags, getattr(hyperscan, "__version__", "?"))
+        database = _load(hyperscan, cached) if cached is not None else None
+        self.from_cache = database is not None
+        """The database was read from the cache directory, not compiled."""
+        if database is None:
+            database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+            database.compile(
+                expressions=expressions,
+                ids=list(range(len(patterns))),
+                elements=len(patterns),
+                flags=flags,
+            )
+            if cached is not None:
+                _store(hyperscan, database, cached)
         self._database = database
         self._scratch = hyperscan.Scratch(database)
         self._local = threading.local()  # a scratch space is one thread's at a time
@@ -101,6 +121,53 @@ class Prefilter:
             log.debug("prefilter scan failed (%s): every pattern runs", exc)
             return None
         return found
+
+
+def cache_path(expressions: Sequence[bytes], flags: Sequence[int], version: str) -> Path | None:
+    """The cache file of a database of ``expressions`` compiled with ``flags``, or None
+    when caching is off."""
+    root = os.environ.get(CACHE_DIR, "").strip()
+    if root.lower() == "off":
+        return None
+    if not root:
+        import platformdirs
+
+        root = platformdirs.user_cache_dir("loopwarden")
+    digest = hashlib.sha256()
+    for part in (version.encode(), platform.machine().encode(), *expressions):
+        digest.update(len(part).to_bytes(8, "big") + part)
+    digest.update(b",".join(str(flag).encode() for flag in flags))
+    return Path(root) / "redaction-prefilter" / f"{digest.hexdigest()[:32]}.hsdb"
+
+
+def _load(hyperscan: Any, path: Path) -> Any:
+    """The database cached at ``path``; None when there is none or it does not load."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    try:
+        return hyperscan.loadb(data, hyperscan.HS_MODE_BLOCK)
+    except Exception as exc:  # another build's file, a truncated one
+        log.info("cached redaction prefilter %s not usable (%s): compiling it again", path, exc)
+        return None
+
+
+def _store(hyperscan: Any, database: Any, path: Path) -> None:
+    """Keep ``database`` at ``path`` (written whole, then renamed: readers never see half
+    a file); a cache that cannot be written only costs the next process a compile."""
+    part: str | None = None
+    try:
+        data = bytes(hyperscan.dumpb(database))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".part", delete=False) as out:
+            part = out.name
+            out.write(data)
+        os.replace(part, path)
+    except Exception as exc:  # a read-only home, a full disk, a database it cannot dump
+        log.debug("redaction prefilter not cached at %s: %s", path, exc)
+        if part is not None:
+            Path(part).unlink(missing_ok=True)
 
 
 def build(patterns: Sequence[re.Pattern[str]]) -> Prefilter | None:

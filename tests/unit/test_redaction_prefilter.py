@@ -8,7 +8,7 @@ from secrets_corpus import KEYS_THAT_NAME_A_SECRET, NAMES_A_SECRET
 
 from loopwarden.schemas.events import ActionPayload
 from loopwarden.schemas.redaction import REDACTED, Redactor, default_redactor, redact_fields
-from loopwarden.schemas.redaction_prefilter import Prefilter, extensions_disabled
+from loopwarden.schemas.redaction_prefilter import CACHE_DIR, Prefilter, extensions_disabled
 
 
 @pytest.fixture(scope="module")
@@ -92,3 +92,40 @@ def test_the_process_redactor_runs_as_the_environment_says():
     """With the worker's dependencies the prefilter is on; LOOPWARDEN_NO_EXTENSIONS=1
     (make test's second unit run) keeps the pure-Python gates."""
     assert (default_redactor().prefilter is None) == extensions_disabled()
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv(CACHE_DIR, str(tmp_path))
+    return tmp_path
+
+
+def test_a_second_process_loads_the_compiled_prefilter_from_the_cache(cache_dir):
+    patterns = Redactor().patterns()
+    first = Prefilter(patterns)
+    files = list(cache_dir.rglob("*.hsdb"))
+    second = Prefilter(patterns)
+    assert (first.from_cache, second.from_cache, len(files)) == (False, True, 1)
+    for text in CORPUS[:300]:
+        assert second.candidates(text) == first.candidates(text)
+
+
+def test_a_damaged_cache_file_is_compiled_again_and_replaced(cache_dir):
+    patterns = Redactor().patterns()
+    Prefilter(patterns)
+    (cached,) = cache_dir.rglob("*.hsdb")
+    cached.write_bytes(b"not a database")
+    again = Prefilter(patterns)
+    assert not again.from_cache
+    assert Prefilter(patterns).from_cache
+    assert list(cache_dir.rglob("*.part")) == []
+
+
+def test_other_patterns_get_their_own_cache_file_and_off_keeps_none(cache_dir, monkeypatch):
+    import re
+
+    Prefilter([re.compile(r"sk-[a-z]{8}")])
+    Prefilter([re.compile(r"sk-[a-z]{9}")])
+    assert len(list(cache_dir.rglob("*.hsdb"))) == 2
+    monkeypatch.setenv(CACHE_DIR, "off")
+    assert not Prefilter([re.compile(r"sk-[a-z]{8}")]).from_cache
