@@ -79,7 +79,7 @@ async def spin(publisher, loop_id, mode):
 
 async def test_model_answers_are_used_and_failures_fall_back(broker, worker_factory, model_server):
     model, base_url = model_server
-    settings = isolated_settings(broker, "analyst")
+    settings = isolated_settings(broker, "analyst", ["monitor", "analyst"])
     settings = settings.model_copy(
         update={
             "analyst": settings.analyst.model_copy(
@@ -128,7 +128,9 @@ async def test_model_answers_are_used_and_failures_fall_back(broker, worker_fact
 
 async def test_reflections_are_cached_in_the_guardrails_status(broker, worker_factory):
     port = free_port()
-    settings = isolated_settings(broker, "cache").model_copy(update={"web_port": port})
+    settings = isolated_settings(broker, "cache", ["monitor", "analyst", "guardrails"]).model_copy(
+        update={"web_port": port}
+    )
     settings = settings.model_copy(
         update={"api": settings.api.model_copy(update={"overrides_enabled": False})}
     )

@@ -71,7 +71,7 @@ async def _diagnostics(worker, runner: str, timeout_s: float = 30) -> str:
 async def test_a_backlog_of_single_event_records_is_bundled_applied_once_and_committed(
     broker, worker_factory
 ):
-    settings = isolated_settings(broker, "bundles")
+    settings = isolated_settings(broker, "bundles", roles=["monitor"])
     tag = "bundled"
     pairs = _actions(tag)
     records = [

@@ -65,7 +65,7 @@ async def follow(publisher: AsyncPublisher, loop_id: str, advice: Advice, succes
 
 
 async def test_explore_once_then_go_direct(broker, worker_factory):
-    settings = isolated_settings(broker, "experience")
+    settings = isolated_settings(broker, "experience", ["experience"])
     worker = worker_factory(settings)
     loop = f"order-{uuid.uuid4().hex[:6]}"
     async with AsyncPublisher(settings) as publisher:
@@ -147,7 +147,7 @@ async def wait_for_use_count(settings, count: int, timeout_s: float = 60.0) -> N
 
 
 async def test_a_bad_task_event_is_dead_lettered_and_the_next_one_answered(broker, worker_factory):
-    settings = isolated_settings(broker, "experience-bad")
+    settings = isolated_settings(broker, "experience-bad", ["experience"])
     worker_factory(settings)
     loop = f"bad-{uuid.uuid4().hex[:6]}"
     async with AsyncPublisher(settings) as publisher:

@@ -27,7 +27,9 @@ def two_loops_on_one_partition(partitions: int) -> tuple[str, str]:
 
 
 async def test_an_idle_loop_forgets_its_streak(broker, worker_factory):
-    settings = isolated_settings(broker, "expiry", idle_loop_ttl_s=60, expiry_sweep_interval_s=0.05)
+    settings = isolated_settings(
+        broker, "expiry", roles=["monitor"], idle_loop_ttl_s=60, expiry_sweep_interval_s=0.05
+    )
     worker_factory(settings)
     idle, busy = two_loops_on_one_partition(settings.topics.partitions)
     t0 = time.time() - 7200  # event time in the past: within the records' clock
@@ -63,7 +65,12 @@ async def test_a_quiet_partition_reclaims_memory_but_changes_no_decision(broker,
     as soon as the next events were applied together with it (under load), and the
     wall-clock line this test waits for never came (issue 46, item 5)."""
     settings = isolated_settings(
-        broker, "quiet", idle_loop_ttl_s=1.5, expiry_sweep_interval_s=0.2, max_clock_skew_s=5
+        broker,
+        "quiet",
+        roles=["monitor"],
+        idle_loop_ttl_s=1.5,
+        expiry_sweep_interval_s=0.2,
+        max_clock_skew_s=5,
     )
     worker = worker_factory(settings)
     idle, old = two_loops_on_one_partition(settings.topics.partitions)
@@ -94,7 +101,9 @@ async def test_a_quiet_partition_reclaims_memory_but_changes_no_decision(broker,
 async def test_an_event_dated_a_year_ahead_does_not_expire_its_neighbours(broker, worker_factory):
     """A producer's clock running ahead moved the partition's event time a year on, and
     every other loop of the partition lost its state (seen in the outage scenario)."""
-    settings = isolated_settings(broker, "skew", idle_loop_ttl_s=900, expiry_sweep_interval_s=0.05)
+    settings = isolated_settings(
+        broker, "skew", roles=["monitor"], idle_loop_ttl_s=900, expiry_sweep_interval_s=0.05
+    )
     worker_factory(settings)
     steady, skewed = two_loops_on_one_partition(settings.topics.partitions)
     now = time.time()

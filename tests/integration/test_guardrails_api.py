@@ -30,7 +30,7 @@ def api_settings(settings, port):
 @pytest.fixture
 def api_worker(broker, worker_factory):
     port = free_port()
-    settings = api_settings(isolated_settings(broker, "api"), port)
+    settings = api_settings(isolated_settings(broker, "api", ["guardrails"]), port)
     worker_factory(settings)
     return f"http://127.0.0.1:{port}"
 
@@ -141,7 +141,7 @@ async def test_bad_bodies_are_refused_with_the_reason(api_worker):
 
 
 async def test_any_worker_answers_for_any_family(broker, worker_factory):
-    base_settings = isolated_settings(broker, "api2")
+    base_settings = isolated_settings(broker, "api2", ["guardrails"])
     ports = [free_port(), free_port()]
     for port in ports:
         worker_factory(api_settings(base_settings, port))

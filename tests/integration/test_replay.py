@@ -34,6 +34,10 @@ from loopwarden.streams.tools.replay_reader import (
 
 from .conftest import isolated_settings
 
+REPLAYABLE = ["monitor", "guardrails", "fleet"]
+"""The roles a replay re-runs (every capability with a ``Replay``): the recording worker
+runs exactly these, so every output the replay makes was recorded or missed."""
+
 pytestmark = pytest.mark.integration
 
 
@@ -110,7 +114,7 @@ def recorded(broker, tmp_path_factory):
     """One recorded session, shared by the read-only replays below."""
     from .conftest import WorkerProcess, create_topics
 
-    settings = isolated_settings(broker, "audit")
+    settings = isolated_settings(broker, "audit", REPLAYABLE)
     settings = settings.model_copy(
         update={"analyst": settings.analyst.model_copy(update={"enabled": False})}
     )
@@ -208,7 +212,7 @@ def test_a_changed_threshold_reports_exactly_what_would_differ(recorded):
 
 
 def test_a_session_with_a_worker_killed_and_restarted_replays_identically(broker, worker_factory):
-    settings = isolated_settings(broker, "audit-kill")
+    settings = isolated_settings(broker, "audit-kill", REPLAYABLE)
     settings = settings.model_copy(
         update={"analyst": settings.analyst.model_copy(update={"enabled": False})}
     )
@@ -248,7 +252,7 @@ def test_a_session_with_a_worker_killed_and_restarted_replays_identically(broker
 def test_a_loop_idle_longer_than_the_ttl_is_decided_alike_live_in_detect_and_in_replay(
     broker, worker_factory, tmp_path
 ):
-    settings = isolated_settings(broker, "audit-ttl", idle_loop_ttl_s=60)
+    settings = isolated_settings(broker, "audit-ttl", REPLAYABLE, idle_loop_ttl_s=60)
     settings = settings.model_copy(
         update={"analyst": settings.analyst.model_copy(update={"enabled": False})}
     )

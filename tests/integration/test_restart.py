@@ -42,7 +42,7 @@ async def wait_committed(settings, loop_id: str, offset: int, timeout_s: float =
 
 @pytest.mark.parametrize("stop", ["kill", "terminate"])
 async def test_spin_straddling_a_restart_is_detected_once(broker, worker_factory, stop):
-    settings = isolated_settings(broker, f"restart-{stop}")
+    settings = isolated_settings(broker, f"restart-{stop}", roles=["monitor"])
     straddle, repeat = "straddle", "repeat"
     first = worker_factory(settings, "first")
     async with AsyncPublisher(settings, batching=False) as publisher:

@@ -43,7 +43,7 @@ async def _changelog_records(settings, key: bytes) -> list[bytes | None]:
 
 
 async def test_a_loop_changed_by_every_message_is_written_once_per_commit(broker, worker_factory):
-    settings = isolated_settings(broker, "state-writes")
+    settings = isolated_settings(broker, "state-writes", roles=["monitor"])
     loop_id = "busy-loop"
     worker = worker_factory(settings)
     async with (
