@@ -75,7 +75,7 @@ def rows(settings: Settings, scope: str) -> list[tuple]:
 
 
 async def test_writes_end_as_the_right_rows_and_a_replay_changes_nothing(broker, worker_factory):
-    settings = isolated_settings(broker, "memory")
+    settings = isolated_settings(broker, "memory", ["memory"])
     worker_factory(settings)
     scope = f"s-{uuid.uuid4().hex[:6]}"
     async with MemoryOutcomeSubscriber(settings, scope=scope) as outcomes:
@@ -119,7 +119,7 @@ async def test_a_critical_reflection_comes_back_with_relevant_memories(broker, w
 
 
 async def test_maintenance_runs_on_the_leader_and_reports(broker, worker_factory):
-    settings = isolated_settings(broker, "maint")
+    settings = isolated_settings(broker, "maint", ["memory"])
     settings = settings.model_copy(
         update={"memory": settings.memory.model_copy(update={"maintenance_interval_s": 1.0})}
     )
@@ -177,7 +177,7 @@ async def test_failures_are_learned_and_a_completed_task_recalls_them(broker, wo
 
 
 async def test_a_bad_write_is_rejected_alone(broker, worker_factory):
-    settings = isolated_settings(broker, "badwrite")
+    settings = isolated_settings(broker, "badwrite", ["memory"])
     worker_factory(settings)
     scope = f"bad-{uuid.uuid4().hex[:6]}"
     async with MemoryOutcomeSubscriber(settings, scope=scope) as outcomes:
@@ -285,7 +285,7 @@ async def test_bulk_writes_with_deferred_checks_store_every_vector_once(
     from loopwarden.schemas import codec
     from loopwarden.streams.client.subscriber import DeadLetterSubscriber
 
-    settings = isolated_settings(broker, "bulk")
+    settings = isolated_settings(broker, "bulk", ["memory"])
     index = settings.memory.index.model_copy(
         update={"vector_min_rows": 200, "upkeep_interval_s": 0.5}
     )
@@ -358,7 +358,7 @@ async def test_an_arrow_record_from_another_client_is_checked_redacted_and_answe
     from loopwarden.schemas.memory_columns import to_ipc
     from loopwarden.streams.client.subscriber import DeadLetterSubscriber
 
-    settings = isolated_settings(broker, "arrow")
+    settings = isolated_settings(broker, "arrow", ["memory"])
     memory = settings.memory.model_copy(update={"write_checks": "deferred"})
     settings = settings.model_copy(update={"memory": memory})
     worker_factory(settings)
@@ -418,7 +418,7 @@ async def test_a_batch_is_applied_once_its_records_hold_batch_max_bytes(broker, 
     """Arrow records fill a batch by bytes long before batch_max_writes records: the
     writes are applied without waiting out batch_within_s (here 120 s)."""
 
-    settings = isolated_settings(broker, "bytes")
+    settings = isolated_settings(broker, "bytes", ["memory"])
     memory = settings.memory.model_copy(
         update={
             "write_checks": "deferred",
@@ -446,7 +446,7 @@ async def test_a_batch_is_applied_once_its_records_hold_batch_max_bytes(broker, 
 async def test_arrow_records_go_through_the_checked_write_path_too(broker, worker_factory):
     """With memory.write_checks=each (the default) an Arrow record's rows are checked one
     by one like JSON writes: a near-duplicate corroborates, a contradiction is related."""
-    settings = isolated_settings(broker, "arrowchecked")
+    settings = isolated_settings(broker, "arrowchecked", ["memory"])
     worker_factory(settings)
     scope = f"ac-{uuid.uuid4().hex[:6]}"
     items = [
@@ -479,7 +479,7 @@ async def test_a_stored_batch_is_committed_without_waiting_for_the_commit_interv
 
     from loopwarden.streams.tools.replay_reader import wait_until_committed
 
-    settings = isolated_settings(broker, "commit")
+    settings = isolated_settings(broker, "commit", ["memory"])
     settings = settings.model_copy(
         update={
             "memory": settings.memory.model_copy(update={"write_checks": "deferred"}),
