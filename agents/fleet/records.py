@@ -37,6 +37,7 @@ from loopwarden.schemas.positions import Origin
 from loopwarden.schemas.records import decode_record
 from loopwarden.settings import FleetSettings, Settings
 from loopwarden.streams.client.event_builder import encode_event
+from loopwarden.streams.runtime.state.current import current_state
 from loopwarden.streams.runtime.state.reroute import Reroute, reroute_of
 
 FamilyLoader = Callable[[str], Any]
@@ -200,11 +201,10 @@ class FleetProcessor:
                 outcome.reroutes.append(reroute)
                 return
         self.touched.add(root)
-        state = outcome.states.get(root) or load_state(root)
-        if state is None:
-            state = FamilyState(root)
-        elif event.occurred_at - state.updated_at > self.idle_ttl_s:
-            state = FamilyState(root, applied=state.applied)  # positions stay known
+        state = current_state(
+            root, outcome.states, load_state, _new_family, _updated_at,
+            event.occurred_at, self.idle_ttl_s,
+        )  # fmt: skip
         state.partition = source.partition
         outcome.seen.append((event.event_id, event.loop_id))
         outcome.states[root] = state
@@ -242,6 +242,15 @@ class FleetProcessor:
         outcome.warnings.extend(warnings)
         outcome.fleet_warnings.extend(fleet_warnings)
         outcome.tool_outages.extend(notices)
+
+
+def _new_family(root: str, idle: Any) -> FamilyState:
+    """A new family state; after an idle one, its applied positions stay known."""
+    return FamilyState(root) if idle is None else FamilyState(root, applied=idle.applied)
+
+
+def _updated_at(state: Any) -> float:
+    return float(state.updated_at)
 
 
 def decide_offline(settings: Settings, events: Iterable[ActionEvent]) -> FleetRecordOutcome:

@@ -27,6 +27,7 @@ from loopwarden.schemas.families import family_of
 from loopwarden.schemas.positions import Origin
 from loopwarden.schemas.records import decode_record
 from loopwarden.settings import GuardrailSettings, Settings
+from loopwarden.streams.runtime.state.current import current_state
 from loopwarden.streams.runtime.state.reroute import Reroute, routed
 
 FamilyLoader = Callable[[str], FamilyState | None]
@@ -118,11 +119,10 @@ class GuardrailProcessor:
         for index, event, at in here:
             family = family_of(event.loop_id)
             self.touched.add(family)
-            state = outcome.states.get(family) or load_state(family)
-            if state is None:
-                state = FamilyState(family)
-            elif event.occurred_at - state.updated_at > self.idle_ttl_s:
-                state = FamilyState(family, applied=state.applied)  # positions stay known
+            state = current_state(
+                family, outcome.states, load_state, _new_family, _updated_at,
+                event.occurred_at, self.idle_ttl_s,
+            )  # fmt: skip
             state.partition = source.partition
             outcome.seen.append((event.event_id, event.loop_id))
             remembered = state.results.get(event.event_id)
@@ -171,6 +171,15 @@ def _rejected(
     value = codec.dumps(event.model_dump(mode="json", exclude_none=True))
     errors = (FieldError("loop_id", problem),)
     return DeadLetter("validation", problem, value, source, key, errors, index)
+
+
+def _new_family(family: str, idle: FamilyState | None) -> FamilyState:
+    """A new family state; after an idle one, its applied positions stay known."""
+    return FamilyState(family) if idle is None else FamilyState(family, applied=idle.applied)
+
+
+def _updated_at(state: FamilyState) -> float:
+    return state.updated_at
 
 
 def _family_key(event: Any) -> str:

@@ -34,6 +34,7 @@ from loopwarden.schemas.records import decode_record
 from loopwarden.schemas.redaction import default_redactor
 from loopwarden.schemas.trace_context import carried
 from loopwarden.settings import DetectionSettings, Settings
+from loopwarden.streams.runtime.state.current import current_state
 from loopwarden.streams.runtime.state.reroute import Reroute, routed
 
 if TYPE_CHECKING:
@@ -175,9 +176,15 @@ class RecordProcessor:
         here = routed(decoded.events, source, origin, self.partitions, _loop_of, outcome.reroutes)
         for _, event, at in here:
             touched.add(event.loop_id)
-            state = states.get(event.loop_id) or self._state(event.loop_id, source, load_state)
-            if state.last_seen and event.occurred_at - state.last_seen > self.idle_ttl_s:
-                state = self._fresh(state)
+            state = current_state(
+                event.loop_id,
+                states,
+                lambda loop_id: self._state(loop_id, source, load_state),
+                self._new,
+                _last_seen,
+                event.occurred_at,
+                self.idle_ttl_s,
+            )
             instrument = self.instrument
             scope = None if instrument is None else instrument.begin(event, source, headers)
             duplicates = state.duplicates
@@ -217,12 +224,14 @@ class RecordProcessor:
         if event.published_at is not None:
             outcome.warned.extend((w["kind"], event.published_at) for w in findings.warnings)
 
-    def _fresh(self, idle: LoopState) -> LoopState:
+    def _new(self, loop_id: str, idle: LoopState | None) -> LoopState:
         """A new state for a loop idle past the TTL; its applied positions are kept, so a
         record processed again after a restart is still recognised."""
-        state = LoopState(idle.loop_id, partition=idle.partition, applied=idle.applied)
-        if idle.loop_id in self._cache:
-            self._cache[idle.loop_id] = state
+        if idle is None:  # not reached: a loop's lookup (:meth:`_state`) makes new ones
+            return LoopState(loop_id)
+        state = LoopState(loop_id, partition=idle.partition, applied=idle.applied)
+        if loop_id in self._cache:
+            self._cache[loop_id] = state
         return state
 
     def _state(self, loop_id: str, source: SourcePosition, load_state: StateLoader) -> LoopState:
@@ -238,6 +247,10 @@ class RecordProcessor:
             if len(cache) > self.cache_loops:
                 cache.popitem(last=False)
         return state
+
+
+def _last_seen(state: LoopState) -> float | None:
+    return state.last_seen or None  # 0: the loop saw no event yet
 
 
 def _loop_of(event: Any) -> str:
