@@ -28,7 +28,7 @@ async def test_a_worker_exits_when_its_broker_lost_the_topics(tmp_path, worker_f
     first = EmbeddedBroker(log_path=tmp_path / "first.log").start()
     second = None
     try:
-        settings = isolated_settings(first, "lost")
+        settings = isolated_settings(first, "lost", ["monitor"])
         worker = worker_factory(settings)
         await wait_ready(settings)
         first.stop()
