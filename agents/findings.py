@@ -1,4 +1,5 @@
-"""Warnings, fleet warnings and reflection requests are built here, for every capability.
+"""Warnings, fleet warnings, tool outage notices and reflection requests are built here,
+for every capability.
 
 The dicts are JSON-ready and shaped exactly as :class:`LoopWarning`,
 :class:`~loopwarden.schemas.fleet.FleetWarning` and :class:`ReflectionRequest` (tests
@@ -114,6 +115,24 @@ def fleet_warning(
         },
         "occurred_at": occurred_at,
         "produced_by": stamp,
+    }
+
+
+def outage_notice(
+    *, tool: str, error_digest: str, error: str, since: float, until: float, loops: int
+) -> Output:
+    """A tool outage notice (the tool-outages topic, read by every monitor's
+    :class:`~loopwarden.agents.fleet.outage_board.OutageBoard`): ``tool`` fails with the
+    error of ``error_digest`` for ``loops`` runs, from ``since`` to ``until`` (event
+    time; a later notice of the same outage extends it)."""
+    return {
+        "type": "tool_outage",
+        "tool": tool,
+        "error_digest": error_digest,
+        "error": error,
+        "since": since,
+        "until": until,
+        "loops": loops,
     }
 
 

@@ -9,17 +9,24 @@ its detectors (the fleet role told the loop about the outage instead).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from loopwarden.agents.fleet.tool_outage import error_digest
 from loopwarden.schemas.events import ActionEvent
 
 
+class Window(NamedTuple):
+    """When an outage lasts (event time, both ends included)."""
+
+    since: float
+    until: float
+
+
 class OutageBoard:
-    """Tool → error digest → (since, until), from the outage notices."""
+    """Tool → error digest → its :class:`Window`, from the outage notices."""
 
     def __init__(self) -> None:
-        self._outages: dict[str, dict[str, tuple[float, float]]] = {}
+        self._outages: dict[str, dict[str, Window]] = {}
         self.suppressed = 0
         """Failures not counted against their agent so far."""
 
@@ -31,9 +38,9 @@ class OutageBoard:
         tool, digest = str(notice["tool"]), str(notice["error_digest"])
         since, until = float(notice["since"]), float(notice["until"])
         known = self._outages.setdefault(tool, {}).get(digest)
-        if known is not None and known[0] <= since <= known[1]:
-            since = known[0]  # the same outage, extended
-        self._outages[tool][digest] = (since, max(until, known[1] if known else until))
+        if known is not None and known.since <= since <= known.until:
+            since = known.since  # the same outage, extended
+        self._outages[tool][digest] = Window(since, max(until, known.until if known else until))
 
     def declared(self, event: ActionEvent) -> bool:
         """The event is a failure of a tool in outage, with the outage's error."""
@@ -44,7 +51,7 @@ class OutageBoard:
         if not outages:
             return False
         window = outages.get(error_digest(payload.error_message))
-        return window is not None and window[0] <= event.occurred_at <= window[1]
+        return window is not None and window.since <= event.occurred_at <= window.until
 
     def covers(self, event: ActionEvent) -> bool:
         """:meth:`declared`, counted in :attr:`suppressed` (the monitor's question: the

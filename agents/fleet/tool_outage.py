@@ -62,6 +62,29 @@ def error_digest(error: str | None) -> str:
 
 
 @dataclass(slots=True)
+class Outage:
+    """One outage of a tool: one error failing for many loops."""
+
+    since: float
+    """Event time of its first failure within the window."""
+    last_seen: float
+    """Event time of its latest failure."""
+    error: str
+    """The error's first line (shown)."""
+    told: list[str]
+    """The loops told about it (the newest :data:`MAX_TOLD`)."""
+
+    def stored(self) -> list[Any]:
+        """As kept in the tool's snapshot: ``[since, last seen, error, loops told]``."""
+        return [self.since, self.last_seen, self.error, self.told]
+
+    @classmethod
+    def from_stored(cls, raw: list[Any]) -> Outage:
+        since, last_seen, error, told = raw
+        return cls(since, last_seen, error, told)
+
+
+@dataclass(slots=True)
 class ToolOutages:
     """One tool's recent failures and its outages, by error digest."""
 
@@ -69,8 +92,8 @@ class ToolOutages:
     partition: int = 0
     failures: list[list[Any]] = field(default_factory=list)
     """[error digest, loop id, event time], oldest first, within the window."""
-    outages: dict[str, list[Any]] = field(default_factory=dict)
-    """error digest → [since, last seen, error's first line, loops told]."""
+    outages: dict[str, Outage] = field(default_factory=dict)
+    """error digest → its outage."""
     updated_at: float = 0.0
     applied: AppliedPositions = field(default_factory=AppliedPositions)
 
@@ -84,14 +107,14 @@ class ToolOutages:
         digest = error_digest(whole)  # as the monitors' board digests it
         self.updated_at = max(self.updated_at, at)
         outage = self.outages.get(digest)
-        if outage is not None and at - outage[1] > cfg.outage_quiet_s:
+        if outage is not None and at - outage.last_seen > cfg.outage_quiet_s:
             del self.outages[digest]  # over: a new one may start
             outage = None
         warnings: list[Output] = []
         if outage is not None:
-            outage[1] = max(outage[1], at)
-            if event.loop_id not in outage[3]:
-                outage[3] = (outage[3] + [event.loop_id])[-MAX_TOLD:]
+            outage.last_seen = max(outage.last_seen, at)
+            if event.loop_id not in outage.told:
+                outage.told = [*outage.told, event.loop_id][-MAX_TOLD:]
                 warnings.append(self._tell(event.loop_id, event, outage, cfg, stamp))
             return warnings, [], [self._notice(digest, outage, cfg)]
         self.failures.append([digest, event.loop_id, at])
@@ -100,7 +123,7 @@ class ToolOutages:
         loops = list(dict.fromkeys(f[1] for f in self.failures if f[0] == digest))
         if len(loops) < cfg.outage_loops:
             return [], [], []
-        outage = [min(f[2] for f in self.failures if f[0] == digest), at, error, loops]
+        outage = Outage(min(f[2] for f in self.failures if f[0] == digest), at, error, loops)
         self.outages[digest] = outage
         self.failures = [f for f in self.failures if f[0] != digest]
         warnings = [self._tell(loop, event, outage, cfg, stamp) for loop in loops]
@@ -110,15 +133,15 @@ class ToolOutages:
             [self._notice(digest, outage, cfg)],
         )
 
-    def _reason(self, outage: list[Any], cfg: FleetSettings) -> str:
-        error = outage[2] or "an error"
+    def _reason(self, outage: Outage, cfg: FleetSettings) -> str:
+        error = outage.error or "an error"
         return (
-            f"the tool {self.tool!r} is failing for everyone: {len(outage[3])} runs got the "
+            f"the tool {self.tool!r} is failing for everyone: {len(outage.told)} runs got the "
             f"same error within {cfg.outage_window_s:g} s ({error})"
         )
 
     def _tell(
-        self, loop: str, event: ActionEvent, outage: list[Any], cfg: FleetSettings, stamp: Any
+        self, loop: str, event: ActionEvent, outage: Outage, cfg: FleetSettings, stamp: Any
     ) -> Output:
         reason = self._reason(outage, cfg)
         suggestions = (
@@ -139,43 +162,42 @@ class ToolOutages:
             stamp=stamp,
             suggestions=suggestions,
             next_actions=("wait", "use_another_tool"),
-            consecutive_count=len(outage[3]),
+            consecutive_count=len(outage.told),
         )
 
     def _fleet_warning(
-        self, event: ActionEvent, outage: list[Any], cfg: FleetSettings, stamp: Any
+        self, event: ActionEvent, outage: Outage, cfg: FleetSettings, stamp: Any
     ) -> Output:
         return findings_builder.fleet_warning(
             kind="tool_outage",
             root_loop_id=tool_key(self.tool),
             tool=self.tool,
-            error=outage[2],
+            error=outage.error,
             trigger_loop_id=event.loop_id,
             trigger_event_id=event.event_id,
             step="warn",
             reason=self._reason(outage, cfg),
             suggestions=["Fix or fail over the tool; the agents were told to wait."],
             agents=[],
-            loop_ids=outage[3],
+            loop_ids=outage.told,
             event_ids=[event.event_id],
-            count=len(outage[3]),
-            loops=len(outage[3]),
+            count=len(outage.told),
+            loops=len(outage.told),
             steps=0,
-            failures=len(outage[3]),
+            failures=len(outage.told),
             occurred_at=event.occurred_at,
             stamp=stamp,
         )
 
-    def _notice(self, digest: str, outage: list[Any], cfg: FleetSettings) -> Output:
-        return {
-            "type": "tool_outage",
-            "tool": self.tool,
-            "error_digest": digest,
-            "error": outage[2],
-            "since": outage[0],
-            "until": outage[1] + cfg.outage_quiet_s,
-            "loops": len(outage[3]),
-        }
+    def _notice(self, digest: str, outage: Outage, cfg: FleetSettings) -> Output:
+        return findings_builder.outage_notice(
+            tool=self.tool,
+            error_digest=digest,
+            error=outage.error,
+            since=outage.since,
+            until=outage.last_seen + cfg.outage_quiet_s,
+            loops=len(outage.told),
+        )
 
     def snapshot(self) -> bytes:
         return codec.dumps_state(
@@ -183,7 +205,7 @@ class ToolOutages:
                 "v": 1,
                 "p": self.partition,
                 "f": self.failures,
-                "o": self.outages,
+                "o": {digest: outage.stored() for digest, outage in self.outages.items()},
                 "off": self.applied.snapshot(),
                 "ts": self.updated_at,
             }
@@ -193,4 +215,5 @@ class ToolOutages:
     def restore(cls, tool: str, data: bytes) -> ToolOutages:
         raw = codec.loads_state(data)
         applied = AppliedPositions.restore(raw["off"])
-        return cls(tool, raw["p"], raw["f"], raw["o"], raw["ts"], applied)
+        outages = {digest: Outage.from_stored(stored) for digest, stored in raw["o"].items()}
+        return cls(tool, raw["p"], raw["f"], outages, raw["ts"], applied)

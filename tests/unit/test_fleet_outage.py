@@ -174,6 +174,23 @@ def test_the_outage_state_survives_a_snapshot():
     assert len(fleet) == 1
 
 
+def test_an_outage_under_way_survives_a_snapshot_in_its_stored_form():
+    state = ToolOutages("web_search")
+    cfg = FleetSettings()
+    for n in range(5):
+        state.observe(validate_action(failure(f"loop-{n}", 1000 + n, 0)), cfg, None)
+    (outage,) = state.outages.values()
+    stored = codec.loads_state(state.snapshot())["o"]
+    assert list(stored.values()) == [[outage.since, outage.last_seen, outage.error, outage.told]]
+    restored = ToolOutages.restore("web_search", state.snapshot())
+    assert restored.outages == state.outages
+    warnings, fleet, notices = restored.observe(
+        validate_action(failure("late", 1010, 0)), cfg, None
+    )
+    assert [w["loop_id"] for w in warnings] == ["late"] and fleet == []
+    assert notices[0]["loops"] == len(outage.told) + 1
+
+
 def test_a_failure_goes_to_its_tools_partition():
     processor = FleetProcessor(partitions=8)
     event = failure("loop-a", 1000, 0)
