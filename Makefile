@@ -31,9 +31,10 @@ $(CHROMIUM):
 	$(SUDO) apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null
 
-# Four test processes (much of an integration test is waiting for a group join: two
-# cores stay busy), a module's tests together in one (module-scoped workers), each
-# with its own embedded broker; the unit tests again on the pure-Python paths (no
+# mypy runs as a test (tests/unit/test_typecheck.py, handed out first) among the
+# others: its minute of CPU fills the suite's waits. Four test processes (much of an
+# integration test is waiting for a group join: two cores stay busy), a module's tests
+# together in one (module-scoped workers), each with its own embedded broker; the unit tests again on the pure-Python paths (no
 # compiled extension: LOOPWARDEN_NO_EXTENSIONS=1) but for the storage and packaging
 # modules, whose checks do not go through them (the redactor's output is the same
 # either way: test_redaction_prefilter); then the reduced fault suite alone, under the
@@ -42,10 +43,9 @@ $(CHROMIUM):
 TEST_JOBS ?= 4
 FAULT_SUITE := tests/integration/test_fault_suite.py
 NOT_EXTENSION_PATHS := memory_concurrency memory_consistency memory_indexes lancedb_embedding \
-	worker_roles layers packaging
+	worker_roles layers packaging typecheck
 test: $(STAMP) $(CHROMIUM)
 	$(BIN)/ruff check .
-	$(BIN)/python tests/support/typecheck.py
 	$(BIN)/mkdocs build --strict --quiet --site-dir $(VENV)/site
 	$(BIN)/pytest -n $(TEST_JOBS) --dist loadfile --deselect $(FAULT_SUITE)
 	LOOPWARDEN_NO_EXTENSIONS=1 $(BIN)/pytest -n 2 -q tests/unit \
