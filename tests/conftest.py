@@ -10,7 +10,6 @@ import pytest
 from loopwarden.schemas.events import ActionEvent, validate_action
 from loopwarden.schemas.redaction import default_redactor
 
-
 FIRST = ("tests/unit/test_typecheck.py",)
 """Modules handed out first (a cold mypy run takes a minute of one core: started last,
 it would end the suite a minute late)."""
