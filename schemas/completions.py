@@ -13,11 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from loopwarden.schemas.events import (
     MAX_INT,
-    SCHEMA_VERSION,
-    EventId,
+    Envelope,
     JsonObject,
-    LoopId,
-    Timestamp,
     validate_envelope,
 )
 from loopwarden.schemas.redaction import redact_fields
@@ -54,16 +51,10 @@ class CompletionPayload(BaseModel):
     max_reruns: int | None = Field(None, ge=0, le=MAX_INT, description="Per-trace rerun limit.")
 
 
-class LoopCompletion(BaseModel):
+class LoopCompletion(Envelope):
     """The envelope of a loop completion."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-    event_id: EventId
-    schema_version: int = Field(SCHEMA_VERSION, ge=1, le=SCHEMA_VERSION)
     type: Literal["loop_complete"] = "loop_complete"
-    loop_id: LoopId
-    occurred_at: Timestamp
     payload: CompletionPayload
 
 
@@ -78,29 +69,17 @@ class OverridePayload(BaseModel):
     override_reason: str | None = None
 
 
-class GuardrailOverride(BaseModel):
+class GuardrailOverride(Envelope):
     """The envelope of an override."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-    event_id: EventId
-    schema_version: int = Field(SCHEMA_VERSION, ge=1, le=SCHEMA_VERSION)
     type: Literal["guardrail_override"] = "guardrail_override"
-    loop_id: LoopId
-    occurred_at: Timestamp
     payload: OverridePayload
 
 
-class ReflectionCached(BaseModel):
+class ReflectionCached(Envelope):
     """The analyst's outcome for one loop, cached in the family's state (stage 5)."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-    event_id: EventId
-    schema_version: int = Field(SCHEMA_VERSION, ge=1, le=SCHEMA_VERSION)
     type: Literal["reflection_cached"] = "reflection_cached"
-    loop_id: LoopId
-    occurred_at: Timestamp
     payload: JsonObject
 
 

@@ -103,6 +103,27 @@ LoopId = Annotated[str, Field(min_length=1, max_length=256, pattern=_PRINTABLE)]
 """A loop id (the record key): 1–256 characters, no control characters."""
 
 
+class Envelope(BaseModel):
+    """What every input event carries around its ``type`` and ``payload``: identity,
+    loop, time and the publisher's trace context. Each input (actions, completions,
+    overrides, cached reflections, task starts and ends) is this plus its own two."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    event_id: EventId
+    schema_version: int = Field(SCHEMA_VERSION, ge=1, le=SCHEMA_VERSION)
+    loop_id: LoopId
+    occurred_at: Timestamp
+    published_at: Timestamp | None = None
+    trace_context: TraceContext | None = Field(
+        None, description="W3C trace context of the publisher's span (traceparent, tracestate)."
+    )
+
+
+ENVELOPE_FIELDS = frozenset({*Envelope.model_fields, "type", "payload"})
+"""Every key of an input event outside its payload."""
+
+
 class EditRange(BaseModel):
     """A code edit's line range (Layer 3 input): inclusive 1-based lines."""
 
@@ -241,21 +262,11 @@ class ActionPayload(BaseModel):
         return self.success is False
 
 
-class ActionEvent(BaseModel):
-    """The envelope of one action: identity, loop, time, payload."""
+class ActionEvent(Envelope):
+    """One action: the envelope and what the agent did."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-    event_id: EventId
-    schema_version: int = Field(SCHEMA_VERSION, ge=1, le=SCHEMA_VERSION)
     type: Literal["action"] = "action"
-    loop_id: LoopId
-    occurred_at: Timestamp
-    published_at: Timestamp | None = None
     payload: ActionPayload
-    trace_context: TraceContext | None = Field(
-        None, description="W3C trace context of the publisher's span (traceparent, tracestate)."
-    )
 
     @property
     def result_key(self) -> str | None:

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-ENVELOPE_KEYS = frozenset({"event_id", "loop_id", "occurred_at", "payload"})
-"""The envelope's own keys: in a flat line, every other key is a payload field."""
+from loopwarden.schemas.events import ENVELOPE_FIELDS
 
 
 def envelope_from_json(
@@ -27,7 +26,7 @@ def envelope_from_json(
     """
     if isinstance(obj, dict) and "payload" not in obj:
         flat = dict(obj)
-        envelope = {k: flat.pop(k) for k in list(flat) if k in ENVELOPE_KEYS | {"schema_version"}}
+        envelope = {k: flat.pop(k) for k in list(flat) if k in ENVELOPE_FIELDS}
         envelope["payload"] = flat
         obj = envelope
     if isinstance(obj, dict):

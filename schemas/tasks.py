@@ -19,14 +19,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from loopwarden.schemas.events import (
-    SCHEMA_VERSION,
-    EventId,
-    JsonObject,
-    LoopId,
-    Timestamp,
-    validate_envelope,
-)
+from loopwarden.schemas.events import Envelope, JsonObject, validate_envelope
 from loopwarden.schemas.redaction import redact_fields
 from loopwarden.schemas.trace_context import TraceContext
 
@@ -48,20 +41,7 @@ class TaskSpec(BaseModel):
     tags: list[Annotated[str, Field(max_length=200)]] = Field(default_factory=list, max_length=50)
 
 
-class _TaskEnvelope(BaseModel):
-    """What task starts and ends share with every event: identity, loop, time."""
-
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-    event_id: EventId
-    schema_version: int = Field(SCHEMA_VERSION, ge=1, le=SCHEMA_VERSION)
-    loop_id: LoopId
-    occurred_at: Timestamp
-    published_at: Timestamp | None = None
-    trace_context: TraceContext | None = None
-
-
-class TaskStart(_TaskEnvelope):
+class TaskStart(Envelope):
     """A task starts in a loop: the worker answers with advice."""
 
     type: Literal["task_start"] = "task_start"
@@ -78,7 +58,7 @@ class TaskEndPayload(BaseModel):
     reason: str | None = Field(None, max_length=2000, description="Why it failed, if known.")
 
 
-class TaskEnd(_TaskEnvelope):
+class TaskEnd(Envelope):
     """A task ended: a successful exploration is learned; a replay's outcome updates the
     success rate of the experience it followed."""
 

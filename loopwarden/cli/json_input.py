@@ -23,7 +23,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 import click
 
-from loopwarden.schemas.flat_events import ENVELOPE_KEYS, envelope_from_json
+from loopwarden.schemas.events import ENVELOPE_FIELDS
+from loopwarden.schemas.flat_events import envelope_from_json
 
 if TYPE_CHECKING:
     from loopwarden.errors import FieldError
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
 
 BOM = b"\xef\xbb\xbf"
 DOCUMENT_OPENERS = (b"[", b"{")
-ENVELOPE_EXTRAS = frozenset({"schema_version", "type", "published_at", "trace_context"})
 
 
 @dataclass(slots=True)
@@ -110,7 +110,7 @@ def _unknown(envelope: dict[str, Any], payload_model: Any, index: int) -> list[F
     where = f"[{index}]." if index else ""
     found = [
         FieldError(where + error.path, error.message)
-        for error in unknown_fields(envelope, known=ENVELOPE_KEYS | ENVELOPE_EXTRAS, path="")
+        for error in unknown_fields(envelope, known=ENVELOPE_FIELDS, path="")
     ]
     payload = envelope.get("payload")
     if isinstance(payload, dict):
