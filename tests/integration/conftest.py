@@ -121,15 +121,18 @@ def worker_factory(tmp_path: Path) -> Iterator:
             worker.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def shared_settings(broker: EmbeddedBroker) -> Settings:
     return isolated_settings(broker, "shared", max_event_bytes=4096)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def shared_worker(
     shared_settings: Settings, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[WorkerProcess]:
+    """One worker with every default role for a module's tests (each uses loop ids of
+    its own). Module-scoped: an idle worker and the broker answering its fetches burn
+    CPU until stopped, and a session-scoped one idled on after its last module."""
     create_topics(shared_settings)
     worker = WorkerProcess(shared_settings, tmp_path_factory.mktemp("worker") / "worker.log")
     worker.start()
