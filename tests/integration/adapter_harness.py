@@ -24,8 +24,11 @@ STOP_AT = WARN_AT + 6
 
 
 def laddered_settings(broker, name: str) -> Settings:
-    """Isolated settings whose worker runs the ``patterns`` profile (warn → … → stop)."""
-    settings = isolated_settings(broker, name)
+    """Isolated settings whose worker runs the ``patterns`` profile (warn → … → stop), with
+    the roles the adapters talk to: warnings and stops (monitor, guardrails), families
+    (fleet) and Claude Code's hooks; memory and experience, which no adapter test reads,
+    would embed every failed call."""
+    settings = isolated_settings(broker, name, ["monitor", "guardrails", "fleet", "hooks"])
     detection = settings.detection.model_copy(update={"profile": "patterns"})
     return settings.model_copy(update={"detection": detection})
 
