@@ -174,12 +174,16 @@ class RecordProcessor:
         touched.clear()
         states = outcome.states
         here = routed(decoded.events, source, origin, self.partitions, _loop_of, outcome.reroutes)
+
+        def stored(loop_id: str) -> LoopState:
+            return self._state(loop_id, source, load_state)
+
         for _, event, at in here:
             touched.add(event.loop_id)
             state = current_state(
                 event.loop_id,
                 states,
-                lambda loop_id: self._state(loop_id, source, load_state),
+                stored,
                 self._new,
                 _last_seen,
                 event.occurred_at,
