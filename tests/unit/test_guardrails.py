@@ -3,6 +3,7 @@
 import itertools
 
 import pytest
+from guardrail_records import completion as completion_record
 
 from loopwarden.agents.guardrails import (
     FamilyState,
@@ -15,7 +16,6 @@ from loopwarden.agents.guardrails import (
 )
 from loopwarden.agents.guardrails.records import GuardrailProcessor
 from loopwarden.errors import EventValidationError
-from loopwarden.schemas import codec
 from loopwarden.schemas.completions import LoopTrace, validate_guardrail_event
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.positions import Origin, default_partition
@@ -262,25 +262,13 @@ def test_cached_reflections_survive_the_snapshot():
     assert [r["reason"] for r in restored.reflections["F_r1"]] == ["r2", "r3", "r4"]
 
 
-def _completion(event_id, loop_id, at):
-    return codec.dumps(
-        {
-            "event_id": event_id,
-            "type": "loop_complete",
-            "loop_id": loop_id,
-            "occurred_at": at,
-            "payload": {"reflection_status": "done", "alignment_score": 0.2, "drift_score": 0.8},
-        }
-    )
-
-
 def test_a_completion_on_another_partition_is_rerouted_with_its_origin():
     family = "fam-route"
     own = default_partition(family.encode(), 4)
     wrong = (own + 1) % 4
     processor = GuardrailProcessor(partitions=4)
     outcome = processor.process(
-        _completion("c1", family, 100), None, SourcePosition("c", wrong, 7), lambda f: None
+        completion_record("c1", family, 100), None, SourcePosition("c", wrong, 7), lambda f: None
     )
     assert outcome.states == {} and len(outcome.reroutes) == 1
     reroute = outcome.reroutes[0]
@@ -303,16 +291,16 @@ def test_an_idle_family_starts_fresh_in_event_time():
     processor = GuardrailProcessor(idle_ttl_s=3600)
     states = {}
     first = processor.process(
-        _completion("c1", "fam", 1000), None, SourcePosition("c", 0, 0), states.get
+        completion_record("c1", "fam", 1000), None, SourcePosition("c", 0, 0), states.get
     )
     states.update(first.states)
     assert first.decisions[0]["decision_result"]["decision"] == "rerun"
     again = processor.process(
-        _completion("c2", "fam_r1", 2000), None, SourcePosition("c", 0, 1), states.get
+        completion_record("c2", "fam_r1", 2000), None, SourcePosition("c", 0, 1), states.get
     )
     assert again.states["fam"].traces.keys() >= {"fam", "fam_r1"}
     later = processor.process(
-        _completion("c3", "fam_r2", 9000),
+        completion_record("c3", "fam_r2", 9000),
         None,
         SourcePosition("c", 0, 2),
         {**states, **again.states}.get,
@@ -325,7 +313,7 @@ def test_a_rerun_beyond_the_limit_was_never_scheduled_and_is_dead_lettered():
     processor, states = GuardrailProcessor(), {}
     for offset, loop_id in enumerate(["fam_9", "fam_9_r1", "fam_9_r2", "fam_9_r3"]):
         outcome = processor.process(
-            _completion(f"c{offset}", loop_id, 100 + offset),
+            completion_record(f"c{offset}", loop_id, 100 + offset),
             None,
             SourcePosition("c", 0, offset),
             states.get,
@@ -333,7 +321,7 @@ def test_a_rerun_beyond_the_limit_was_never_scheduled_and_is_dead_lettered():
         states.update(outcome.states)
         assert not outcome.dead_letters
     beyond = processor.process(
-        _completion("c9", "fam_9_r4", 200), b"fam_9", SourcePosition("c", 0, 9), states.get
+        completion_record("c9", "fam_9_r4", 200), b"fam_9", SourcePosition("c", 0, 9), states.get
     )
     assert beyond.decisions == [] and beyond.warnings == []
     (letter,) = beyond.dead_letters

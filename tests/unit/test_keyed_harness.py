@@ -5,11 +5,12 @@ back re-routed, as on a worker — and decides what the processor decides in mem
 
 from __future__ import annotations
 
+from guardrail_records import completion
+
 from loopwarden.agents.guardrails.agent import FAMILY_STATES as GUARDRAIL_FAMILIES
 from loopwarden.agents.guardrails.records import GuardrailProcessor
 from loopwarden.agents.monitor.agent import LOOP_STATES
 from loopwarden.agents.monitor.records import RecordProcessor
-from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.positions import default_partition
 from loopwarden.settings import DetectionSettings
@@ -53,18 +54,6 @@ def test_the_monitor_through_the_kit_decides_as_in_memory_despite_snapshots_and_
     moved = {r.key.decode() for r in harness.reroutes}
     assert moved == {loop for loop in LOOPS if default_partition(loop.encode(), 4) != 0}
     assert sorted(harness.table) == sorted(loop.encode() for loop in LOOPS)
-
-
-def completion(event_id: str, loop_id: str, at: float) -> bytes:
-    return codec.dumps(
-        {
-            "event_id": event_id,
-            "type": "loop_complete",
-            "loop_id": loop_id,
-            "occurred_at": at,
-            "payload": {"reflection_status": "done", "alignment_score": 0.2, "drift_score": 0.8},
-        }
-    )
 
 
 def test_guardrails_through_the_kit_count_reruns_across_restored_family_states():
