@@ -1,78 +1,98 @@
-"""From actions records to open tasks, with no broker involved.
+"""From actions records to open tasks, with no broker involved: experience's processor.
 
 A task's start and end travel on the actions topic with the loop's steps.
-:class:`TaskTracker` reads a batch of records into a :class:`Batch`: the open tasks
-it changed (a start opens one, an end closes it, an action of a loop with an open
-task adds a step to its capped log) and the task starts and ends in arrival order,
-for the LanceDB work that follows. Records without a task event and without an open
-task's loop are not decoded; invalid task events are dead letters (invalid actions
-are the monitor's to dead-letter).
+:class:`TaskProcessor` is a keyed processor of the keyed-state kit
+(:mod:`loopwarden.streams.runtime.state.keyed`), keyed by loop id: a start opens a
+task, an end closes it (its state ends: None), an action of a loop with an open task
+adds a step to its capped log. Its :class:`TaskOutcome` also lists the starts and ends
+in arrival order, for the LanceDB work the agent settles a batch with (match a start,
+learn from an end). Records without a task event and without an open task's loop are
+not decoded; invalid task events are dead letters (invalid actions are the monitor's to
+dead-letter).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from loopwarden.agents.experience.steps import step_of
 from loopwarden.agents.experience.tasks import OpenTask
 from loopwarden.errors import EventError
-from loopwarden.schemas.dead_letter import DeadLetter
+from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
 from loopwarden.schemas.events import TASK_EVENT_TYPES, validate_action
+from loopwarden.schemas.positions import Origin
 from loopwarden.schemas.records import decode_record
 from loopwarden.schemas.tasks import TaskEnd, TaskStart, validate_task_event
-from loopwarden.settings import DetectionSettings, ExperienceSettings
-from loopwarden.streams.runtime.runner import Record
+from loopwarden.settings import DetectionSettings, ExperienceSettings, Settings
+from loopwarden.streams.runtime.state.reroute import Reroute
 
 TaskLoader = Callable[[str], OpenTask | None]
 """A loop's open task as stored, or None."""
 
 
-@dataclass
-class Batch:
-    """What one batch of records changed."""
+@dataclass(slots=True)
+class TaskOutcome:
+    """What one record changed."""
 
-    tasks: dict[str, tuple[OpenTask | None, int]] = field(default_factory=dict)
-    """loop id → (its open task, or None once ended; the partition)."""
+    states: dict[str, OpenTask | None] = field(default_factory=dict)
+    """loop id → its open task, or None once it ended."""
     lifecycle: list[tuple[OpenTask, TaskStart | TaskEnd]] = field(default_factory=list)
     """Starts and ends in the order they arrived (a start after an end sees what it taught)."""
-    letters: list[DeadLetter] = field(default_factory=list)
+    dead_letters: list[DeadLetter] = field(default_factory=list)
+    events: int = 0
+    """Task events and steps applied."""
+
+    @property
+    def reroutes(self) -> Sequence[Reroute]:
+        """None: a task is kept on the partition its events arrive on."""
+        return ()
+
+    def outputs(self) -> Iterator[tuple[str, Any]]:
+        """None of its own: advice comes from settling the batch against the store."""
+        return iter(())
 
 
 @dataclass
-class TaskTracker:
-    """Reads records into a :class:`Batch`, given the stored open tasks."""
+class TaskProcessor:
+    """Applies actions records to open tasks, given the stored ones (module docstring)."""
 
     experience: ExperienceSettings
     detection: DetectionSettings
+    any_open: Callable[[], bool] = lambda: True
+    """Whether any task is open at all (the worker's table, written or pending): when
+    none is, a record without a task event is not decoded."""
+    touched: list[str] = field(default_factory=list)
 
-    def read(
-        self,
-        records: Iterable[Record],
-        load: TaskLoader,
-        any_open: Callable[[], bool],
-        is_open: Callable[[str], bool],
-    ) -> Batch:
-        """The batch ``records`` make: ``load`` reads a stored task, ``any_open`` says
-        whether any task is open at all, ``is_open`` whether a loop's is."""
-        batch = Batch()
-        for record in records:
-            self._read(record, batch, load, any_open, is_open)
-        return batch
+    @classmethod
+    def for_settings(cls, settings: Settings) -> TaskProcessor:
+        """The processor a worker with ``settings`` runs."""
+        return cls(settings.experience, settings.detection)
 
-    def _read(
+    def process(
         self,
-        record: Record,
-        batch: Batch,
-        load: TaskLoader,
-        any_open: Callable[[], bool],
-        is_open: Callable[[str], bool],
-    ) -> None:
-        value = record.value
-        # a task opened earlier in this batch is not stored yet, but its steps count
-        if not value or (b"task_" not in value and not batch.tasks and not any_open()):
-            return
+        value: bytes | None,
+        key: bytes | None,
+        source: SourcePosition,
+        load_state: TaskLoader,
+        origin: Origin | None = None,
+        headers: Sequence[Any] = (),
+    ) -> TaskOutcome:
+        """Apply one record: its task events and its open tasks' steps."""
+        outcome = TaskOutcome()
+        self.touched = []
+        if not value or (b"task_" not in value and not self.any_open()):
+            return outcome
+        loaded: dict[str, OpenTask | None] = {}
+
+        def task_of(loop_id: str) -> OpenTask | None:
+            if loop_id in outcome.states:
+                return outcome.states[loop_id]
+            if loop_id not in loaded:
+                loaded[loop_id] = load_state(loop_id)
+                self.touched.append(loop_id)
+            return loaded[loop_id]
 
         def ours(obj: Any) -> Any:
             """A task event (validated), an open task's step (as it came), else None."""
@@ -81,30 +101,29 @@ class TaskTracker:
             if obj.get("type") in TASK_EVENT_TYPES:
                 return validate_task_event(obj)
             loop_id = obj.get("loop_id")
-            if isinstance(loop_id, str) and (loop_id in batch.tasks or is_open(loop_id)):
-                return obj
-            return None
+            return obj if isinstance(loop_id, str) and task_of(loop_id) is not None else None
 
         # the actions topic is the monitor's: it dead-letters what is wrong with a record
-        decoded = decode_record(value, record.key, record.source, 0, ours, owns_topic=False)
-        batch.letters.extend(decoded.dead_letters)
-        partition = record.source.partition
+        decoded = decode_record(value, key, source, 0, ours, owns_topic=False)
+        outcome.dead_letters.extend(decoded.dead_letters)
         for _, item in decoded.events:
             if isinstance(item, dict):
-                self._step(batch, item, partition, load)
+                self._step(outcome, item, task_of)
             else:
-                self._task_event(batch, item, partition, load)
+                self._task_event(outcome, item, source.partition, task_of)
+        return outcome
+
+    def forget(self) -> None:
+        """Nothing cached: every task is read through the loader."""
+
+    def evict(self, key: str) -> None:
+        """Nothing cached: every task is read through the loader."""
 
     @staticmethod
-    def _task_of(batch: Batch, loop_id: str, load: TaskLoader) -> OpenTask | None:
-        if loop_id in batch.tasks:
-            return batch.tasks[loop_id][0]
-        return load(loop_id)
-
     def _task_event(
-        self, batch: Batch, event: TaskStart | TaskEnd, partition: int, load: TaskLoader
+        outcome: TaskOutcome, event: TaskStart | TaskEnd, partition: int, task_of: TaskLoader
     ) -> None:
-        current = self._task_of(batch, event.loop_id, load)
+        current = task_of(event.loop_id)
         if isinstance(event, TaskStart):
             if current is not None and current.event_id == event.event_id:
                 task = current  # redelivered: answered again (same advice id), steps kept
@@ -117,20 +136,23 @@ class TaskTracker:
                     last_seen=event.occurred_at,
                     partition=partition,
                 )
-            batch.tasks[event.loop_id] = (task, partition)
-            batch.lifecycle.append((task, event))
+            outcome.states[event.loop_id] = task
+            outcome.lifecycle.append((task, event))
+            outcome.events += 1
         elif current is not None:
-            batch.tasks[event.loop_id] = (None, partition)
-            batch.lifecycle.append((current, event))
+            outcome.states[event.loop_id] = None
+            outcome.lifecycle.append((current, event))
+            outcome.events += 1
 
-    def _step(self, batch: Batch, obj: dict[str, Any], partition: int, load: TaskLoader) -> None:
+    def _step(self, outcome: TaskOutcome, obj: dict[str, Any], task_of: TaskLoader) -> None:
         try:
             event = validate_action(obj)
         except EventError:
             return  # the monitor dead-letters it
-        task = self._task_of(batch, event.loop_id, load)
+        task = task_of(event.loop_id)
         if task is None:
             return
         step = step_of(event, self.detection)
         task.add_step(event.event_id, step, event.occurred_at, self.experience.max_steps)
-        batch.tasks[event.loop_id] = (task, partition)
+        outcome.states[event.loop_id] = task
+        outcome.events += 1

@@ -10,6 +10,7 @@ are all exercised. Behaviour in depth is the subprocess tests' and the unit test
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,12 @@ from loopwarden.streams.client.json_subscribers import (
 )
 from loopwarden.streams.client.publisher import AsyncPublisher
 from loopwarden.streams.client.subscriber import DeadLetterSubscriber, WarningSubscriber
-from loopwarden.streams.client.tasks import start_task
+from loopwarden.streams.client.tasks import (
+    publish_task_event,
+    start_task,
+    task_end_event,
+    task_start_event,
+)
 from loopwarden.streams.tools.topics import TASK_TABLE
 
 from .conftest import isolated_settings
@@ -237,11 +243,17 @@ async def test_the_memory_judge_is_asked_outside_the_storage_lock(broker):
     assert lock_held == [False]
 
 
-async def test_an_open_task_idle_past_its_ttl_is_dropped(broker):
-    settings = only(broker, "wire-task-ttl", "experience")
-    settings = settings.model_copy(
-        update={"experience": settings.experience.model_copy(update={"task_ttl_s": 1.0})}
+def with_task_ttl(settings: Settings, ttl_s: float) -> Settings:
+    """Open tasks idle past ``ttl_s`` reclaimed, swept every 0.2 s with 0.1 s of grace."""
+    experience = settings.experience.model_copy(update={"task_ttl_s": ttl_s})
+    limits = settings.limits.model_copy(
+        update={"expiry_sweep_interval_s": 0.2, "max_clock_skew_s": 0.1}
     )
+    return settings.model_copy(update={"experience": experience, "limits": limits})
+
+
+async def test_an_open_task_idle_past_its_ttl_is_dropped(broker):
+    settings = with_task_ttl(only(broker, "wire-task-ttl", "experience"), 1.0)
     loop_id = unique("idle-task")
     async with running_app(settings) as app:
         async with AsyncPublisher(settings) as publisher:
@@ -249,6 +261,43 @@ async def test_an_open_task_idle_past_its_ttl_is_dropped(broker):
         table = app.tables[TASK_TABLE]
         assert loop_id.encode() in table.data  # open, with the advice it got
         deadline = asyncio.get_running_loop().time() + TIMEOUT
-        while loop_id.encode() in table.data:  # the expiry timer runs every second
+        while loop_id.encode() in table.data:  # its partition is quiet: the wall clock's sweep
             assert asyncio.get_running_loop().time() < deadline, "the idle task stayed"
             await asyncio.sleep(0.1)
+
+
+async def test_a_backlog_older_than_the_task_ttl_is_learnt_whole(broker):
+    """Open tasks expire in event time, as loops do: a worker reading a backlog dated an
+    hour back (after an outage) keeps a task open while its steps arrive, and its end
+    teaches the whole run. (Swept on the wall clock, the task was dropped between two of
+    its steps: the rest and the end found no task and nothing was learnt.)"""
+    settings = with_task_ttl(only(broker, "wire-task-backlog", "experience"), 1.0)
+    loop_id, steps = unique("backlog-task"), 8
+    an_hour_ago = time.time() - 3600
+    async with running_app(settings) as app:
+        async with AsyncPublisher(settings) as publisher:
+            start = task_start_event(loop_id, "book a table for two")
+            publish_task_event(publisher, start.model_copy(update={"occurred_at": an_hour_ago}))
+            await publisher.flush()  # queued: sent before the first step
+            for n in range(steps):  # read over several sweeps of the wall clock
+                await publisher.publish(
+                    loop_id, "search", params={"q": f"table {n}"}, occurred_at=an_hour_ago + n
+                )
+                await publisher.flush()
+                await asyncio.sleep(0.3)  # the backlog's pace, not a wait for the worker
+            end = task_end_event(loop_id, True)
+            publish_task_event(
+                publisher, end.model_copy(update={"occurred_at": an_hour_ago + steps})
+            )
+            await publisher.flush()
+        store = app.resources.experience
+        deadline = asyncio.get_running_loop().time() + TIMEOUT
+        while True:
+            learnt = [
+                r for r in store.table.all(["loop_id", "recorded_steps"]) if r["loop_id"] == loop_id
+            ]
+            if learnt:
+                break
+            assert asyncio.get_running_loop().time() < deadline, "the run was not learnt"
+            await asyncio.sleep(0.2)
+    assert learnt[0]["recorded_steps"] == steps

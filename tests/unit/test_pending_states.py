@@ -24,6 +24,10 @@ class TableOfSnapshots:
         self.values[key] = value
         self.puts.append(key)
 
+    def delete(self, key: bytes, partition: int) -> None:
+        del self.values[key]
+        self.puts.append(b"deleted " + key)
+
 
 def _kept(count: int) -> tuple[PendingStates, TableOfSnapshots, list[LoopState]]:
     table = TableOfSnapshots()
@@ -92,3 +96,15 @@ async def test_a_state_written_or_dropped_before_its_turn_is_not_written_again()
     assert dropped.loop_id.encode() not in table.values
     assert table.puts.count(flushed.loop_id.encode()) == 1
     assert len(table.puts) == 119 and len(pending) == 0
+
+
+async def test_a_state_kept_as_ended_is_found_no_more_and_deleted_at_the_write():
+    pending, table, states = _kept(3)
+    pending.write()
+    ended = states[1].loop_id.encode()
+    pending.keep(ended, None, states[1].partition)  # its task ended
+    assert pending.load(ended) is None  # though the table still holds it
+    assert ended in table.values
+    await pending.write_gradually()
+    assert ended not in table.values and table.puts[-1] == b"deleted " + ended
+    assert pending.load(states[0].loop_id.encode()) is not None

@@ -11,7 +11,9 @@ plus its declaration the way Faust's ``agent.test_context()`` or Quix Streams'
 - the states an outcome returns are written back as snapshots;
 - re-routed events are delivered to their key's partition of the re-route topic,
   with their origin header, the way the worker's re-route topic brings them back;
-- outputs, dead letters and re-routes are kept, in order, for the test to read.
+- outputs, dead letters and re-routes are kept, in order, for the test to read;
+- a key mapped to None leaves the table; with ``settle`` (a batched capability's I/O
+  step), :meth:`KeyedHarness.feed_batch` settles a batch's outcomes as the worker does.
 
 Expiry and the commit cadence are the worker's (tested with a broker); here every
 record's states are written at once.
@@ -19,7 +21,7 @@ record's states are written at once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -31,6 +33,7 @@ from loopwarden.streams.runtime.state.keyed import (
     KeyedOutcome,
     KeyedProcessor,
     KeyedState,
+    Settle,
 )
 from loopwarden.streams.runtime.state.reroute import Reroute
 
@@ -51,6 +54,7 @@ class KeyedHarness(Generic[S, Out]):
     dead_letters: list[DeadLetter] = field(default_factory=list)
     reroutes: list[Reroute] = field(default_factory=list)
     offsets: dict[tuple[str, int], int] = field(default_factory=dict)
+    settle: Settle[Out] | None = None
 
     def load(self, key: str) -> S | None:
         """A key's state, restored from its snapshot (None when the table has none)."""
@@ -76,8 +80,7 @@ class KeyedHarness(Generic[S, Out]):
         source = SourcePosition(topic, partition, offset, timestamp_ms)
         origin = origin_from_headers(headers) if topic != home else None
         outcome = self.processor.process(value, key, source, self.load, origin, headers)
-        for name, state in outcome.states.items():
-            self.table[name.encode()] = state.snapshot()
+        self._write(outcome)
         self.outputs.extend(outcome.outputs())
         self.dead_letters.extend(outcome.dead_letters)
         self.reroutes.extend(outcome.reroutes)
@@ -87,6 +90,26 @@ class KeyedHarness(Generic[S, Out]):
                 moved.value, moved.key, moved.partition, topic=reroute_topic, headers=moved.headers
             )
         return outcome
+
+    def feed_batch(
+        self, records: Iterable[tuple[bytes | None, bytes | None]], partition: int = 0
+    ) -> list[Out]:
+        """Process (value, key) records of the home topic's ``partition`` as one batch,
+        then ``settle`` their outcomes (its outputs follow theirs) and write the states
+        again (settling may change them)."""
+        outcomes = [self.feed(value, key, partition) for value, key in records]
+        if self.settle is not None:
+            self.outputs.extend(self.settle(outcomes))
+        for outcome in outcomes:
+            self._write(outcome)
+        return outcomes
+
+    def _write(self, outcome: Out) -> None:
+        for name, state in outcome.states.items():
+            if state is None:
+                self.table.pop(name.encode(), None)
+            else:
+                self.table[name.encode()] = state.snapshot()
 
     def named(self, output: str) -> list[Any]:
         """The outputs of one name (``warnings``, ``decisions`` …), in order."""

@@ -20,6 +20,13 @@ same way for each:
 What is the capability's own — metrics, the loop-health page, HTTP replies — it
 does in ``after``, which sees each record's outcome. With ``record_span`` (tracing on),
 each record is processed inside a ``process`` span that the function describes.
+
+A key an outcome maps to None has ended: its state is deleted (a changelog tombstone).
+A capability whose records need I/O besides the pure step (experience asks LanceDB for
+advice) is run in ``batches`` with a ``settle`` function: the kit processes a batch's
+records, then calls ``settle`` with their outcomes in a thread and emits what it
+returns; if it raises, the batch's states go back to their last written state and the
+runner's error policy decides (an outage pauses and retries the batch).
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ from loopwarden.schemas.positions import Origin, origin_from_headers
 from loopwarden.settings import Settings, TopicSettings
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.capability import Capability
-from loopwarden.streams.runtime.capability_runner import run_capability
+from loopwarden.streams.runtime.capability_runner import Batches, run_capability
 from loopwarden.streams.runtime.runner import Record
 from loopwarden.streams.runtime.state.expiry import IdleLoopSweeper, trusted_event_time
 from loopwarden.streams.runtime.state.pending_states import PendingStates
@@ -69,7 +76,9 @@ class KeyedOutcome(Protocol[S_co]):
     """What one record produced (each capability's ``*RecordOutcome``)."""
 
     @property
-    def states(self) -> Mapping[str, S_co]: ...
+    def states(self) -> Mapping[str, S_co | None]:
+        """The states to write back, by key (None: the key's state has ended)."""
+        ...
 
     @property
     def dead_letters(self) -> Sequence[DeadLetter]: ...
@@ -140,6 +149,8 @@ class KeyedDeclaration(Generic[S]):
     noun: str = "key(s)"
     """What a key is, in log lines: ``loop(s)``, ``famil(ies)``."""
     writes: Literal["at_commit", "every_record"] = "at_commit"
+    """When states reach the table: once per offset commit, or with every record (in
+    batches: at the end of every batch, so a failed batch reverts nothing older)."""
     sweep_quiet_partitions: bool = False
     """Also reclaim idle keys of partitions that receive nothing, on the wall clock."""
 
@@ -150,6 +161,15 @@ class KeyedWiring:
 
     store: TableStore
     agent: Any
+    pending: PendingStates
+
+    def holds_any(self) -> bool:
+        """True when any key has a state, written or pending (a cheap pre-check)."""
+        return bool(len(self.pending)) or bool(self.store.table.data)
+
+
+Settle = Callable[[list[Out]], Iterable[tuple[str, Any]]]
+"""A batch's outcomes → more named outputs, after I/O (run in a thread)."""
 
 
 def run_keyed(
@@ -159,9 +179,13 @@ def run_keyed(
     processor: KeyedProcessor[Out],
     after: Callable[[Out, Record], None] | None = None,
     record_span: Callable[[Any, Out], None] | None = None,
+    batches: Batches | None = None,
+    settle: Settle[Out] | None = None,
 ) -> KeyedWiring:
     """Declare ``capability``'s table and agent on ``app``, with ``processor`` applying
     each record and the keyed-state protocol handled here (module docstring)."""
+    if settle is not None and batches is None:
+        raise ValueError("settle works on batches: give run_keyed batches= too")
     settings = app.loopwarden
     names = settings.topics
     limits = settings.limits
@@ -182,20 +206,27 @@ def run_keyed(
         declaration.idle_ttl_s(settings), limits.expiry_sweep_interval_s, limits.max_clock_skew_s
     )
 
+    in_flight: set[str] = set()
+    """Keys the records being handled (one, or a batch) loaded or changed."""
+
     def load(key: str) -> S | None:
         state: S | None = pending.load(key.encode())
         return state
 
-    def keep(key: bytes, state: S, partition: int) -> None:
-        if at_commit:
+    def keep(key: bytes, state: S | None, partition: int) -> None:
+        if at_commit or batches is not None:  # a batch's states are written at its end
             pending.keep(key, state, partition)
+        elif state is None:
+            store.delete(key, partition)
         else:
             store.put(key, state.snapshot(), partition)
 
     def revert_failed_states() -> None:
         # the failed record may have half-updated the states it touched: back to their
         # last written state; the others keep theirs
-        reverted = sum(pending.drop(key.encode()) for key in processor.touched)
+        in_flight.update(processor.touched)
+        reverted = sum(pending.drop(key.encode()) for key in in_flight)
+        in_flight.clear()
         processor.forget()
         if reverted:
             log.warning(
@@ -241,7 +272,8 @@ def run_keyed(
 
     max_skew = limits.max_clock_skew_s
 
-    def handle(record: Record) -> int:
+    def apply(record: Record) -> Out:
+        """Process one record and keep the states it changed."""
         source = record.source
         origin = origin_from_headers(record.headers) if source.topic != home else None
         if record_span is None:
@@ -262,32 +294,70 @@ def run_keyed(
                 )
                 if span is not None:
                     record_span(span, outcome)
+        in_flight.update(processor.touched)
+        keep_states(outcome, source.partition, source.timestamp_ms)
+        return outcome
+
+    def keep_states(outcome: Out, partition: int, timestamp_ms: int | None) -> None:
         for key_text, state in outcome.states.items():
             key = key_text.encode()  # one bytes object for the table and the sweeper
-            keep(key, state, source.partition)
-            seen = trusted_event_time(declaration.seen_at(state), source.timestamp_ms, max_skew)
-            sweeper.touch(key, state.partition, seen)
+            keep(key, state, partition)
+            if state is None:
+                sweeper.forget(key)
+                processor.evict(key_text)
+            else:
+                seen = trusted_event_time(declaration.seen_at(state), timestamp_ms, max_skew)
+                sweeper.touch(key, state.partition, seen)
+
+    def publish(outcome: Out, record: Record) -> None:
         for letter in outcome.dead_letters:
             app.dead_letters.send(letter)
         app.reroute(reroute_topic, outcome.reroutes)
         app.outputs.emit_all(outcome.outputs())
         if after is not None:
             after(outcome, record)
+
+    def sweep(partition: int) -> None:
         now = time.monotonic()
-        sweeper.record_seen(source.partition, now)
-        if sweeper.due(source.partition, now):
+        sweeper.record_seen(partition, now)
+        if sweeper.due(partition, now):
             pending.write()  # the sweep reads the stored states
-            expired = sweeper.expired(source.partition, store.keys, peek)
+            expired = sweeper.expired(partition, store.keys, peek)
             if expired:
                 log.info(
                     "partition %d: state of %d %s idle for %s (event time) reclaimed",
-                    source.partition,
+                    partition,
                     len(expired),
                     declaration.noun,
                     declaration.ttl_setting,
                 )
-            reclaim(source.partition, expired)
+            reclaim(partition, expired)
+
+    def handle(record: Record) -> int:
+        in_flight.clear()
+        outcome = apply(record)
+        publish(outcome, record)
+        sweep(record.source.partition)
         return outcome.events
 
-    agent = run_capability(app, capability, handle, on_error=revert_failed_states)
-    return KeyedWiring(store, agent)
+    async def handle_batch(records: list[Record]) -> None:
+        in_flight.clear()
+        outcomes = [apply(record) for record in records]
+        settled = list(await asyncio.to_thread(settle, outcomes)) if settle else []
+        for outcome, record in zip(outcomes, records, strict=True):
+            # settle may have changed a state an early write already took: keep it again
+            keep_states(outcome, record.source.partition, record.source.timestamp_ms)
+            publish(outcome, record)
+        app.outputs.emit_all(settled)
+        if not at_commit:
+            pending.write()  # every record's (here: every batch's) states, now
+        for partition in sorted({record.source.partition for record in records}):
+            sweep(partition)
+
+    if batches is None:
+        agent = run_capability(app, capability, handle, on_error=revert_failed_states)
+    else:
+        agent = run_capability(
+            app, capability, handle_batch, batches=batches, on_error=revert_failed_states
+        )
+    return KeyedWiring(store, agent, pending)

@@ -24,6 +24,9 @@ by the applied positions the state keeps.
 The price is paid only when a record fails with a bug: the loops it touched go
 back to their last written state, which may be up to one commit interval old
 (it was one message old when every message wrote its states).
+
+A state kept as None has ended (an experience task at its end): :meth:`load` finds
+nothing and the write deletes it from the table (a changelog tombstone).
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ class StateStore(Protocol):
 
     def put(self, key: bytes, value: bytes, partition: int) -> None: ...
 
+    def delete(self, key: bytes, partition: int) -> None: ...
+
 
 class PendingStates:
     """The live state of each loop changed since the last write, and its partition."""
@@ -61,13 +66,14 @@ class PendingStates:
         self.store = store
         self.limit = limit
         self.restore = restore
-        self._kept: dict[bytes, tuple[Any, int]] = {}
+        self._kept: dict[bytes, tuple[Any | None, int]] = {}
 
     def __len__(self) -> int:
         return len(self._kept)
 
-    def keep(self, key: bytes, state: Any, partition: int) -> None:
-        """Keep ``state`` until the next write; write everything at ``limit`` loops."""
+    def keep(self, key: bytes, state: Any | None, partition: int) -> None:
+        """Keep ``state`` until the next write (None: delete it then); write everything
+        at ``limit`` loops."""
         self._kept[key] = (state, partition)
         if len(self._kept) >= self.limit:
             self.write()
@@ -76,7 +82,7 @@ class PendingStates:
         """The kept state, else the stored one (decoded), else None."""
         kept = self._kept.get(key)
         if kept is not None:
-            return kept[0]
+            return kept[0]  # None: ended since the last write
         data = self.store.get(key)
         return self.restore(key.decode(), data) if data else None
 
@@ -89,9 +95,8 @@ class PendingStates:
         if not self._kept:
             return
         kept, self._kept = self._kept, {}
-        put = self.store.put
         for key, (state, partition) in kept.items():
-            put(key, state.snapshot(), partition)
+            self._store(key, state, partition)
 
     async def write_gradually(self, chunk: int = WRITE_CHUNK) -> None:
         """Write every state kept now, ``chunk`` at a time, yielding to the event loop
@@ -111,8 +116,14 @@ class PendingStates:
                 await asyncio.sleep(0)
 
     def _write_keys(self, keys: Iterable[bytes]) -> None:
-        kept, put = self._kept, self.store.put
+        kept = self._kept
         for key in keys:
             item = kept.pop(key, None)
             if item is not None:  # else written (or dropped) since the write began
-                put(key, item[0].snapshot(), item[1])
+                self._store(key, *item)
+
+    def _store(self, key: bytes, state: Any | None, partition: int) -> None:
+        if state is None:
+            self.store.delete(key, partition)
+        else:
+            self.store.put(key, state.snapshot(), partition)
