@@ -28,6 +28,7 @@ from loopwarden.agents.memory.rows import (
 from loopwarden.schemas.ids import derived_ids
 from loopwarden.schemas.memory import MemoryWrite
 from loopwarden.schemas.memory_columns import MemoryColumns, concat
+from loopwarden.schemas.memory_outcomes import OUTCOME_TYPE, stored_outcome
 from loopwarden.settings import MemorySettings
 from loopwarden.storage.memory_table import MemoryTable
 
@@ -142,19 +143,10 @@ def _column_outcomes(
     event_ids = columns.table.column("event_id").to_pylist()
     scopes = columns.table.column("scope").to_pylist()
     secrets = columns.had_secrets.tolist()
-    outcome_ids = derived_ids("memory_outcome", event_ids)
+    outcome_ids = derived_ids(OUTCOME_TYPE, event_ids)
     outcomes = []
     for i, event_id in enumerate(event_ids):
-        outcome: dict[str, Any] = {
-            "outcome_id": outcome_ids[i],
-            "event_id": event_id,
-            "memory_id": ids[i],
-            "scope": scopes[i],
-            "status": "stored",
-            "duplicate_of": None,
-            "conflicts": [],
-            "redacted": secrets[i],
-        }
+        outcome = stored_outcome(event_id, scopes[i], ids[i], secrets[i], outcome_id=outcome_ids[i])
         if i in trust_of:
             outcome.update(trust=trust_of[i], checks="deferred")
         else:  # stored before, or an earlier row of the batch

@@ -27,9 +27,9 @@ from loopwarden.agents.memory.scoring import (
     trust_score,
     trust_scores,
 )
-from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.memory import MemoryWrite
 from loopwarden.schemas.memory_columns import MemoryColumns
+from loopwarden.schemas.memory_outcomes import stored_outcome
 from loopwarden.settings import MemorySettings
 
 DAY = 86_400.0
@@ -318,13 +318,4 @@ def _stored_rows(
 
 def outcome_of(write: MemoryWrite, memory_id: str) -> dict[str, Any]:
     """The memory-outcomes record of a write, as ``stored`` (the caller refines it)."""
-    return {
-        "outcome_id": derived_id("memory_outcome", write.event_id),
-        "event_id": write.event_id,
-        "memory_id": memory_id,
-        "scope": write.payload.scope,
-        "status": "stored",
-        "duplicate_of": None,
-        "conflicts": [],
-        "redacted": write.had_secrets,
-    }
+    return stored_outcome(write.event_id, write.payload.scope, memory_id, write.had_secrets)
