@@ -10,13 +10,22 @@ import pytest
 from loopwarden.schemas.events import ActionEvent, validate_action
 from loopwarden.schemas.redaction import default_redactor
 
-FIRST = ("tests/unit/test_typecheck.py",)
-"""Modules handed out first (a cold mypy run takes a minute of one core: started last,
-it would end the suite a minute late)."""
+FIRST = (
+    "tests/unit/test_typecheck.py",
+    "tests/integration/test_fault_suite.py",
+    "tests/integration/test_readme.py",
+)
+"""Modules handed out first, the longest (a cold mypy run takes a minute of one core,
+the fault suite and the docs' blocks a minute or more each: started last, one would
+end the suite a minute late)."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: not item.nodeid.startswith(FIRST))  # stable: else as found
+    def rank(item: pytest.Item) -> int:
+        module = item.nodeid.split("::")[0]
+        return FIRST.index(module) if module in FIRST else len(FIRST)
+
+    items.sort(key=rank)  # stable: else as found
 
 
 @pytest.fixture(autouse=True, scope="session")

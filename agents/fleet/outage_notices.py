@@ -4,6 +4,12 @@ The monitor asks it whether a failure is an outage's (not counted against the ag
 the fleet role asks it whether a failure belongs to an outage already declared (then
 it goes to the tool's owner from every partition). Both roles in one worker share one
 board and one reader of the topic (keyed by tool, every partition, from the start).
+
+Notices are rare, so the reader waits ``kafka.idle_fetch_max_wait_ms`` (500 ms) in each
+fetch rather than the stream's ``kafka.fetch_max_wait_ms`` (10 ms): an outage is known
+at most that much later. With the short wait this one reader fetched about 70 times a
+second for the worker's whole life: an idle monitor took 6 % of a core, and the
+embedded broker 7–10 % for it.
 """
 
 from __future__ import annotations
@@ -28,6 +34,10 @@ def outage_board(app: LoopwardenApp) -> OutageBoard:
     setattr(app, ATTRIBUTE, board)
     settings = app.loopwarden
     topic = settings.topics.tool_outages
+    kafka = settings.kafka.model_copy(
+        update={"fetch_max_wait_ms": settings.kafka.idle_fetch_max_wait_ms}
+    )
+    reader_settings = settings.model_copy(update={"kafka": kafka})
 
     @app.task
     async def follow_tool_outages() -> None:
@@ -37,7 +47,7 @@ def outage_board(app: LoopwardenApp) -> OutageBoard:
         while True:
             try:
                 subscriber = TopicSubscriber(
-                    topic, lambda r: codec.loads(r.value), settings, from_beginning=True
+                    topic, lambda r: codec.loads(r.value), reader_settings, from_beginning=True
                 )
                 async with subscriber:
                     async for notice in subscriber:
