@@ -31,26 +31,24 @@ $(CHROMIUM):
 	$(SUDO) apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null
 
-# mypy runs as a test (tests/unit/test_typecheck.py, handed out first) among the
-# others: its minute of CPU fills the suite's waits. Four test processes (much of an
-# integration test is waiting for a group join: two cores stay busy), a module's tests
-# together in one (module-scoped workers), each with its own embedded broker; the unit tests again on the pure-Python paths (no
-# compiled extension: LOOPWARDEN_NO_EXTENSIONS=1) but for the storage and packaging
-# modules, whose checks do not go through them (the redactor's output is the same
-# either way: test_redaction_prefilter); then the reduced fault suite alone, under the
-# load it was specified for (its crash scenario once missed outputs when run beside
-# the rest).
+# mypy runs as a test (tests/unit/test_typecheck.py) among the others: its minute of
+# CPU fills the suite's waits; it, the reduced fault suite and the docs' blocks (the
+# longest modules) are handed out first (tests/conftest.py). Four test processes (much
+# of an integration test is waiting for a group join: two cores stay busy), a module's
+# tests together in one (module-scoped workers), each with its own embedded broker;
+# then the unit tests again on the pure-Python paths (no compiled extension:
+# LOOPWARDEN_NO_EXTENSIONS=1) but for the storage and packaging modules, whose checks
+# do not go through them (the redactor's output is the same either way:
+# test_redaction_prefilter). `make reliability` runs the fault suite in full.
 TEST_JOBS ?= 4
-FAULT_SUITE := tests/integration/test_fault_suite.py
 NOT_EXTENSION_PATHS := memory_concurrency memory_consistency memory_indexes lancedb_embedding \
 	worker_roles layers packaging typecheck
 test: $(STAMP) $(CHROMIUM)
 	$(BIN)/ruff check .
 	$(BIN)/mkdocs build --strict --quiet --site-dir $(VENV)/site
-	$(BIN)/pytest -n $(TEST_JOBS) --dist loadfile --deselect $(FAULT_SUITE)
+	$(BIN)/pytest -n $(TEST_JOBS) --dist loadfile
 	LOOPWARDEN_NO_EXTENSIONS=1 $(BIN)/pytest -n 2 -q tests/unit \
 		$(foreach m,$(NOT_EXTENSION_PATHS),--ignore tests/unit/test_$(m).py)
-	$(BIN)/pytest $(FAULT_SUITE)
 
 # the docs site in site/ (make test builds it too, with --strict: a broken page fails)
 docs: $(STAMP)
