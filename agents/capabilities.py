@@ -81,6 +81,13 @@ CAPABILITIES: tuple[Capability, ...] = (
         outputs=("advice",),
         wiring="loopwarden.agents.experience.agent:register_experience",
         bundled=True,
+        replay=Replay(
+            "actions",
+            "loop",
+            "loopwarden.agents.experience.records:TaskProcessor",
+            audited=("advice",),
+            settle="loopwarden.agents.experience.replay:AdviceReplay",
+        ),
     ),
     Capability(
         role="analyst",

@@ -113,4 +113,9 @@ class Advice(BaseModel):
     scores: dict[str, float] = Field(default_factory=dict, description="What the match rests on.")
     timeline_message: str
     produced_at: float
+    read_versions: dict[str, int | None] | None = Field(
+        None,
+        description="The experience tables' LanceDB versions the match read (exact, semantic, "
+        "patterns): an audit replays the advice against the store as it was then.",
+    )
     trace_context: TraceContext | None = None

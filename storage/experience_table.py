@@ -9,23 +9,30 @@ rate); replays update a row in place. Past ``experience.vector_index_min_rows``
 rows maintenance builds a vector index and a scalar index on the description
 hash; below that an exact scan is fast enough. Every write is retried after a
 lost commit race (:mod:`loopwarden.storage.conflicts`).
+
+Every read can say which LanceDB version of its table it saw (:meth:`ExperienceTable.consistent`),
+and a read-only handle (:meth:`ExperienceTable.read_only`) can read a table as it was at
+such a version (:meth:`ExperienceTable.pin`): that is how an audit replays advice.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
 from lancedb.index import BTree, IvfHnswSq
 
+from loopwarden.errors import ConfigurationError
 from loopwarden.schemas import codec
 from loopwarden.storage.conflicts import retry_on_conflict
 from loopwarden.storage.lancedb_tables import connect, open_or_create, open_vector_table
 from loopwarden.storage.memory_schema import quote
 
 JSON_COLUMNS = ("device_info", "steps", "slots", "avoid", "dropped")
+CONSISTENT_READ_TRIES = 3
+T = TypeVar("T")
 
 
 def experience_schema(dims: int) -> pa.Schema:
@@ -117,6 +124,47 @@ class ExperienceTable:
         existing = set(self.db.list_tables().tables)
         self.table = open_vector_table(self.db, name, self.schema, existing, "experience table")
         self.patterns_table = open_or_create(self.db, f"{name}_patterns", PATTERN_SCHEMA, existing)
+
+    @classmethod
+    def read_only(cls, uri: str, dims: int, name: str = "experiences") -> ExperienceTable:
+        """The stored tables, opened to be read at past versions (:meth:`pin`); nothing is
+        created. Raises :class:`ConfigurationError` when ``uri`` holds no such table."""
+        self = cls.__new__(cls)
+        self.db = connect(uri, None)
+        self.dims = dims
+        self.schema = experience_schema(dims)
+        existing = set(self.db.list_tables().tables)
+        missing = [t for t in (name, f"{name}_patterns") if t not in existing]
+        if missing:
+            raise ConfigurationError(f"no experience table {missing[0]!r} in {uri}")
+        self.table = self.db.open_table(name)
+        self.patterns_table = self.db.open_table(f"{name}_patterns")
+        return self
+
+    def consistent(self, read: Callable[[], T], patterns: bool = False) -> tuple[int, T]:
+        """``read()`` and the version of the experiences (``patterns``) table it saw: read
+        again while another writer's commit lands between the version and the read."""
+        table = self.patterns_table if patterns else self.table
+        version = int(table.version)
+        for _ in range(CONSISTENT_READ_TRIES):
+            result = read()
+            after = int(table.version)
+            if after == version:
+                break
+            version = after
+        return version, result
+
+    def pin(self, experiences: int | None = None, patterns: int | None = None) -> None:
+        """Read the experiences (patterns) table as it was at that version (None: leave it).
+        Only on a :meth:`read_only` handle; raises :class:`LookupError` for a version that
+        is gone (LanceDB's ``optimize`` cleans up versions older than a week)."""
+        for table, version in ((self.table, experiences), (self.patterns_table, patterns)):
+            if version is None or table.version == version:
+                continue
+            try:
+                table.checkout(version)
+            except ValueError as exc:
+                raise LookupError(f"{table.name} version {version} is gone ({exc})") from exc
 
     # -- writes ---------------------------------------------------------------------------
 

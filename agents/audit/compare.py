@@ -155,16 +155,22 @@ def _short(value: Any, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _trigger(output: Output) -> Any:
+    """The id of the event an output answers (advice: its task start)."""
+    return output.get("trigger_event_id", output.get("task_event_id"))
+
+
 def _component(output: Output, kind: str) -> str:
     stamp = output.get("produced_by")
     if isinstance(stamp, dict) and isinstance(stamp.get("component"), str):
         return str(stamp["component"])
-    return "guardrails" if kind == "rerun_decision" else "monitor"
+    return {"rerun_decision": "guardrails", "advice": "experience"}.get(kind, "monitor")
 
 
 def _summary(output: Output, kind: str) -> str:
-    label = output.get("kind") or output.get("decision_result", {}).get("decision") or kind
-    return f"{kind} {label} for event {output.get('trigger_event_id')}"
+    decision = output.get("decision_result", {}).get("decision")
+    label = output.get("kind") or decision or output.get("strategy") or kind
+    return f"{kind} {label} for event {_trigger(output)}"
 
 
 class Comparison:
@@ -178,6 +184,8 @@ class Comparison:
         self._stamps_by_loop: dict[tuple[str, str], Output] = {}
         self._stamps: dict[str, Counter[str]] = defaultdict(Counter)
         self._stamp_values: dict[str, Output] = {}
+        self._set_aside: Counter[str] = Counter()
+        """Recorded outputs not compared: why (a reason, or the analyst) → how many."""
 
     def run(self) -> AuditReport:
         """Compare everything and return the report."""
@@ -212,11 +220,13 @@ class Comparison:
         scoped: dict[str, list[RecordedOutput]] = {}
         for output_id, copies in self.recorded.outputs.items():
             first = copies[0].output
-            if first.get("trigger_event_id") not in events:
+            if _trigger(first) not in events:
                 continue
             component = _component(first, copies[0].kind)
-            if component in NOT_REPLAYED:
+            reason = self.replay.not_replayed.get(output_id)
+            if component in NOT_REPLAYED or reason is not None:
                 self.report.not_replayed += 1
+                self._set_aside[reason or component] += 1
                 continue
             scoped[output_id] = copies
             for copy in copies:
@@ -273,7 +283,7 @@ class Comparison:
     ) -> None:
         component = _component(output, kind)
         loop_id = str(output.get("loop_id"))
-        trigger = self.replay.events.get(str(output.get("trigger_event_id")))
+        trigger = self.replay.events.get(str(_trigger(output)))
         trigger_position = trigger[1] if trigger is not None else position
         stamp = recorded.output.get("produced_by") if recorded is not None else None
         if stamp is None:
@@ -381,11 +391,14 @@ class Comparison:
                     f"{component} settings changed during the range ({len(seen)} stamps; "
                     f"{names}): outputs are compared with the replay's settings"
                 )
-        if self.report.not_replayed:
-            self.report.notes.append(
-                f"{self.report.not_replayed} analyst output(s) (logic-spin warnings) are not "
-                "replayed: an LLM or heuristic decides them from reflection requests"
-            )
+        for reason, count in sorted(self._set_aside.items()):
+            if reason in NOT_REPLAYED:
+                self.report.notes.append(
+                    f"{count} analyst output(s) (logic-spin warnings) are not "
+                    "replayed: an LLM or heuristic decides them from reflection requests"
+                )
+            else:
+                self.report.notes.append(f"{count} advice not replayed: {reason}")
 
 
 def compare(replay: ReplayState, recorded: Recorded, context: AuditContext) -> AuditReport:

@@ -30,7 +30,7 @@ from loopwarden.streams.tools.replay_reader import (
     committed_offsets,
 )
 
-INPUTS = tuple(c.replay.input for c in replayable() if c.replay is not None)
+INPUTS = tuple(dict.fromkeys(c.replay.input for c in replayable() if c.replay is not None))
 """The names ``--input`` takes: each replayable capability's (``actions``, ``completions``)."""
 Progress = Callable[[int], None]
 
@@ -145,12 +145,14 @@ async def run_audit(
     async with TopicRangeReader(bootstrap, security=settings.kafka.security) as reader:
         spans, windows, notes = await _input_spans(reader, settings, scope)
         outputs = await _output_spans(reader, settings, scope)
+        wanted = outputs if recorded_settings else [s for s in outputs if s.topic == names.advice]
+        parsed = await _parsed_outputs(reader, wanted, names)
         if recorded_settings:
-            settings, adopted = with_recorded(settings, await _stamps(reader, outputs, names))
+            settings, adopted = with_recorded(settings, stamps_of(parsed))
             notes = [*notes, *adopted]
         if adjust is not None:
             settings = adjust(settings)
-        replayer = Replayer(settings, scope.loop_id)
+        replayer = Replayer(settings, scope.loop_id, recorded=_by_trigger(parsed))
         if on_spans is not None:
             on_spans(sum(s.size for s in spans) + sum(s.size for s in outputs))
         result = AuditResult(AuditReport(), replayer, spans=spans + outputs)
@@ -192,15 +194,26 @@ async def run_audit(
     return result
 
 
-async def _stamps(reader: TopicRangeReader, outputs: list[Any], names: Any) -> dict[str, Any]:
-    """The ``produced_by`` most recorded outputs carry, per component (a first pass over
-    the output range; dead letters carry none)."""
+async def _parsed_outputs(
+    reader: TopicRangeReader, outputs: list[Any], names: Any
+) -> list[Any]:
+    """The recorded outputs, parsed (a first pass over the output range, dead letters
+    aside): for the settings they record and what a replay's settle step is told."""
     parsed: list[Any] = []
     async for batch in reader.read([s for s in outputs if s.topic != names.dead_letter]):
         for record in batch:
             with contextlib.suppress(EventDecodeError):
                 parsed.append(codec.loads(record.value or b""))
-    return stamps_of(parsed)
+    return parsed
+
+
+def _by_trigger(parsed: list[Any]) -> dict[str, dict[str, Any]]:
+    """Recorded advice by the task start it answered (the first copy)."""
+    found: dict[str, dict[str, Any]] = {}
+    for output in parsed:
+        if isinstance(output, dict) and output.get("type") == "advice":
+            found.setdefault(str(output.get("task_event_id")), output)
+    return found
 
 
 def _rebuild_note(replayer: Replayer, scope: AuditScope) -> str:

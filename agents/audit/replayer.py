@@ -2,10 +2,13 @@
 
 :class:`Replayer` feeds each record to the processor of the capability that reads
 its topic — every capability of :func:`~loopwarden.agents.capabilities.replayable`
-(the action monitor, the guardrails), built by the same ``for_settings`` as the
-worker's — keeping every loop's and family's state in memory, and keeps the
-named outputs of the outcome that are audited (warnings, reflection requests,
-decisions). Records before the audited range rebuild state silently;
+(the action monitor, the guardrails, the fleet, experience), built by the same
+``for_settings`` as the worker's — keeping every loop's and family's state in memory,
+and keeps the named outputs of the outcome that are audited (warnings, reflection
+requests, decisions, advice). A capability whose outputs come from settling outcomes
+against a store (experience) is settled by its replay's side-effect-free step, told
+what the workers recorded (``recorded``: the advice names the store versions it was
+matched at). Records before the audited range rebuild state silently;
 records inside it are the ones whose outputs are collected. Nothing is re-routed:
 an event is applied where it was read, under the position the worker would
 have applied it at (its origin), so duplicate detection works as it did live.
@@ -14,7 +17,9 @@ have applied it at (its origin), so duplicate detection works as it did live.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any, Protocol
 
 from loopwarden.agents.capabilities import replayable
@@ -27,6 +32,7 @@ Output = dict[str, Any]
 ID_FIELDS = {"warning": "warning_id", "reflection_request": "request_id"}
 ID_FIELDS["rerun_decision"] = "decision_id"
 ID_FIELDS["fleet_warning"] = "warning_id"
+ID_FIELDS["advice"] = "advice_id"
 
 
 class RecordLike(Protocol):
@@ -86,6 +92,8 @@ class ReplayState:
     """(topic, partition, offset) of every record inside the range."""
     dead_letter_keys: set[bytes] | None = None
     """Record keys whose dead letters are compared (None: all; a one-loop audit)."""
+    not_replayed: dict[str, str] = field(default_factory=dict)
+    """Output id → why the replay could not reproduce it (set aside by the comparison)."""
     history_loops: set[str] = field(default_factory=set)
     history_events: int = 0
     history_records: int = 0
@@ -96,7 +104,12 @@ class ReplayState:
 class Replayer:
     """Apply recorded records to in-memory state and collect the outputs inside the range."""
 
-    def __init__(self, settings: Settings, loop_id: str | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        loop_id: str | None = None,
+        recorded: Mapping[str, Output] | None = None,
+    ) -> None:
         self.settings = settings
         self.loop_id = loop_id
         self.family = family_of(loop_id) if loop_id is not None else None
@@ -109,6 +122,14 @@ class Replayer:
             for topic in c.inputs(settings.topics)[:1]:  # not the re-route topics
                 self.by_topic.setdefault(topic, []).append(role)
         self.states: dict[str, dict[str, Any]] = {role: {} for role in self.capabilities}
+        self.settles = {
+            role: settle
+            for role, c in self.capabilities.items()
+            if c.replay and (settle := c.replay.build_settle(settings, recorded or {}))
+        }
+        for role, processor in self.processors.items():
+            if hasattr(processor, "any_open"):  # it skips records while no key holds state
+                processor.any_open = lambda held=self.states[role]: bool(held)
         self.state = ReplayState()
         if loop_id is not None and self.family is not None:
             self.state.dead_letter_keys = {loop_id.encode(), self.family.encode()}
@@ -126,7 +147,11 @@ class Replayer:
     @property
     def stamps(self) -> dict[str, Output]:
         """The replay's ``produced_by`` stamps, by component."""
-        return {role: processor.stamp for role, processor in self.processors.items()}
+        return {
+            role: processor.stamp
+            for role, processor in self.processors.items()
+            if hasattr(processor, "stamp")
+        }
 
     def apply(self, record: RecordLike, inside: bool) -> None:
         """Apply one record (to every capability reading its topic); collect its outputs
@@ -138,17 +163,33 @@ class Replayer:
         for number, role in enumerate(roles):
             states = self.states[role]
             out = self.processors[role].process(record.value, record.key, source, states.get)
-            states.update(out.states)
+            for key, value in out.states.items():
+                if value is None:  # the key's state ended
+                    states.pop(key, None)
+                else:
+                    states[key] = value
+            outputs = out.outputs()
+            settle = self.settles.get(role) if inside else None  # history: state only
+            if settle is not None:
+                outputs = chain(outputs, settle([out]))
             replay = self.capabilities[role].replay
             assert replay is not None  # replayable() holds only capabilities with one
             ours = self._ours(replay.keyed_by)
             if number == 0:  # the topic's owner: its events and dead letters, noted once
                 self._note(record, inside, out.seen, out.dead_letters, ours)
+            elif inside:  # another reader's own events (experience's task starts and ends)
+                position = Position(record.topic, record.partition, record.offset)
+                for event_id, loop in out.seen:
+                    if self.loop_id is None or ours(loop):
+                        self.state.events.setdefault(event_id, (loop, position))
             if inside:
-                for name, output in out.outputs():
+                for name, output in outputs:
                     kind = output_kind(output)
                     if name in replay.audited and kind is not None:
                         self._keep(name, kind, output, record, ours(output))
+            if settle is not None:
+                self.state.not_replayed.update(settle.skipped)
+                settle.skipped.clear()
 
     def _ours(self, keyed_by: str) -> Any:
         """Whether an output (or a loop id) is about the replayed loop."""

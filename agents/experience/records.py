@@ -45,6 +45,11 @@ class TaskOutcome:
     """Task events and steps applied."""
 
     @property
+    def seen(self) -> list[tuple[str, str]]:
+        """(event id, loop id) of the task events applied (an audit's triggers)."""
+        return [(event.event_id, event.loop_id) for _, event in self.lifecycle]
+
+    @property
     def reroutes(self) -> Sequence[Reroute]:
         """None: a task is kept on the partition its events arrive on."""
         return ()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -80,10 +80,11 @@ class ExperienceStore:
         self._shared_embedder = shared_embedder  # e.g. the memory service's, loaded once
         self.lock = threading.Lock()  # LanceDB work runs in threads, one at a time
         size = max(settings.cache_size, 1)
-        self._hot: cachetools.TTLCache[str, list[dict[str, Any]]] = cachetools.TTLCache(
+        self._hot: cachetools.TTLCache[str, tuple[int, list[dict[str, Any]]]] = cachetools.TTLCache(
             size, CACHE_TTL_S
         )
-        self._patterns: tuple[float, list[dict[str, Any]]] | None = None
+        self._patterns: tuple[float, int, list[dict[str, Any]]] | None = None
+        self._read_only = False
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -94,9 +95,23 @@ class ExperienceStore:
             return self._shared_embedder()
         return make_embedder(self.memory)
 
+    @classmethod
+    def read_only(
+        cls, settings: ExperienceSettings, memory: MemorySettings, embedder: Embedder | None = None
+    ) -> ExperienceStore:
+        """A store that only matches, at the versions a recorded advice names (``match(at=)``);
+        its tables must exist (:meth:`ExperienceTable.read_only`)."""
+        store = cls(settings, memory, embedder)
+        store._read_only = True
+        return store
+
     @cached_property
     def table(self) -> ExperienceTable:
         """The LanceDB tables."""
+        if self._read_only:
+            return ExperienceTable.read_only(
+                self.memory.uri, self.embedder.dims, self.settings.table
+            )
         return ExperienceTable(
             self.memory.uri,
             self.embedder.dims,
@@ -111,36 +126,66 @@ class ExperienceStore:
 
     # -- serving ----------------------------------------------------------------------------
 
-    def match(self, task: TaskSpec, task_event_id: str, loop_id: str, now: float) -> MatchResult:
-        """Route ``task`` through the seed's levels and build its advice."""
+    def match(
+        self,
+        task: TaskSpec,
+        task_event_id: str,
+        loop_id: str,
+        now: float,
+        at: Mapping[str, int | None] | None = None,
+    ) -> MatchResult:
+        """Route ``task`` through the seed's levels and build its advice; the advice names
+        the table versions each read saw (``read_versions``). ``at``: such versions, on a
+        :meth:`read_only` store — match as the store was then (an audit's replay)."""
         started = time.perf_counter()
         key = description_hash(task.task_description)
-        exact = self._hot.get(key) if self.settings.cache_size else None
-        cached = exact is not None
-        if exact is None:
-            exact = self.table.where(f"description_hash = {quote(key)}", limit=20)
-            if self.settings.cache_size:
-                self._hot[key] = exact
+        cached = at is None and bool(self.settings.cache_size) and key in self._hot
+        exact_version, exact = self._exact(key, at)
         semantic: list[tuple[dict[str, Any], float]] = []
         failures: list[tuple[dict[str, Any], float]] = []
+        semantic_version: int | None = None
         best_exact = max(
             (e["success_rate"] for e in exact if replayable(e, self.settings)), default=0
         )
         if best_exact <= self.settings.direct_min_success_rate:
             # one unfiltered query, split by outcome: a prefiltered one cost 3× (42 vs
             # 14 ms at 10,000 rows); failures further than the first few are not advice
+            if at is not None:
+                self.table.pin(experiences=at.get("semantic") or at.get("exact"))
             vector = self.embedder.embed([task.task_description])[0]
             k = self.settings.semantic_top_k + FAILURES_PEEKED
-            for experience, cosine in self.table.nearest(vector, k):
+            semantic_version, nearest = self.table.consistent(lambda: self.table.nearest(vector, k))
+            for experience, cosine in nearest:
                 if experience["outcome"] == "success":
                     semantic.append((experience, cosine))
                 else:
                     failures.append((experience, cosine))
-        match = choose(task, exact, semantic, self._app_patterns(task), self.settings)
+        patterns_version, patterns = self._app_patterns(task, at)
+        match = choose(task, exact, semantic, patterns, self.settings)
         advice = build_advice(
             task_event_id, loop_id, match, self._avoid(task, exact, failures), now
         )
+        advice["read_versions"] = {
+            "exact": exact_version,
+            "semantic": semantic_version,
+            "patterns": patterns_version,
+        }
         return MatchResult(advice, match, time.perf_counter() - started, cached)
+
+    def _exact(
+        self, key: str, at: Mapping[str, int | None] | None
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """The experiences of description hash ``key``, and the version they were read at
+        (from the LRU while fresh: another worker's update shows within ``CACHE_TTL_S``)."""
+        if at is not None:
+            self.table.pin(experiences=at.get("exact"))
+        elif self.settings.cache_size and key in self._hot:
+            return self._hot[key]
+        table = self.table
+        read = table.consistent(lambda: table.where(f"description_hash = {quote(key)}", 20))
+        if at is None and self.settings.cache_size:
+            self._hot[key] = read
+        return read
 
     def _avoid(
         self,
@@ -158,12 +203,21 @@ class ExperienceStore:
                     lines.extend(experience.get("avoid") or [])
         return list(dict.fromkeys(lines))[:8]
 
-    def _app_patterns(self, task: TaskSpec) -> list[dict[str, Any]]:
+    def _app_patterns(
+        self, task: TaskSpec, at: Mapping[str, int | None] | None
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """The patterns of ``task``'s app, and the version they were read at (kept for
+        ``CACHE_TTL_S``)."""
         loaded = self._patterns
-        if loaded is None or time.monotonic() - loaded[0] > CACHE_TTL_S:
-            loaded = self._patterns = (time.monotonic(), self.table.patterns())
+        if at is not None:
+            self.table.pin(patterns=at.get("patterns"))
+            loaded = (0.0, *self.table.consistent(self.table.patterns, patterns=True))
+        elif loaded is None or time.monotonic() - loaded[0] > CACHE_TTL_S:
+            version, patterns = self.table.consistent(self.table.patterns, patterns=True)
+            loaded = self._patterns = (time.monotonic(), version, patterns)
         app = (task.app_name or "").casefold()
-        return [p for p in loaded[1] if not app or (p.get("app_name") or "").casefold() == app]
+        matching = [p for p in loaded[2] if not app or (p.get("app_name") or "").casefold() == app]
+        return loaded[1], matching
 
     # -- learning ---------------------------------------------------------------------------
 

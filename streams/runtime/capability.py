@@ -13,15 +13,26 @@ composition root's business (:data:`loopwarden.agents.capabilities.CAPABILITIES`
 from __future__ import annotations
 
 import pkgutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from loopwarden.settings import Settings, TopicSettings
 
 
 def _always(settings: Settings) -> bool:
     return True
+
+
+class ReplaySettle(Protocol):
+    """A capability's settle step as a replay runs it: side-effect free, it gives the
+    named outputs of a record's outcomes (e.g. the advice a task start got, matched
+    against the store as the recorded advice says it was)."""
+
+    skipped: dict[str, str]
+    """Output id → why the replay could not reproduce it (the audit sets those aside)."""
+
+    def __call__(self, outcomes: Sequence[Any]) -> Iterator[tuple[str, Any]]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,10 +48,23 @@ class Replay:
     """Import path of the processor class (built by its ``for_settings``)."""
     audited: tuple[str, ...]
     """The named outputs an audit reproduces and compares with the recorded ones."""
+    settle: str | None = None
+    """Import path of ``(settings, recorded) -> ReplaySettle`` for a capability whose
+    outputs come from settling outcomes against a store: ``recorded`` maps a trigger
+    event id to the output the workers recorded for it."""
 
     def build(self, settings: Settings) -> Any:
         """The processor the worker runs, for ``settings``."""
         return pkgutil.resolve_name(self.processor).for_settings(settings)
+
+    def build_settle(
+        self, settings: Settings, recorded: Mapping[str, dict[str, Any]]
+    ) -> ReplaySettle | None:
+        """The replay's settle step (None: the processor's outputs are the outputs)."""
+        if self.settle is None:
+            return None
+        settle: ReplaySettle = pkgutil.resolve_name(self.settle)(settings, recorded)
+        return settle
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.positions import default_partition
 from loopwarden.settings import Settings, settings_env
 from loopwarden.streams.client.publisher import AsyncPublisher
+from loopwarden.streams.client.tasks import end_task, start_task
 from loopwarden.streams.tools.replay_reader import (
     PartitionSpan,
     TopicRangeReader,
@@ -34,7 +35,8 @@ from loopwarden.streams.tools.replay_reader import (
 
 from .conftest import isolated_settings
 
-REPLAYABLE = ["monitor", "guardrails", "fleet"]
+TASK = "book a table for two at Luigi's"
+REPLAYABLE = ["monitor", "guardrails", "fleet", "experience"]
 """The roles a replay re-runs (every capability with a ``Replay``): the recording worker
 runs exactly these, so every output the replay makes was recorded or missed."""
 
@@ -76,14 +78,21 @@ class Session:
     edit: str
     fail: str
     family: str
+    task: str = ""
+    strategies: list[str] = field(default_factory=list)
     spin_events: list[str] = field(default_factory=list)
     middle_ms: int = 0
 
 
 async def record_session(settings: Settings, tag: str) -> Session:
     """Publish the session in two halves (``middle_ms`` between them) and wait for it."""
-    s = Session(f"spin-{tag}", f"edit-{tag}", f"fail-{tag}", f"fam-{tag}")
+    s = Session(f"spin-{tag}", f"edit-{tag}", f"fail-{tag}", f"fam-{tag}", f"task-{tag}")
     async with AsyncPublisher(settings) as publisher:
+        advice = await start_task(publisher, s.task, TASK, timeout_s=60)
+        for action_type in ("open_app", "search", "tap"):
+            await publisher.publish(s.task, action_type, params={"q": "x"}, success=True)
+        await end_task(publisher, s.task, True)
+        s.strategies.append(advice.strategy)
         for _ in range(2):
             s.spin_events.append(await publisher.publish(s.spin, "search", params={"q": "x"}))
         await publisher.publish(s.edit, "edit_file", edit={"start_line": 10, "end_line": 11})
@@ -95,6 +104,7 @@ async def record_session(settings: Settings, tag: str) -> Session:
             await asyncio.sleep(0.005)
         for _ in range(3):
             s.spin_events.append(await publisher.publish(s.spin, "search", params={"q": "x"}))
+        s.strategies.append((await start_task(publisher, s.task, TASK, timeout_s=60)).strategy)
         for line in (11, 12):
             await publisher.publish(
                 s.edit, "edit_file", edit={"start_line": line, "end_line": line}
@@ -116,7 +126,11 @@ def recorded(broker, tmp_path_factory):
 
     settings = isolated_settings(broker, "audit", REPLAYABLE)
     settings = settings.model_copy(
-        update={"analyst": settings.analyst.model_copy(update={"enabled": False})}
+        update={
+            "analyst": settings.analyst.model_copy(update={"enabled": False}),
+            # experience's advice is replayed too; the hashing embedder keeps it cheap
+            "memory": settings.memory.model_copy(update={"embedder": "hashing"}),
+        }
     )
     create_topics(settings)
     worker = WorkerProcess(settings, tmp_path_factory.mktemp("audit") / "worker.log").start()
@@ -138,6 +152,9 @@ def test_the_whole_recording_is_reproduced(recorded):
     assert loops[s.spin]["matched"] >= 3 and loops[s.edit]["matched"] >= 1
     assert loops[s.fail]["matched"] >= 2
     assert loops[rerun_loop_id(s.family, 2)]["matched"] >= 2  # decision + limit warning
+    # experience's advice, explored then replayed, each matched at the store as it was
+    assert s.strategies == ["reflexion_explore", "direct_replay"]
+    assert loops[s.task]["matched"] == 2 and report["not_replayed"] == 0
     assert report["dead_letters"] == 1
     assert any("dead-lettered" in note for note in report["notes"])
 
