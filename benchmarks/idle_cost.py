@@ -11,7 +11,10 @@ publish → warning p50/p99.
   reads (the capabilities' list), with the worker's fetch wait, doing nothing: the
   floor a consumer on this broker pays;
 - ``loopwarden``: a ``loopwarden worker`` with its default roles (analyst off, as in
-  ``action_monitor.py``).
+  ``action_monitor.py``);
+- ``subscriber``: an agent process following its loop's warnings with the client's
+  ``WarningSubscriber`` (no worker runs: what an agent pays to listen while nothing
+  is said).
 
     .venv/bin/python benchmarks/idle_cost.py                  # 30 s windows
     .venv/bin/python benchmarks/idle_cost.py --window 60 --engines loopwarden
@@ -90,6 +93,15 @@ async def serve_raw_consumer() -> None:
         await consumer.stop()
 
 
+async def serve_subscriber() -> None:
+    """An agent listening for its loop's warnings, and nothing comes."""
+    from loopwarden.streams.client.subscriber import WarningSubscriber
+
+    async with WarningSubscriber(Settings(), loop_id="idle-agent") as warnings:
+        async for _ in warnings:
+            pass
+
+
 def share(before: float | None, after: float | None, seconds: float) -> float | None:
     if before is None or after is None:
         return None
@@ -103,14 +115,14 @@ async def measure(
     await ensure_topics(settings)
     collector = Collector(settings)
     await collector.start()
-    if engine == "raw-consumer":
-        command = [sys.executable, __file__, "--serve"]
-        process = start_engine("raw-consumer", settings, logs / f"{engine}.log", command)
+    if engine in SERVED:
+        command = [sys.executable, __file__, "--serve", engine]
+        process = start_engine(engine, settings, logs / f"{engine}.log", command)
     else:
         process = start_engine(engine, settings, logs / f"{engine}.log")
     windows = []
     try:
-        if engine != "raw-consumer":  # the worker answers: it is up
+        if engine not in SERVED:  # the worker answers: it is up
             collector.reset("warmup")
             await publish(settings, warmup("warmup"), None, "single")
             if not await collector.wait_for(1, 120):
@@ -173,6 +185,10 @@ async def main(args: argparse.Namespace) -> int:
     return 0
 
 
+SERVED = {"raw-consumer": serve_raw_consumer, "subscriber": serve_subscriber}
+"""Engines this script runs itself (``--serve NAME``)."""
+
+
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--window", type=float, default=30.0, help="seconds per window")
@@ -183,9 +199,9 @@ def parse_args() -> argparse.Namespace:
         "--engines",
         nargs="+",
         default=["raw-consumer", "loopwarden"],
-        choices=["raw-consumer", "loopwarden"],
+        choices=[*SERVED, "loopwarden"],
     )
-    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--serve", choices=SERVED, help=argparse.SUPPRESS)
     return parser.parse_args()
 
 
@@ -193,6 +209,6 @@ if __name__ == "__main__":
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     arguments = parse_args()
     if arguments.serve:
-        asyncio.run(serve_raw_consumer())
+        asyncio.run(SERVED[arguments.serve]())
     else:
         sys.exit(asyncio.run(main(arguments)))

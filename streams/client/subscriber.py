@@ -35,6 +35,7 @@ from loopwarden.schemas.reflection import ReflectionRequest
 from loopwarden.schemas.warnings import LoopWarning
 from loopwarden.settings import Settings
 from loopwarden.streams.client.connect import start_client
+from loopwarden.streams.client.fetch_wait import fetch_wait_follows_traffic
 from loopwarden.streams.client.offsets import probe_end_offsets
 from loopwarden.streams.client.publisher import default_partition
 from loopwarden.streams.client.security import client_options
@@ -91,6 +92,10 @@ class TopicSubscriber(Generic[T]):
             **client_options(self.settings.kafka.security),
         )
         await start_client(consumer, self.bootstrap_servers)
+        kafka = self.settings.kafka
+        fetch_wait_follows_traffic(
+            consumer._fetcher, kafka.fetch_max_wait_ms, kafka.idle_fetch_max_wait_ms
+        )
         self._consumer = consumer
         try:
             if self.group_id is not None:

@@ -100,3 +100,42 @@ async def test_a_subscriber_left_mid_batch_hands_the_rest_to_the_next_loop(broke
         first = await subscriber.collect(1, timeout_s=30)
         rest = await subscriber.collect(6, timeout_s=3)
     assert numbers(first + rest) == list(range(6))
+
+
+async def test_an_idle_subscriber_polls_at_the_idle_wait_and_still_gets_the_next_record(broker):
+    """A client subscriber's fetch wait grows to ``kafka.idle_fetch_max_wait_ms`` while the
+    topic is quiet (an idle agent fetched 100 times a second at 10 ms), and the next
+    record still arrives and brings the wait back down."""
+    from loopwarden.streams.client.subscriber import TopicSubscriber
+
+    settings = isolated_settings(broker, "subscriber-idle")
+    create_topics(settings)
+    kafka = settings.kafka
+    loop_id = "idle-1"
+    subscriber = TopicSubscriber(
+        settings.topics.actions, lambda r: orjson.loads(r.value), settings, loop_id=loop_id
+    )
+    async with subscriber:
+        fetcher = subscriber._consumer._fetcher  # type: ignore[union-attr]
+        waits: list[int] = []  # the wait set after each fetch, in order
+        process = fetcher._proc_fetch_request
+
+        async def noted(*args: object) -> bool:
+            got = await process(*args)
+            waits.append(fetcher._fetch_max_wait_ms)
+            return got
+
+        fetcher._proc_fetch_request = noted
+        for _ in range(200):  # quiet: it grows (within a second; ten at most)
+            if waits and waits[-1] >= kafka.idle_fetch_max_wait_ms:
+                break
+            await subscriber.collect(1, timeout_s=0.05)
+        assert waits[-1] == kafka.idle_fetch_max_wait_ms, waits
+        assert waits == sorted(waits) and waits[0] > kafka.fetch_max_wait_ms
+        quiet = len(waits)
+        async with AsyncPublisher(settings) as publisher:
+            publisher.publish_event(make_action_event(loop_id, "step"))
+            await publisher.flush()
+        (received,) = await subscriber.collect(1, timeout_s=30)
+        assert received["loop_id"] == loop_id
+        assert kafka.fetch_max_wait_ms in waits[quiet:]  # the fetch that brought it

@@ -14,6 +14,7 @@ from faust.transport.drivers import aiokafka as faust_aiokafka
 from faust.types.tuples import ack_lock
 
 from loopwarden.errors import PublishError
+from loopwarden.streams.client.fetch_wait import fetch_wait_follows_traffic
 from loopwarden.streams.client.offsets import probe_end_offsets
 from loopwarden.streams.runtime.backoff import Backoff
 from loopwarden.streams.runtime.bundles import RecordBundle, bundle_fetched
@@ -92,22 +93,6 @@ class _TunedConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
         # aiokafka reads this attribute when it builds its Fetcher in start().
         consumer._fetch_max_wait_ms = _app(self).loopwarden.kafka.fetch_max_wait_ms
         return consumer
-
-
-def fetch_wait_follows_traffic(fetcher: Any, busy_ms: int, idle_ms: int) -> None:
-    """After each fetch, aiokafka's ``fetcher`` waits ``busy_ms`` in its next one when
-    records came back, else twice as long as before, up to ``idle_ms``."""
-    if idle_ms <= busy_ms:
-        return
-    process = fetcher._proc_fetch_request
-
-    async def adapting(assignment: Any, node_id: Any, request: Any) -> bool:
-        got_records = bool(await process(assignment, node_id, request))
-        current = fetcher._fetch_max_wait_ms
-        fetcher._fetch_max_wait_ms = busy_ms if got_records else min(idle_ms, current * 2)
-        return got_records
-
-    fetcher._proc_fetch_request = adapting
 
 
 class _TunedConsumer(faust_aiokafka.Consumer):
