@@ -121,9 +121,9 @@ class KafkaSettings(BaseModel):
     idle_fetch_max_wait_ms: int = Field(
         500,
         ge=0,
-        description="The worker's fetch wait grows to this (doubling) while its fetches "
-        "come back empty, and drops to fetch_max_wait_ms as soon as records arrive: an "
-        "idle worker polls the broker twice a second instead of 100 times (500: Kafka's "
+        description="The worker's (and a client subscriber's) fetch wait grows to this "
+        "(doubling) while its fetches come back empty, and drops to fetch_max_wait_ms as "
+        "soon as records arrive: an idle worker polls twice a second, not 100 times (Kafka's "
         "own default; on Kafka a waiting fetch returns as soon as records arrive).",
     )
     session_timeout_s: float = Field(
