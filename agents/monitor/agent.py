@@ -12,6 +12,7 @@ requests, lessons to remember); what is the monitor's own here is its metrics.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from typing import Any
@@ -20,6 +21,8 @@ from loopwarden.agents.capabilities import WorkerResources
 from loopwarden.agents.fleet.outage_notices import outage_board
 from loopwarden.agents.monitor.records import RecordOutcome, RecordProcessor
 from loopwarden.agents.monitor.state import LoopState
+from loopwarden.agents.spin.meaning import meaning
+from loopwarden.errors import ConfigurationError
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.capability import Capability
 from loopwarden.streams.runtime.runner import Record
@@ -75,5 +78,16 @@ def register_action_monitor(
             now = time.time()
             for kind, published_at in outcome.warned:
                 metrics.warning_latency(kind, now - published_at)
+
+    if "restated_message" in processor.monitor.detectors:
+
+        @app.task
+        async def warm_sentence_encoder() -> None:
+            # message turns are compared by meaning: the encoder loads now, in a thread
+            # (~2 s of CPU), not on the stream with the first message turn
+            try:
+                await asyncio.to_thread(meaning, "loopwarden")
+            except ConfigurationError as exc:
+                log.error("%s", exc)
 
     return run_keyed(app, capability, LOOP_STATES, processor, after=count).agent

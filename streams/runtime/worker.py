@@ -21,6 +21,7 @@ from loopwarden.errors import ConfigurationError
 from loopwarden.schemas.redaction import default_redactor
 from loopwarden.settings import Settings
 from loopwarden.streams.runtime.app import LoopwardenApp, create_app
+from loopwarden.streams.runtime.blas_threads import limit_blas_threads
 from loopwarden.streams.runtime.capability import Capability
 from loopwarden.streams.runtime.dead_letters import RateLimitedLog
 from loopwarden.streams.runtime.diagnostics import register_diagnostics
@@ -104,6 +105,7 @@ def run_worker(settings: Settings, build: AppBuilder) -> None:
     """Run the worker ``build`` makes in this process until it is stopped
     (SIGINT/SIGTERM)."""
     quiet_kafka_client_logs(settings.errors.log_burst)
+    limit_blas_threads()
     telemetry = start_telemetry(settings, install_global=True)
     try:
         app = build(settings, telemetry)  # settings errors surface before Kafka
