@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import click
 import pytest
+from consumed_records import Rec
 
 from loopwarden.agents.audit.compare import AuditContext, compare
 from loopwarden.agents.audit.recorded import Recorded
@@ -21,17 +21,6 @@ from loopwarden.settings.overrides import with_overrides
 
 SETTINGS = Settings(detection=DetectionSettings(profile="seed"))  # the seed's triggers
 ACTIONS = SETTINGS.topics.actions
-
-
-@dataclass
-class Rec:
-    topic: str
-    partition: int
-    offset: int
-    timestamp: int
-    key: bytes | None
-    value: bytes | None
-    headers: tuple = ()
 
 
 def action(offset: int, loop: str = "L", action_type: str = "search", ts: int = 0) -> Rec:

@@ -4,12 +4,12 @@ that has learnt more since; what cannot be replayed is set aside with the reason
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from consumed_records import Rec
 
 from loopwarden.agents.audit.compare import AuditContext, AuditReport, compare
 from loopwarden.agents.audit.recorded import Recorded
@@ -25,16 +25,6 @@ from loopwarden.streams.client.tasks import task_end_event, task_start_event
 from loopwarden.streams.runtime.state.harness import KeyedHarness
 
 TASK = "search iPhone 15 on Taobao and order it"
-
-
-@dataclass
-class Rec:
-    topic: str
-    partition: int
-    offset: int
-    timestamp: int
-    key: bytes | None
-    value: bytes | None
 
 
 def task_run(loop_id: str, success: bool) -> list[bytes]:
