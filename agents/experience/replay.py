@@ -14,15 +14,17 @@ now: the audit reports that advice as missing from the recording.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from loopwarden.agents.experience.records import TaskOutcome
-from loopwarden.agents.experience.store import ExperienceStore
 from loopwarden.errors import ConfigurationError
 from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.tasks import TaskSpec, TaskStart
 from loopwarden.schemas.trace_context import carried
 from loopwarden.settings import Settings
+
+if TYPE_CHECKING:
+    from loopwarden.agents.experience.store import ExperienceStore
 
 
 class AdviceReplay:
@@ -40,6 +42,10 @@ class AdviceReplay:
     def _open(self) -> ExperienceStore | None:
         """The read-only store, opened at the first start (None: there is none)."""
         if self._store is None and self._unavailable is None:
+            # LanceDB loads with the first task start: an audit of actions alone (most)
+            # does not pay its 1.3 s import
+            from loopwarden.agents.experience.store import ExperienceStore
+
             try:
                 store = ExperienceStore.read_only(self.settings.experience, self.settings.memory)
                 store.table  # noqa: B018 - opened now, so a missing table is said once
