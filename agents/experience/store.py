@@ -179,8 +179,8 @@ class ExperienceStore:
         (from the LRU while fresh: another worker's update shows within ``CACHE_TTL_S``)."""
         if at is not None:
             self.table.pin(experiences=at.get("exact"))
-        elif self.settings.cache_size and key in self._hot:
-            return self._hot[key]
+        elif self.settings.cache_size and (hit := self._hot.get(key)) is not None:
+            return hit  # .get: an entry may expire between a membership test and a read
         table = self.table
         read = table.consistent(lambda: table.where(f"description_hash = {quote(key)}", 20))
         if at is None and self.settings.cache_size:
