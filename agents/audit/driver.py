@@ -221,7 +221,7 @@ def _rebuild_note(replayer: Replayer, scope: AuditScope) -> str:
     if not scope.rebuild:
         return "state before the range was not rebuilt (--rebuild none): loops start empty"
     return (
-        f"state rebuilt from the start of each partition: {state.history_events} event(s) of "
+        f"state rebuilt from the start of each partition: {len(state.history_event_ids)} event(s) of "
         f"{len(state.history_loops)} loop(s) in {state.history_records} record(s) before the range"
     )
 

@@ -95,7 +95,7 @@ class ReplayState:
     not_replayed: dict[str, str] = field(default_factory=dict)
     """Output id → why the replay could not reproduce it (set aside by the comparison)."""
     history_loops: set[str] = field(default_factory=set)
-    history_events: int = 0
+    history_event_ids: set[str] = field(default_factory=set)
     history_records: int = 0
     records: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
@@ -177,11 +177,8 @@ class Replayer:
             ours = self._ours(replay.keyed_by)
             if number == 0:  # the topic's owner: its events and dead letters, noted once
                 self._note(record, inside, out.seen, out.dead_letters, ours)
-            elif inside:  # another reader's own events (experience's task starts and ends)
-                position = Position(record.topic, record.partition, record.offset)
-                for event_id, loop in out.seen:
-                    if self.loop_id is None or ours(loop):
-                        self.state.events.setdefault(event_id, (loop, position))
+            else:  # another reader's own events (experience's task starts and ends)
+                self._note_other_readers(record, inside, out.seen, ours)
             if inside:
                 for name, output in outputs:
                     kind = output_kind(output)
@@ -205,6 +202,21 @@ class Replayer:
 
         return ours
 
+    def _note_other_readers(
+        self, record: RecordLike, inside: bool, seen: list[tuple[str, str]], ours: Any
+    ) -> None:
+        """Events only a later reader of the topic sees count as inputs, or as history."""
+        state = self.state
+        position = Position(record.topic, record.partition, record.offset)
+        for event_id, loop in seen:
+            if self.loop_id is not None and not ours(loop):
+                continue
+            if inside:
+                state.events.setdefault(event_id, (loop, position))
+            else:
+                state.history_loops.add(loop)
+                state.history_event_ids.add(event_id)
+
     def _note(
         self,
         record: RecordLike,
@@ -217,10 +229,10 @@ class Replayer:
         everything = self.loop_id is None
         if not inside:
             state.history_records += 1
-            for _, loop in seen:
+            for event_id, loop in seen:
                 if everything or ours(loop):
                     state.history_loops.add(loop)
-                    state.history_events += 1
+                    state.history_event_ids.add(event_id)
             return
         state.records += 1
         position = Position(record.topic, record.partition, record.offset)

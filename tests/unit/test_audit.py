@@ -139,7 +139,7 @@ def test_history_rebuilds_a_streak_that_began_before_the_range():
     from_two = replayed(records, start=2)  # offsets 0-1 are history
     report = compare(from_two.state, recorded, AuditContext(from_two.stamps))
     assert report.agree and report.totals().inputs == 2
-    assert from_two.state.history_events == 2 and from_two.state.history_loops == {"L"}
+    assert len(from_two.state.history_event_ids) == 2 and from_two.state.history_loops == {"L"}
     bare = Replayer(SETTINGS)
     for record in records[2:]:
         bare.apply(record, inside=True)

@@ -111,6 +111,20 @@ def test_every_advice_is_reproduced_against_the_store_as_it_was(deployment: Depl
     assert totals.matched == 4 and totals.reproduced == 4 and report.not_replayed == 0
 
 
+def test_a_task_start_before_the_range_is_history_and_not_an_input(deployment: Deployment):
+    """Task starts are experience's own events (the monitor, the topic's owner, sees none):
+    before the range they are counted as history, inside it as inputs."""
+    replayer = Replayer(deployment.settings)
+    first, *rest = deployment.records[:5]  # loop-1's run: its start, then steps and end
+    replayer.apply(first, inside=False)
+    for record in rest:
+        replayer.apply(record, inside=True)
+    state = replayer.state
+    assert state.history_records == 1 and state.history_event_ids == {"start-loop-1"}
+    assert state.history_loops == {"loop-1"}
+    assert "start-loop-1" not in state.events and "end-loop-1" in state.events
+
+
 def test_a_replay_against_todays_store_would_differ(deployment: Deployment):
     """The control: the same starts matched at the latest versions give other advice."""
     unpinned = [{k: v for k, v in a.items() if k != "read_versions"} for a in deployment.advice]
