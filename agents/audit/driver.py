@@ -194,9 +194,7 @@ async def run_audit(
     return result
 
 
-async def _parsed_outputs(
-    reader: TopicRangeReader, outputs: list[Any], names: Any
-) -> list[Any]:
+async def _parsed_outputs(reader: TopicRangeReader, outputs: list[Any], names: Any) -> list[Any]:
     """The recorded outputs, parsed (a first pass over the output range, dead letters
     aside): for the settings they record and what a replay's settle step is told."""
     parsed: list[Any] = []
@@ -220,8 +218,9 @@ def _rebuild_note(replayer: Replayer, scope: AuditScope) -> str:
     state = replayer.state
     if not scope.rebuild:
         return "state before the range was not rebuilt (--rebuild none): loops start empty"
+    events = len(state.history_event_ids)
     return (
-        f"state rebuilt from the start of each partition: {len(state.history_event_ids)} event(s) of "
+        f"state rebuilt from the start of each partition: {events} event(s) of "
         f"{len(state.history_loops)} loop(s) in {state.history_records} record(s) before the range"
     )
 
