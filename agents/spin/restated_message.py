@@ -24,12 +24,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loopwarden.agents.spin.detector import Detector, Finding, Observation, register
-from loopwarden.agents.spin.meaning import cosine, meaning
+from loopwarden.agents.spin.meaning import cosine, gist, meaning
 from loopwarden.agents.spin.normalise import head_and_body, targets, word_count
 from loopwarden.agents.spin.repeated_message import message_finding
 
-# one remembered turn: event id, iteration, quoted targets, meaning (signed bytes)
+# one remembered turn: event id, iteration, quoted targets, and its meaning (signed
+# bytes), or its gist while no comparison has needed the meaning yet
 Turn = list[Any]
+
+
+def encoded(turn: Turn) -> Turn:
+    """``turn`` with its meaning: a turn is encoded only once a streak could reach
+    ``restate_repeats`` with it (most message turns are followed by a tool call or
+    another speaker, and the encoder is most of the monitor's cost per message turn)."""
+    if isinstance(turn[3], str):
+        return [*turn[:3], list(meaning(turn[3]))]
+    return turn
 
 
 @register
@@ -53,12 +63,14 @@ class RestatedMessage(Detector):
         text = payload.result or payload.action_name or ""
         if word_count(text) < cfg.message_min_words:
             return None
-        mine: Turn = [seen.event.event_id, seen.iteration, targets(text), list(meaning(text))]
-        same = [
-            turn
-            for turn in self.turns
-            if turn[2] == mine[2] and cosine(turn[3], mine[3]) >= cfg.restate_similarity
-        ]
+        mine: Turn = [seen.event.event_id, seen.iteration, targets(text), gist(text)]
+        candidates = [turn for turn in self.turns if turn[2] == mine[2]]
+        same: list[Turn] = []
+        if len(candidates) + 1 >= cfg.restate_repeats:  # else no streak can be long enough
+            mine = encoded(mine)
+            candidates = [encoded(turn) for turn in candidates]
+            same = [t for t in candidates if cosine(t[3], mine[3]) >= cfg.restate_similarity]
+            self.turns = [encoded(turn) if turn[2] == mine[2] else turn for turn in self.turns]
         self.turns = [*self.turns, mine][-(cfg.restate_window - 1) :]
         count = len(same) + 1
         if count < cfg.restate_repeats:

@@ -569,3 +569,20 @@ def test_a_restated_message_survives_a_snapshot():
         found.append(bool(monitor.observe(state, event, Origin(0, i)).warnings))
         state = LoopState.restore("L", state.snapshot())
     assert found == [False, False, True]
+
+
+def test_a_turn_is_encoded_only_once_a_streak_could_reach_the_repeats():
+    """The encoder is the monitor's main cost per message turn: a turn keeps its gist
+    (text) until enough alike-targeted turns are in the streak to need the meanings; a
+    snapshot taken in between holds the gist, and the result is the same."""
+    monitor = LoopMonitor(DetectionSettings(detectors=("restated_message",), ladder=False))
+    state = LoopState("L")
+    kinds = []
+    for i, event in enumerate(talk(text) for text in REFUSALS):
+        monitor.observe(state, event, Origin(0, i))
+        state = LoopState.restore("L", state.snapshot())
+        _, turns = state.detectors["restated_message"].snapshot()
+        kinds.append([type(turn[3]).__name__ for turn in turns])
+    assert kinds == [["str"], ["str", "str"], ["list", "list"]]
+    _, turns = state.detectors["restated_message"].snapshot()
+    assert all(len(turn[3]) == 512 for turn in turns)
