@@ -21,7 +21,9 @@ export DISABLE_MKDOCS_2_WARNING := true
 CHROMIUM := /usr/bin/chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-$(STAMP): pyproject.toml
+# the compiled extensions (Cython, built by pip into the source folders) are rebuilt
+# when their sources change
+$(STAMP): pyproject.toml $(wildcard agents/*/*.pyx)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[worker,dev]'

@@ -38,10 +38,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-log = logging.getLogger(__name__)
+from loopwarden.schemas.extensions import extensions_disabled
 
-NO_EXTENSIONS = "LOOPWARDEN_NO_EXTENSIONS"
-"""Set to 1 to run the pure-Python code paths even where a compiled one is installed."""
+log = logging.getLogger(__name__)
 
 CACHE_DIR = "LOOPWARDEN_CACHE_DIR"
 """Where compiled artefacts are kept between processes (``off``: nowhere)."""
@@ -49,11 +48,6 @@ CACHE_DIR = "LOOPWARDEN_CACHE_DIR"
 # Python treats these as whitespace (``str.isspace``); Hyperscan's \s does not. They
 # become spaces in the scanned copy, so a pattern that needs \s there is still reported.
 _PYTHON_ONLY_SPACE = str.maketrans({ch: " " for ch in "\x1c\x1d\x1e\x1f\x85"})
-
-
-def extensions_disabled() -> bool:
-    """``LOOPWARDEN_NO_EXTENSIONS`` is set to something other than 0 or nothing."""
-    return os.environ.get(NO_EXTENSIONS, "").strip() not in ("", "0")
 
 
 class Prefilter:

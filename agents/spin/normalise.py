@@ -16,9 +16,10 @@ however alike the rest of the words are.
 from __future__ import annotations
 
 import re
-import zlib
 from collections.abc import Sequence
 from functools import lru_cache
+
+from loopwarden.agents.spin.wordscan import scan
 
 SKETCH_SIZE = 64
 """Word hashes kept per sketch: the estimate's error is about 1/sqrt(64) = 0.12 at
@@ -42,7 +43,6 @@ _VOLATILE = re.compile(
     r")"
 )
 _WORD = re.compile(r"\w+|[^\w\s]")
-_WORD_RUN = re.compile(r"\w+")  # the words of _WORD without its punctuation tokens
 _DIGIT = re.compile(r"\d")
 # a quote opens after a non-word character and closes before one: the apostrophe of
 # "Children's" is not a quote
@@ -56,19 +56,24 @@ def normalised(text: str) -> str:
     return " ".join(_VOLATILE.sub("#", text[:SKETCH_CHARS].lower()).split())
 
 
+@lru_cache(maxsize=8)
+def _scanned(plain: str) -> tuple[int, list[int]]:
+    """One scan of a normalised text, for both its word count and its sketch."""
+    return scan(plain, SKETCH_SIZE)
+
+
 def word_count(text: str) -> int:
     """Words of ``text`` after normalisation (punctuation is not a word)."""
-    return sum(1 for token in _WORD_RUN.findall(normalised(text)) if token[0].isalnum())
+    return _scanned(normalised(text))[0]
 
 
 def sketch(text: str, mask: bool = True) -> list[int]:
     """The bottom-k sketch of ``text``'s normalised words: the ``SKETCH_SIZE`` smallest
-    stable 32-bit word hashes, sorted. Empty text gives an empty sketch. ``mask=False``
-    keeps volatile tokens (for calls, whose numbers may name records)."""
+    stable 32-bit word hashes (``zlib.crc32`` of the UTF-8 bytes), sorted. Empty text
+    gives an empty sketch. ``mask=False`` keeps volatile tokens (for calls, whose
+    numbers may name records)."""
     plain = normalised(text) if mask else " ".join(text[:SKETCH_CHARS].lower().split())
-    words = {token for token in _WORD_RUN.findall(plain) if token[0].isalnum()}
-    hashes = sorted({zlib.crc32(word.encode()) for word in words})
-    return hashes[:SKETCH_SIZE]
+    return list(_scanned(plain)[1])
 
 
 def similarity(a: Sequence[int], b: Sequence[int]) -> float:

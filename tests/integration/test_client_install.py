@@ -54,7 +54,16 @@ asyncio.run(main(sys.argv[1]))
 
 
 SKIPPED_IN_COPY = shutil.ignore_patterns(
-    ".git", ".venv", "build", "site", "*.egg-info", "__pycache__", "results", ".*cache"
+    ".git",
+    ".venv",
+    "build",
+    "site",
+    "*.egg-info",
+    "__pycache__",
+    "results",
+    ".*cache",
+    "*.so",
+    "_wordscan.c",  # the in-place build of the editable install
 )
 
 
@@ -83,7 +92,7 @@ def distributions(tmp_path_factory) -> dict[str, Path]:
     )
     assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-3000:]
     (sdist,) = (where / "dist").glob("loopwarden-*.tar.gz")
-    (wheel,) = (where / "dist").glob("loopwarden-*-py3-none-any.whl")
+    (wheel,) = (where / "dist").glob("loopwarden-*.whl")  # this platform's: it holds the scan
     return {"sdist": sdist, "wheel": wheel}
 
 
@@ -117,6 +126,7 @@ def test_the_sdist_and_the_wheel_hold_what_a_user_needs(distributions):
     with tarfile.open(distributions["sdist"]) as sdist:
         names = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
     assert {"pyproject.toml", "README.md", "agents/spin/meaning.py"} <= names
+    assert "agents/spin/_wordscan.pyx" in names  # the extension is built from the sdist
     with zipfile.ZipFile(distributions["wheel"]) as wheel:
         files = set(wheel.namelist())
     assert {
@@ -127,6 +137,8 @@ def test_the_sdist_and_the_wheel_hold_what_a_user_needs(distributions):
         "loopwarden/storage/__init__.py",
     } <= files
     assert not {name.split("/", 1)[0] for name in files} & {"agents", "schemas", "streams"}
+    scan = [n for n in files if n.startswith("loopwarden/agents/spin/_wordscan.")]
+    assert [n for n in scan if n.endswith(".so")], scan  # compiled for this platform
     entry_points = next(n for n in files if n.endswith(".dist-info/entry_points.txt"))
     with zipfile.ZipFile(distributions["wheel"]) as wheel:
         assert "loopwarden = loopwarden.cli:main" in wheel.read(entry_points).decode()

@@ -7,8 +7,9 @@ import pytest
 from secrets_corpus import KEYS_THAT_NAME_A_SECRET, NAMES_A_SECRET
 
 from loopwarden.schemas.events import ActionPayload
+from loopwarden.schemas.extensions import extensions_disabled
 from loopwarden.schemas.redaction import REDACTED, Redactor, default_redactor, redact_fields
-from loopwarden.schemas.redaction_prefilter import CACHE_DIR, Prefilter, extensions_disabled
+from loopwarden.schemas.redaction_prefilter import CACHE_DIR, Prefilter
 
 
 @pytest.fixture(scope="module")
