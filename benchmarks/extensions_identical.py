@@ -28,7 +28,7 @@ def run_side() -> None:
     from workloads import real
 
     from loopwarden.agents.monitor.records import RecordProcessor
-    from loopwarden.agents.spin import wordscan
+    from loopwarden.agents.spin import textscan
     from loopwarden.schemas import codec
     from loopwarden.schemas.dead_letter import SourcePosition
     from loopwarden.schemas.redaction import default_redactor
@@ -37,7 +37,7 @@ def run_side() -> None:
 
     limit_blas_threads()  # as the worker runs the sentence encoder
     default_redactor().use_prefilter(background=False)
-    compiled = default_redactor().prefilter is not None, wordscan.scan is not wordscan.py_scan
+    compiled = default_redactor().prefilter is not None, textscan.scan is not textscan.py_scan
     mode = {(True, True): "compiled", (False, False): "pure-python"}.get(compiled, "mixed")
     events = real(int(sys.argv[2]), 500, seed=0, tag="same")
     processor = RecordProcessor.for_settings(Settings())

@@ -19,7 +19,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from loopwarden.agents.spin.wordscan import scan
+from loopwarden.agents.spin.textscan import mask_volatile, scan
 
 SKETCH_SIZE = 64
 """Word hashes kept per sketch: the estimate's error is about 1/sqrt(64) = 0.12 at
@@ -27,21 +27,6 @@ worst, far less for texts shorter than 64 distinct words (those are kept whole).
 SKETCH_CHARS = 2000
 """Only this much of a text is sketched."""
 
-# Every alternative starts with a hex digit (or any digit) or a slash: the look-ahead
-# says so once, and the engine skips other positions without trying eight alternatives
-# (72 -> 29 µs a real tool result here, the same output).
-_VOLATILE = re.compile(
-    r"(?=[\da-fA-F/])(?:"
-    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"  # uuid
-    r"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?"  # ISO time
-    r"|\b\d{1,2}:\d{2}(:\d{2})?\b"  # clock time
-    r"|(/tmp|/var/folders|/private/var)/\S+"  # temporary paths
-    r"|\b0x[0-9a-fA-F]+\b"  # addresses
-    r"|\b(?=[0-9a-fA-F]*\d)[0-9a-fA-F]{7,}\b"  # hex ids, digests
-    r"|\b\d+(\.\d+)?\s?(ms|s|sec|secs|seconds|m|min|h)\b"  # durations
-    r"|\d+(\.\d+)?"  # any other number
-    r")"
-)
 _WORD = re.compile(r"\w+|[^\w\s]")
 _DIGIT = re.compile(r"\d")
 # a quote opens after a non-word character and closes before one: the apostrophe of
@@ -53,7 +38,7 @@ _QUOTED = re.compile(r"(?<!\w)'([^'\n]{1,120}?)'(?!\w)|\"([^\"\n]{1,120})\"|`([^
 def normalised(text: str) -> str:
     """``text`` lower-cased, volatile tokens masked as ``#``, whitespace runs collapsed
     (the last few are remembered: one event's text is counted, then sketched)."""
-    return " ".join(_VOLATILE.sub("#", text[:SKETCH_CHARS].lower()).split())
+    return " ".join(mask_volatile(text[:SKETCH_CHARS].lower()).split())
 
 
 @lru_cache(maxsize=8)

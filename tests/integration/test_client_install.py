@@ -63,7 +63,7 @@ SKIPPED_IN_COPY = shutil.ignore_patterns(
     "results",
     ".*cache",
     "*.so",
-    "_wordscan.c",  # the in-place build of the editable install
+    "_textscan.c",  # the in-place build of the editable install
 )
 
 
@@ -126,7 +126,7 @@ def test_the_sdist_and_the_wheel_hold_what_a_user_needs(distributions):
     with tarfile.open(distributions["sdist"]) as sdist:
         names = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
     assert {"pyproject.toml", "README.md", "agents/spin/meaning.py"} <= names
-    assert "agents/spin/_wordscan.pyx" in names  # the extension is built from the sdist
+    assert "agents/spin/_textscan.pyx" in names  # the extension is built from the sdist
     with zipfile.ZipFile(distributions["wheel"]) as wheel:
         files = set(wheel.namelist())
     assert {
@@ -137,7 +137,7 @@ def test_the_sdist_and_the_wheel_hold_what_a_user_needs(distributions):
         "loopwarden/storage/__init__.py",
     } <= files
     assert not {name.split("/", 1)[0] for name in files} & {"agents", "schemas", "streams"}
-    scan = [n for n in files if n.startswith("loopwarden/agents/spin/_wordscan.")]
+    scan = [n for n in files if n.startswith("loopwarden/agents/spin/_textscan.")]
     assert [n for n in scan if n.endswith(".so")], scan  # compiled for this platform
     entry_points = next(n for n in files if n.endswith(".dist-info/entry_points.txt"))
     with zipfile.ZipFile(distributions["wheel"]) as wheel:

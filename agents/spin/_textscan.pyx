@@ -1,0 +1,356 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The compiled word scan of :mod:`loopwarden.agents.spin.textscan` (its pure-Python
+twin there gives the same outputs; ``tests/unit/test_textscan.py`` checks both on
+every text of the real runs and on random Unicode).
+
+A word is a maximal run of ``re``'s Unicode ``\\w`` (``Py_UNICODE_ISALNUM`` or ``_``)
+whose first character is alphanumeric, as ``\\w+`` plus ``token[0].isalnum()`` find
+it; its hash is zlib's CRC-32 of its UTF-8 bytes, computed while the run is read.
+"""
+
+from cpython.unicode cimport (
+    Py_UNICODE_ISALNUM,
+    PyUnicode_DATA,
+    PyUnicode_KIND,
+    PyUnicode_READ,
+)
+from libc.stdint cimport uint32_t
+from libc.stdlib cimport free, malloc, qsort, realloc
+
+cdef uint32_t CRC_TABLE[256]
+cdef unsigned char ASCII_CLASS[128]  # 0: not \\w, 1: '_', 2: a letter or digit
+
+
+cdef void _fill_table() noexcept:
+    cdef uint32_t c
+    cdef int n, k
+    for n in range(256):
+        c = n
+        for k in range(8):
+            c = (0xEDB88320 ^ (c >> 1)) if c & 1 else (c >> 1)
+        CRC_TABLE[n] = c
+    for n in range(128):
+        ASCII_CLASS[n] = 2 if Py_UNICODE_ISALNUM(<Py_UCS4>n) else (1 if n == 95 else 0)
+
+
+cdef inline int _word_class(Py_UCS4 ch) noexcept:
+    """0: not a word character, 1: ``_``, 2: alphanumeric (``Py_UNICODE_ISALNUM``)."""
+    if ch < 128:
+        return ASCII_CLASS[ch]
+    return 2 if Py_UNICODE_ISALNUM(ch) else 0
+
+
+_fill_table()
+
+
+cdef inline uint32_t _crc_byte(uint32_t crc, uint32_t byte) noexcept nogil:
+    return CRC_TABLE[(crc ^ byte) & 0xFF] ^ (crc >> 8)
+
+
+cdef inline uint32_t _crc_char(uint32_t crc, uint32_t ch) noexcept nogil:
+    """``crc`` continued over ``ch``'s UTF-8 bytes (a word holds no surrogate)."""
+    if ch < 0x80:
+        return _crc_byte(crc, ch)
+    if ch < 0x800:
+        crc = _crc_byte(crc, 0xC0 | (ch >> 6))
+        return _crc_byte(crc, 0x80 | (ch & 0x3F))
+    if ch < 0x10000:
+        crc = _crc_byte(crc, 0xE0 | (ch >> 12))
+        crc = _crc_byte(crc, 0x80 | ((ch >> 6) & 0x3F))
+        return _crc_byte(crc, 0x80 | (ch & 0x3F))
+    crc = _crc_byte(crc, 0xF0 | (ch >> 18))
+    crc = _crc_byte(crc, 0x80 | ((ch >> 12) & 0x3F))
+    crc = _crc_byte(crc, 0x80 | ((ch >> 6) & 0x3F))
+    return _crc_byte(crc, 0x80 | (ch & 0x3F))
+
+
+cdef int _ascending(const void* a, const void* b) noexcept nogil:
+    cdef uint32_t x = (<const uint32_t*>a)[0]
+    cdef uint32_t y = (<const uint32_t*>b)[0]
+    return (x > y) - (x < y)
+
+
+def scan(str text, Py_ssize_t limit):
+    """``(words, hashes)``: how many words ``text`` holds, and the ``limit`` smallest
+    distinct CRC-32s of their UTF-8 bytes, ascending."""
+    cdef Py_ssize_t n = len(text), i = 0, words = 0, kept = 0, capacity = 64, j
+    cdef Py_UCS4 ch
+    cdef uint32_t crc
+    cdef bint in_run = False, counted = False
+    cdef int kind = PyUnicode_KIND(text), cls
+    cdef void* data = PyUnicode_DATA(text)
+    cdef uint32_t* hashes = <uint32_t*>malloc(capacity * sizeof(uint32_t))
+    cdef uint32_t* grown
+    if hashes == NULL:
+        raise MemoryError()
+    try:
+        for i in range(n + 1):
+            if i < n:
+                ch = PyUnicode_READ(kind, data, i)
+                cls = _word_class(ch)
+                if cls:
+                    if not in_run:
+                        in_run = True
+                        counted = cls == 2
+                        crc = 0xFFFFFFFF
+                    if counted:
+                        crc = _crc_char(crc, <uint32_t>ch)
+                    continue
+            if in_run:  # the run ended (or the text did)
+                in_run = False
+                if counted:
+                    words += 1
+                    if kept == capacity:
+                        capacity *= 2
+                        grown = <uint32_t*>realloc(hashes, capacity * sizeof(uint32_t))
+                        if grown == NULL:
+                            raise MemoryError()
+                        hashes = grown
+                    hashes[kept] = crc ^ 0xFFFFFFFF
+                    kept += 1
+        qsort(hashes, kept, sizeof(uint32_t), _ascending)
+        distinct = []
+        for j in range(kept):
+            if len(distinct) == limit:
+                break
+            if j == 0 or hashes[j] != hashes[j - 1]:
+                distinct.append(hashes[j])
+        return words, distinct
+    finally:
+        free(hashes)
+
+
+# -- the volatile-token mask ------------------------------------------------------------
+# normalise._VOLATILE.sub("#", text), by hand: at each position the regex's alternatives
+# in its order, with re's Unicode classes (\d: Py_UNICODE_ISDECIMAL, \w: alphanumeric or
+# "_", \s: Py_UNICODE_ISSPACE, \b: a change of \w); where the regex could backtrack the
+# comments say why only the longest choice can match.
+
+from cpython.unicode cimport Py_UNICODE_ISDECIMAL, Py_UNICODE_ISSPACE
+
+
+cdef inline Py_UCS4 _at(int kind, void* data, Py_ssize_t n, Py_ssize_t i) noexcept:
+    """The character at ``i``, or 0 past either end (0 is in no class below)."""
+    if i < 0 or i >= n:
+        return 0
+    return PyUnicode_READ(kind, data, i)
+
+
+cdef inline bint _word(Py_UCS4 ch) noexcept:
+    return ch != 0 and _word_class(ch) != 0
+
+
+cdef inline bint _dec(Py_UCS4 ch) noexcept:
+    if ch < 128:
+        return 48 <= ch <= 57
+    return Py_UNICODE_ISDECIMAL(ch)
+
+
+cdef inline bint _hex(Py_UCS4 ch) noexcept:
+    return (48 <= ch <= 57) or (97 <= ch <= 102) or (65 <= ch <= 70)
+
+
+cdef inline bint _space(Py_UCS4 ch) noexcept:
+    if ch == 0:
+        return False
+    if ch < 128:
+        return ch == 32 or 9 <= ch <= 13 or 28 <= ch <= 31
+    return Py_UNICODE_ISSPACE(ch)
+
+
+cdef inline bint _boundary(int kind, void* data, Py_ssize_t n, Py_ssize_t i) noexcept:
+    return _word(_at(kind, data, n, i - 1)) != _word(_at(kind, data, n, i))
+
+
+cdef inline Py_ssize_t _digits(int kind, void* data, Py_ssize_t n, Py_ssize_t i) noexcept:
+    """The end of the run of decimal digits starting at ``i``."""
+    while _dec(_at(kind, data, n, i)):
+        i += 1
+    return i
+
+
+cdef inline bint _all_dec(int kind, void* data, Py_ssize_t n, Py_ssize_t i, int count) noexcept:
+    cdef int k
+    for k in range(count):
+        if not _dec(_at(kind, data, n, i + k)):
+            return False
+    return True
+
+
+cdef inline bint _literal(int kind, void* data, Py_ssize_t n, Py_ssize_t i, str word):
+    cdef Py_ssize_t k
+    for k in range(len(word)):
+        if _at(kind, data, n, i + k) != word[k]:
+            return False
+    return True
+
+
+cdef Py_ssize_t _uuid(int kind, void* data, Py_ssize_t n, Py_ssize_t p) noexcept:
+    cdef Py_ssize_t k
+    cdef Py_UCS4 ch
+    for k in range(36):
+        ch = _at(kind, data, n, p + k)
+        if k == 8 or k == 13 or k == 18 or k == 23:
+            if ch != u'-':
+                return -1
+        elif not _hex(ch):
+            return -1
+    return p + 36
+
+
+cdef Py_ssize_t _iso_time(int kind, void* data, Py_ssize_t n, Py_ssize_t p) noexcept:
+    # nothing follows the optional groups: each is taken whenever it matches
+    cdef Py_ssize_t e
+    cdef Py_UCS4 sep
+    if not (_all_dec(kind, data, n, p, 4) and _at(kind, data, n, p + 4) == u'-'
+            and _all_dec(kind, data, n, p + 5, 2) and _at(kind, data, n, p + 7) == u'-'
+            and _all_dec(kind, data, n, p + 8, 2)):
+        return -1
+    sep = _at(kind, data, n, p + 10)
+    if not ((sep == u'T' or sep == u' ') and _all_dec(kind, data, n, p + 11, 2)
+            and _at(kind, data, n, p + 13) == u':' and _all_dec(kind, data, n, p + 14, 2)):
+        return -1
+    e = p + 16
+    if _at(kind, data, n, e) == u':' and _all_dec(kind, data, n, e + 1, 2):
+        e += 3
+        if _at(kind, data, n, e) == u'.' and _dec(_at(kind, data, n, e + 1)):
+            e = _digits(kind, data, n, e + 1)
+    sep = _at(kind, data, n, e)
+    if sep == u'Z':
+        return e + 1
+    if (sep == u'+' or sep == u'-') and _all_dec(kind, data, n, e + 1, 2):
+        if _at(kind, data, n, e + 3) == u':' and _all_dec(kind, data, n, e + 4, 2):
+            return e + 6
+        if _all_dec(kind, data, n, e + 3, 2):
+            return e + 5
+    return e
+
+
+cdef Py_ssize_t _clock(int kind, void* data, Py_ssize_t n, Py_ssize_t p) noexcept:
+    # \d{1,2} may give back its second digit, but then ":" must be that digit: no match
+    cdef Py_ssize_t e = p + 1
+    if not _boundary(kind, data, n, p) or not _dec(_at(kind, data, n, p)):
+        return -1
+    if _dec(_at(kind, data, n, e)):
+        e += 1
+    if _at(kind, data, n, e) != u':' or not _all_dec(kind, data, n, e + 1, 2):
+        return -1
+    e += 3
+    if (_at(kind, data, n, e) == u':' and _all_dec(kind, data, n, e + 1, 2)
+            and _boundary(kind, data, n, e + 3)):
+        return e + 3
+    return e if _boundary(kind, data, n, e) else -1
+
+
+cdef Py_ssize_t _temp_path(int kind, void* data, Py_ssize_t n, Py_ssize_t p):
+    cdef Py_ssize_t e
+    for prefix in ("/tmp/", "/var/folders/", "/private/var/"):
+        if _literal(kind, data, n, p, prefix):
+            e = p + len(prefix)
+            if e >= n or _space(_at(kind, data, n, e)):
+                continue
+            while e < n and not _space(_at(kind, data, n, e)):
+                e += 1
+            return e
+    return -1
+
+
+cdef Py_ssize_t _address(int kind, void* data, Py_ssize_t n, Py_ssize_t p) noexcept:
+    # a shorter hex run ends before a hex digit, a word character: no \b there
+    cdef Py_ssize_t e = p + 2
+    if not (_boundary(kind, data, n, p) and _at(kind, data, n, p) == u'0'
+            and _at(kind, data, n, p + 1) == u'x' and _hex(_at(kind, data, n, e))):
+        return -1
+    while _hex(_at(kind, data, n, e)):
+        e += 1
+    return e if _boundary(kind, data, n, e) else -1
+
+
+cdef Py_ssize_t _hex_id(int kind, void* data, Py_ssize_t n, Py_ssize_t p) noexcept:
+    # only the whole run can end at \b; the look-ahead's digit is then inside the run
+    cdef Py_ssize_t e = p
+    cdef bint digit = False
+    if not _boundary(kind, data, n, p):
+        return -1
+    while _hex(_at(kind, data, n, e)):
+        digit = digit or _dec(_at(kind, data, n, e))
+        e += 1
+    if e - p < 7 or not digit or not _boundary(kind, data, n, e):
+        return -1
+    return e
+
+
+cdef Py_ssize_t _number(int kind, void* data, Py_ssize_t n, Py_ssize_t p) noexcept:
+    """``\\d+(\\.\\d+)?`` at ``p`` (-1 without a digit there)."""
+    cdef Py_ssize_t e
+    if not _dec(_at(kind, data, n, p)):
+        return -1
+    e = _digits(kind, data, n, p)
+    if _at(kind, data, n, e) == u'.' and _dec(_at(kind, data, n, e + 1)):
+        e = _digits(kind, data, n, e + 1)
+    return e
+
+
+cdef Py_ssize_t _duration(int kind, void* data, Py_ssize_t n, Py_ssize_t p):
+    # a shorter number ends before a digit or ".", where no unit nor space starts
+    cdef Py_ssize_t e, end
+    if not _boundary(kind, data, n, p):
+        return -1
+    e = _number(kind, data, n, p)
+    if e < 0:
+        return -1
+    if _space(_at(kind, data, n, e)):
+        e += 1
+    for unit in ("ms", "s", "sec", "secs", "seconds", "m", "min", "h"):
+        if _literal(kind, data, n, e, unit):
+            end = e + len(unit)
+            if _boundary(kind, data, n, end):
+                return end
+    return -1
+
+
+cdef Py_ssize_t _volatile_at(int kind, void* data, Py_ssize_t n, Py_ssize_t p):
+    """The end of the volatile token at ``p``, or -1: the alternatives in order."""
+    cdef Py_UCS4 ch = _at(kind, data, n, p)
+    cdef Py_ssize_t e
+    if not (_dec(ch) or _hex(ch) or ch == u'/'):
+        return -1
+    e = _uuid(kind, data, n, p)
+    if e < 0:
+        e = _iso_time(kind, data, n, p)
+    if e < 0:
+        e = _clock(kind, data, n, p)
+    if e < 0:
+        e = _temp_path(kind, data, n, p)
+    if e < 0:
+        e = _address(kind, data, n, p)
+    if e < 0:
+        e = _hex_id(kind, data, n, p)
+    if e < 0:
+        e = _duration(kind, data, n, p)
+    if e < 0:
+        e = _number(kind, data, n, p)
+    return e
+
+
+def mask_volatile(str text):
+    """``text`` with each volatile token (uuid, ISO or clock time, temporary path,
+    address, hex id, duration, number) replaced by ``#``."""
+    cdef Py_ssize_t n = len(text), p = 0, last = 0, e
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    pieces = []
+    while p < n:
+        e = _volatile_at(kind, data, n, p)
+        if e > p:
+            if last < p:
+                pieces.append(text[last:p])
+            pieces.append("#")
+            p = last = e
+        else:
+            p += 1
+    if last == 0:
+        return text
+    if last < n:
+        pieces.append(text[last:])
+    return "".join(pieces)
