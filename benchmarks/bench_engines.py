@@ -117,6 +117,7 @@ async def serve_raw(engine: str) -> None:
     """A baseline worker on plain aiokafka (run as a subprocess)."""
     from loopwarden.agents.monitor.records import RecordProcessor
     from loopwarden.schemas.dead_letter import SourcePosition
+    from loopwarden.streams.runtime.blas_threads import limit_blas_threads
 
     settings = Settings()
     kafka, topics = settings.kafka, settings.topics
@@ -137,6 +138,7 @@ async def serve_raw(engine: str) -> None:
     await consumer.start()
     await producer.start()
     processor = RecordProcessor.for_settings(settings)
+    limit_blas_threads()  # the worker's setting: idle OpenBLAS threads spin after each encode
     states: dict[str, LoopState] = {}
     streaks: dict[str, tuple[str, int]] = {}
     try:

@@ -21,6 +21,7 @@ from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.settings import Settings
+from loopwarden.streams.runtime.blas_threads import limit_blas_threads
 
 QUIX_TOPIC_CONFIG = {
     "cleanup.policy": "delete",
@@ -62,6 +63,7 @@ def serve_quix(settings: Settings) -> None:
     actions = app.topic(names.actions, key_deserializer="bytes", value_deserializer="bytes")
     warnings = app.topic(names.warnings, key_serializer="str", value_serializer="json")
     requests = app.topic(names.reflection_requests, key_serializer="str", value_serializer="json")
+    limit_blas_threads()  # as the worker runs the sentence encoder
     processor = RecordProcessor.for_settings(settings)
 
     def monitor(
