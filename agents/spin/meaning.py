@@ -5,7 +5,8 @@ its weights: nothing downloads) turns a text into a 512-dimension unit vector; i
 kept in loop state as signed bytes (``round(127 * x)``), so a snapshot is plain JSON
 and replay compares the very same numbers. :func:`cosine` compares two such vectors.
 The encoder is loaded once per process, on first use (about 0.2 s), and costs a few
-milliseconds per text: only message turns are encoded (``benchmarks/README.md``).
+milliseconds per text: only message turns are encoded, and only once a streak could
+need their meaning (``benchmarks/meaning_cost.py``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,104 @@
+"""Benchmark: the monitor's CPU per event on real traffic, offline, side by side.
+
+The monitor's RecordProcessor (decode, validate, redact, detect: the code every engine
+of ``action_monitor.py`` runs) over ``--events`` events of the ``real`` workload, after
+3,000 events to warm it up, one BLAS thread as in the worker. Each variant runs in its
+own process, the variants alternated ``--reps`` times (the machine is shared: compare
+medians of the same run). Variants: this install with its compiled paths, and with
+``LOOPWARDEN_NO_EXTENSIONS=1``; ``--tree NAME=PATH`` adds another checkout (a folder
+laid out as an installed ``loopwarden`` package, put first on ``PYTHONPATH``), e.g. the
+commit work started from. Prints a table and writes JSON to ``benchmarks/results/``.
+
+    .venv/bin/python benchmarks/monitor_cpu.py --reps 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+from bench_measure import write_results
+
+
+def run_side(events: int) -> None:
+    """One measurement (a subprocess): µs of CPU an event and the warnings, as JSON."""
+    from workloads import real
+
+    from loopwarden.agents.monitor.records import RecordProcessor
+    from loopwarden.schemas.dead_letter import SourcePosition
+    from loopwarden.schemas.redaction import default_redactor
+    from loopwarden.settings import Settings
+    from loopwarden.streams.runtime.blas_threads import limit_blas_threads
+
+    limit_blas_threads()
+    default_redactor().use_prefilter(background=False)
+    stream = real(events, 2000, seed=1, tag="cpu")
+    settings = Settings()
+    for warm in (True, False):
+        processor = RecordProcessor.for_settings(settings)
+        states: dict[str, object] = {}
+        warnings = 0
+        started = time.process_time()
+        for offset, item in enumerate(stream[:3000] if warm else stream):
+            source = SourcePosition("cpu", 0, offset)
+            outcome = processor.process(item.data, item.loop_id.encode(), source, states.get)
+            states.update(outcome.states)
+            warnings += len(outcome.warnings)
+    seconds = time.process_time() - started
+    print(json.dumps({"us_per_event": 1e6 * seconds / events, "warnings": warnings}))
+
+
+def measure(env: dict[str, str], events: int) -> dict[str, float]:
+    done = subprocess.run(
+        [sys.executable, __file__, "--side", str(events)],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode:
+        raise SystemExit(done.stderr[-3000:])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--events", type=int, default=20_000)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--tree", action="append", default=[], help="NAME=PATH")
+    args = parser.parse_args()
+    variants: dict[str, dict[str, str]] = {
+        "compiled": {"LOOPWARDEN_NO_EXTENSIONS": "0"},
+        "pure-python": {"LOOPWARDEN_NO_EXTENSIONS": "1"},
+    }
+    for tree in args.tree:
+        name, _, path = tree.partition("=")
+        variants[name] = {"PYTHONPATH": path, "LOOPWARDEN_NO_EXTENSIONS": "0"}
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in variants}
+    for rep in range(args.reps):
+        for name, env in variants.items():
+            runs[name].append(measure(env, args.events))
+            print(f"  rep {rep} {name}: {runs[name][-1]['us_per_event']:.1f} µs/event", flush=True)
+    print(f"\n{'variant':<14}{'median µs/event':>17}{'runs':>28}{'warnings':>10}")
+    report = {"events": args.events, "reps": args.reps, "variants": {}}
+    for name, measured in runs.items():
+        each = [m["us_per_event"] for m in measured]
+        median = statistics.median(each)
+        warnings = sorted({int(m["warnings"]) for m in measured})
+        shown = " ".join(f"{x:.0f}" for x in each)
+        print(f"{name:<14}{median:>17.1f}{shown:>28}{warnings!s:>10}")
+        report["variants"][name] = {"median": median, "runs": each, "warnings": warnings}
+    write_results("monitor_cpu", report)
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--side":
+        run_side(int(sys.argv[2]))
+    else:
+        sys.exit(main())
