@@ -38,7 +38,7 @@ from loopwarden.schemas.records import decode_record
 from loopwarden.settings import FleetSettings, Settings
 from loopwarden.streams.client.event_builder import encode_event
 from loopwarden.streams.runtime.state.current import current_state
-from loopwarden.streams.runtime.state.reroute import Reroute, reroute_of
+from loopwarden.streams.runtime.state.reroute import Reroute, reroute_lazily
 
 FamilyLoader = Callable[[str], Any]
 """A state by key: a :class:`FamilyState` (root loop id) or :class:`ToolOutages` (tool
@@ -164,7 +164,9 @@ class FleetProcessor:
             ):
                 target = tool_key(event.payload.action_type)
                 moved = (
-                    reroute_of(redacted(), target, self.partitions, at) if self.partitions else None
+                    reroute_lazily(redacted, target, self.partitions, at)
+                    if self.partitions
+                    else None
                 )
                 if moved is not None:
                     outcome.reroutes.append(moved)
@@ -196,7 +198,7 @@ class FleetProcessor:
     ) -> None:
         root = event.payload.root(event.loop_id)
         if origin is None and self.partitions:
-            reroute = reroute_of(redacted(), root, self.partitions, at)
+            reroute = reroute_lazily(redacted, root, self.partitions, at)
             if reroute is not None:
                 outcome.reroutes.append(reroute)
                 return

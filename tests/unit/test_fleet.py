@@ -269,6 +269,34 @@ def record(events: list[dict]) -> bytes:
     return codec.dumps(events)
 
 
+def test_an_event_whose_family_lives_here_is_not_redacted_by_the_fleet(monkeypatch):
+    """Redaction is for what the fleet writes elsewhere (a re-route): an event of a
+    family on its own partition is read as validated (the monitor redacts what it
+    keeps); the fleet's redacting every event cost 4 % of a saturated worker."""
+    from loopwarden.schemas.events import ActionEvent
+
+    redactions: list[str] = []
+    real = ActionEvent.redacted
+
+    def counted(self):
+        redactions.append(self.event_id)
+        return real(self)
+
+    monkeypatch.setattr(ActionEvent, "redacted", counted)
+    processor = FleetProcessor(partitions=8)
+    root = next(f"r{n}" for n in range(100) if default_partition(f"r{n}".encode(), 8) == 2)
+    event = {
+        "event_id": "e1",
+        "loop_id": root,
+        "occurred_at": 1.0,
+        "payload": {"action_type": "x", "result": "key AKIAIOSFODNN7EXAMPLE"},
+    }
+    out = processor.process(
+        record([event]), root.encode(), SourcePosition("t", 2, 0, 0), dict().get
+    )
+    assert out.events == 1 and not out.reroutes and redactions == []
+
+
 def test_a_delegated_loops_event_is_rerouted_to_its_roots_partition_redacted():
     processor = FleetProcessor(partitions=8)
     root = next(f"r{n}" for n in range(100) if default_partition(f"r{n}".encode(), 8) == 0)

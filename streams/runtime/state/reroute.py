@@ -33,11 +33,19 @@ class Reroute:
 
 def reroute_of(event: Any, key: str, partitions: int, origin: Origin) -> Reroute | None:
     """A :class:`Reroute` when ``key`` maps to another partition than ``origin``'s."""
+    return reroute_lazily(lambda: event, key, partitions, origin)
+
+
+def reroute_lazily(
+    make_event: Callable[[], Any], key: str, partitions: int, origin: Origin
+) -> Reroute | None:
+    """:func:`reroute_of` for an event made only when it moves (a redacted copy: most
+    events stay where they are, and redacting one costs more than routing it)."""
     encoded = key.encode()
     target = default_partition(encoded, partitions)
     if target == origin.partition:
         return None
-    value = codec.dumps(event_json(event))  # as the client encoded it
+    value = codec.dumps(event_json(make_event()))  # as the client encoded it
     return Reroute(target, encoded, value, origin)
 
 
