@@ -80,14 +80,17 @@ def register_action_monitor(
                 metrics.warning_latency(kind, now - published_at)
 
     if "restated_message" in processor.monitor.detectors:
-
-        @app.task
-        async def warm_sentence_encoder() -> None:
-            # message turns are compared by meaning: the encoder loads now, in a thread
-            # (~2 s of CPU), not on the stream with the first message turn
-            try:
-                await asyncio.to_thread(meaning, "loopwarden")
-            except ConfigurationError as exc:
-                log.error("%s", exc)
-
+        load_encoder_at_start(app)
     return run_keyed(app, capability, LOOP_STATES, processor, after=count).agent
+
+
+def load_encoder_at_start(app: LoopwardenApp) -> None:
+    """Message turns are compared by meaning: the sentence encoder loads when the worker
+    starts, in a thread (~2 s of CPU), not on the stream with the first message turn."""
+
+    @app.task
+    async def warm_sentence_encoder() -> None:
+        try:
+            await asyncio.to_thread(meaning, "loopwarden")
+        except ConfigurationError as exc:
+            log.error("%s", exc)
