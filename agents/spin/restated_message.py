@@ -68,9 +68,12 @@ class RestatedMessage(Detector):
         same: list[Turn] = []
         if len(candidates) + 1 >= cfg.restate_repeats:  # else no streak can be long enough
             mine = encoded(mine)
-            candidates = [encoded(turn) for turn in candidates]
-            same = [t for t in candidates if cosine(t[3], mine[3]) >= cfg.restate_similarity]
             self.turns = [encoded(turn) if turn[2] == mine[2] else turn for turn in self.turns]
+            same = [
+                turn
+                for turn in self.turns
+                if turn[2] == mine[2] and cosine(turn[3], mine[3]) >= cfg.restate_similarity
+            ]
         self.turns = [*self.turns, mine][-(cfg.restate_window - 1) :]
         count = len(same) + 1
         if count < cfg.restate_repeats:
