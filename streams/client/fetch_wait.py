@@ -9,11 +9,24 @@ records, and twice as long after each empty one, up to ``kafka.idle_fetch_max_wa
 On Apache Kafka a waiting fetch returns as soon as records arrive, so the longer idle
 wait costs no latency there; on Tansu the first record after a pause can wait about a
 fifth of the current wait more.
+
+aiokafka's fetch routine also wakes every ``consumer_timeout_ms`` (200 ms by default)
+when nothing else woke it; loopwarden's consumers give it :data:`ROUTINE_TIMEOUT_MS`.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+ROUTINE_TIMEOUT_MS = 1000
+"""aiokafka's ``consumer_timeout_ms`` for loopwarden's consumers. Its fetch routine wakes
+for every fetch that returns, every batch handed out, every seek, pause, resume or new
+assignment; the timeout only adds wake-ups when none of those came, five a second per
+idle consumer at aiokafka's 200 ms."""
+
+GETMANY_TIMEOUT_MS = 2000
+"""How long a subscriber's ``getmany`` waits for records: records or a stop end the wait
+at once, so this only bounds how often an idle subscriber's loop turns."""
 
 
 def fetch_wait_follows_traffic(fetcher: Any, busy_ms: int, idle_ms: int) -> None:

@@ -35,7 +35,11 @@ from loopwarden.schemas.reflection import ReflectionRequest
 from loopwarden.schemas.warnings import LoopWarning
 from loopwarden.settings import Settings
 from loopwarden.streams.client.connect import start_client
-from loopwarden.streams.client.fetch_wait import fetch_wait_follows_traffic
+from loopwarden.streams.client.fetch_wait import (
+    GETMANY_TIMEOUT_MS,
+    ROUTINE_TIMEOUT_MS,
+    fetch_wait_follows_traffic,
+)
 from loopwarden.streams.client.offsets import probe_end_offsets
 from loopwarden.streams.client.publisher import default_partition
 from loopwarden.streams.client.security import client_options
@@ -88,6 +92,7 @@ class TopicSubscriber(Generic[T]):
             group_id=self.group_id,
             enable_auto_commit=self.group_id is not None,
             fetch_max_wait_ms=self.settings.kafka.fetch_max_wait_ms,
+            consumer_timeout_ms=ROUTINE_TIMEOUT_MS,
             auto_offset_reset="earliest" if self.from_beginning else "latest",
             **client_options(self.settings.kafka.security),
         )
@@ -171,7 +176,7 @@ class TopicSubscriber(Generic[T]):
         while self._consumer is not None:
             while fetched:
                 yield fetched.popleft()
-            batches = await self._consumer.getmany(timeout_ms=200, max_records=1000)
+            batches = await self._consumer.getmany(timeout_ms=GETMANY_TIMEOUT_MS, max_records=1000)
             for records in batches.values():
                 for record in records:
                     if self._key is not None and record.key != self._key:

@@ -139,3 +139,35 @@ async def test_an_idle_subscriber_polls_at_the_idle_wait_and_still_gets_the_next
         (received,) = await subscriber.collect(1, timeout_s=30)
         assert received["loop_id"] == loop_id
         assert kafka.fetch_max_wait_ms in waits[quiet:]  # the fetch that brought it
+
+
+async def test_a_subscriber_waits_for_records_in_long_turns_and_a_stop_ends_the_wait(broker):
+    """An idle subscriber's loop and aiokafka's fetch routine turn seldom
+    (``GETMANY_TIMEOUT_MS``, ``ROUTINE_TIMEOUT_MS``): records or a stop end the wait at
+    once, so the long turns cost no latency and no slow shutdown."""
+    from loopwarden.streams.client.fetch_wait import GETMANY_TIMEOUT_MS, ROUTINE_TIMEOUT_MS
+    from loopwarden.streams.client.subscriber import TopicSubscriber
+
+    settings = isolated_settings(broker, "subscriber-turns")
+    create_topics(settings)
+    subscriber = TopicSubscriber(
+        settings.topics.actions, lambda r: orjson.loads(r.value), settings, loop_id="turns-1"
+    )
+    await subscriber.start()
+    consumer = subscriber._consumer
+    assert consumer is not None
+    assert consumer._fetcher._fetcher_timeout == ROUTINE_TIMEOUT_MS / 1000
+    waiting = asyncio.Event()
+    getmany = consumer.getmany
+
+    async def noted(*args: object, **kwargs: object) -> object:
+        waiting.set()
+        return await getmany(*args, **kwargs)
+
+    consumer.getmany = noted  # type: ignore[method-assign]
+    reading = asyncio.ensure_future(anext(aiter(subscriber), None))
+    await asyncio.wait_for(waiting.wait(), 30)
+    started = asyncio.get_running_loop().time()
+    await subscriber.stop()
+    assert await asyncio.wait_for(reading, 30) is None  # the iteration ended, empty
+    assert asyncio.get_running_loop().time() - started < GETMANY_TIMEOUT_MS / 1000 / 2

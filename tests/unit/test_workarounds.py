@@ -45,6 +45,45 @@ def test_overridden_hooks_exist_in_faust_and_are_called():
 def test_aiokafka_builds_its_fetcher_from_the_patched_attribute():
     source = inspect.getsource(AIOKafkaConsumer.start)
     assert "fetch_max_wait_ms=self._fetch_max_wait_ms" in source
+    assert "fetcher_timeout=self._consumer_timeout" in source
+
+
+async def test_the_worker_consumer_is_built_with_the_long_fetch_routine_timeout():
+    from loopwarden.streams.client.fetch_wait import ROUTINE_TIMEOUT_MS
+
+    app = build_worker_app(Settings())
+    consumer = app.consumer._thread._create_worker_consumer(app.transport)
+    assert consumer._consumer_timeout == ROUTINE_TIMEOUT_MS / 1000 != 0.2  # aiokafka's
+
+
+async def test_the_livelock_check_visits_every_partition_without_a_task_each():
+    """Faust's livelock detector calls ``verify_all_partitions_active``, whose own
+    version made and cancelled a task per partition (``Service.sleep(0)``)."""
+    detector = inspect.getsource(faust_consumer.Consumer._commit_livelock_detector.fun)
+    assert "self.verify_all_partitions_active()" in detector
+    faust_check = inspect.getsource(faust_consumer.Consumer.verify_all_partitions_active)
+    assert "self.sleep(0)" in faust_check
+    app = build_worker_app(Settings())
+    consumer = app.consumer
+    partitions = {("actions", p) for p in range(80)}
+    visited: list[object] = []
+    tasks_made: list[object] = []
+    loop = asyncio.get_running_loop()
+    make_task = loop.create_task
+
+    def counted(*args: object, **kwargs: object) -> object:
+        tasks_made.append(args)
+        return make_task(*args, **kwargs)
+
+    consumer.assignment = lambda: partitions
+    consumer.verify_event_path = lambda now, tp: visited.append(tp)
+    loop.create_task = counted  # type: ignore[method-assign]
+    try:
+        await consumer.verify_all_partitions_active()
+    finally:
+        loop.create_task = make_task  # type: ignore[method-assign]
+    assert sorted(visited) == sorted(partitions)
+    assert tasks_made == []
 
 
 def test_faust_flushes_the_producer_before_committing():

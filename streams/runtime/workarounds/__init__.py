@@ -19,6 +19,15 @@ In :mod:`.consumer` (the worker's consumer, producer and transport):
   wait doubles while fetches come back empty, up to ``kafka.idle_fetch_max_wait_ms``,
   and drops back as soon as records arrive (aiokafka's ``Fetcher`` reads
   ``_fetch_max_wait_ms`` for each request it builds).
+- **fetch routine wake-ups**: aiokafka's fetch routine also wakes every
+  ``consumer_timeout_ms`` (200 ms) when nothing else woke it; the worker consumer gets
+  :data:`~loopwarden.streams.client.fetch_wait.ROUTINE_TIMEOUT_MS` (1 s) through the
+  attribute aiokafka reads when it builds its fetcher, as the client's subscribers do
+  through the constructor.
+- **livelock check without a task per partition**: every 2.5 commit intervals Faust
+  checks each assigned partition's progress, calling ``Service.sleep(0)`` before each,
+  which makes and cancels a task; with about 80 partitions that was a third of an idle
+  worker's event-loop callbacks. The check yields with ``asyncio.sleep(0)`` instead.
 - **end-offset probe**: table recovery reads the changelog up to each partition's
   end offset, which Tansu under-reports (see :mod:`loopwarden.streams.client.offsets`);
   with ``kafka.probe_end_offsets`` (default on) the true end is probed first.
