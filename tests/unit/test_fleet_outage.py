@@ -331,3 +331,17 @@ def test_a_failure_of_a_declared_outage_goes_to_its_tool_from_any_partition():
     )
     assert len(moved(1)) == 1
     assert board.suppressed == 0  # asking is not counting
+
+
+def test_the_notice_reader_waits_long_and_longer_while_no_notice_comes():
+    """The outage board's reader fetches rare notices: half a second after one, and
+    up to four times that while the topic is quiet (it was a third of an idle worker's
+    fetches at a steady half second), never the stream's 10 ms."""
+    from loopwarden.agents.fleet.outage_notices import QUIET_WAIT_FACTOR, notice_reader_settings
+    from loopwarden.settings import Settings
+
+    settings = Settings()
+    reader = notice_reader_settings(settings).kafka
+    assert reader.fetch_max_wait_ms == settings.kafka.idle_fetch_max_wait_ms == 500
+    assert reader.idle_fetch_max_wait_ms == QUIET_WAIT_FACTOR * 500 == 2000
+    assert settings.kafka.fetch_max_wait_ms == 10  # the worker's own settings untouched
