@@ -7,6 +7,7 @@ import threading
 from collections.abc import Sequence
 from typing import Protocol
 
+import cachetools
 import numpy as np
 import numpy.typing as npt
 
@@ -99,6 +100,41 @@ class E5Embedder:
     def embed_query(self, texts: Sequence[str]) -> Vectors:
         """Embed search queries (E5 marks them differently from passages)."""
         return _unit(np.asarray([self._model.query(t) for t in texts], dtype=np.float32))
+
+
+class ShortTextCache:
+    """An embedder that remembers the vectors of short texts it embedded (the last
+    ``size`` distinct ones of at most ``max_chars``): a memory's potential questions
+    repeat ("why did search fail?"), and each call of the sentence encoder costs about
+    2 ms however short its texts. Longer texts are embedded every time. Thread-safe."""
+
+    def __init__(self, embedder: Embedder, max_chars: int = 200, size: int = 4096) -> None:
+        self.embedder = embedder
+        self.dims = embedder.dims
+        self.name = embedder.name
+        self.max_chars = max_chars
+        self._known: cachetools.LRUCache[str, Vectors] = cachetools.LRUCache(size)
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """One row per text; the short texts seen before are not embedded again."""
+        rows = np.zeros((len(texts), self.dims), dtype=np.float32)
+        missing: dict[str, list[int]] = {}
+        with self._lock:
+            for i, text in enumerate(texts):
+                known = self._known.get(text) if len(text) <= self.max_chars else None
+                if known is None:
+                    missing.setdefault(text, []).append(i)
+                else:
+                    rows[i] = known
+        if missing:
+            fresh = self.embedder.embed(list(missing))
+            with self._lock:
+                for (text, places), vector in zip(missing.items(), fresh, strict=True):
+                    rows[places] = vector
+                    if len(text) <= self.max_chars:
+                        self._known[text] = vector
+        return rows
 
 
 def make_embedder(settings: MemorySettings) -> Embedder:

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from loopwarden.agents.memory.embedding import Embedder
+from loopwarden.agents.memory.embedding import Embedder, ShortTextCache
 from loopwarden.agents.memory.judge import ConflictJudge, Judgement, Question
 from loopwarden.agents.memory.rows import (
     content_vectors,
@@ -122,6 +122,7 @@ class MemoryWriter:
             raise ValueError(f"embedder gives {embedder.dims}-d vectors, table holds {table.dims}")
         self.table = table
         self.embedder = embedder
+        self.questions_embedder = ShortTextCache(embedder)  # questions repeat
         self.cfg = settings
         self.judge = judge
 
@@ -135,7 +136,7 @@ class MemoryWriter:
         redacted = [w.redacted() for w in writes]
         vectors = content_vectors(redacted, self.embedder)
         return PreparedWrites(
-            redacted, vectors, questions_vectors(redacted, vectors, self.embedder)
+            redacted, vectors, questions_vectors(redacted, vectors, self.questions_embedder)
         )
 
     def questions(self, prepared: PreparedWrites, now: float) -> list[Question]:
