@@ -29,7 +29,7 @@ CAPABILITIES: tuple[Capability, ...] = (
         role="monitor",
         agent="monitor_actions",
         inputs=lambda t: (t.actions, t.actions_reroute),
-        outputs=("warnings", "reflection_requests", "memory_writes"),
+        outputs=("warnings", "reflection_requests", "memory_lessons"),
         wiring="loopwarden.agents.monitor.agent:register_action_monitor",
         bundled=True,
         replay=Replay(
@@ -73,6 +73,13 @@ CAPABILITIES: tuple[Capability, ...] = (
         inputs=lambda t: (t.memory_writes,),
         outputs=("memory_outcomes",),
         wiring="loopwarden.agents.memory.agent:register_memory",
+    ),
+    Capability(
+        role="memory",
+        agent="store_lessons",
+        inputs=lambda t: (t.memory_lessons,),
+        outputs=("memory_outcomes",),
+        wiring="loopwarden.agents.memory.agent:register_lessons",
     ),
     Capability(
         role="experience",

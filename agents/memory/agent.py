@@ -11,6 +11,9 @@ write path, or appended with the checks left to maintenance when
 ``memory.write_checks`` is ``deferred``. Outcomes (stored, duplicate,
 stored_with_conflicts, already_stored, rejected) go to the memory-outcomes
 topic, one record per JSON write; undecodable writes to the dead-letter topic.
+The monitor's lessons come on their own topic to a second agent, ``store_lessons``,
+the same way but in batches of up to ``memory.lessons_within_s`` (2 s): an agent
+may await its own writes' outcomes, nobody awaits a lesson's.
 Each batch's offsets are committed as soon as it is stored (its outcomes delivered
 first), not at the next commit interval: a bulk load is committed when it is stored.
 
@@ -52,10 +55,9 @@ log = logging.getLogger(__name__)
 MEMORY_TABLE_NAME = "memories"
 
 
-def register_memory(app: LoopwardenApp, resources: WorkerResources, capability: Capability) -> Any:
-    """Declare the ``store_memories`` agent and the leader's upkeep timers."""
+def write_handler(app: LoopwardenApp, resources: WorkerResources) -> Any:
+    """What both memory agents do with a batch of records: decode, write, emit outcomes."""
     service = resources.memory
-    cfg = app.loopwarden.memory
     outputs = app.outputs
 
     def traced(size: int) -> Any:
@@ -92,6 +94,23 @@ def register_memory(app: LoopwardenApp, resources: WorkerResources, capability: 
             last.offset,
             dict(outcomes.statuses()),
         )
+
+    return handle
+
+
+def register_lessons(app: LoopwardenApp, resources: WorkerResources, capability: Capability) -> Any:
+    """Declare the ``store_lessons`` agent: the monitor's lessons, batched by
+    ``memory.lessons_within_s`` (clients' writes keep their own, shorter window)."""
+    cfg = app.loopwarden.memory
+    batches = Batches(cfg.batch_max_writes, cfg.lessons_within_s, cfg.batch_max_bytes, commit=True)
+    return run_capability(app, capability, write_handler(app, resources), batches=batches)
+
+
+def register_memory(app: LoopwardenApp, resources: WorkerResources, capability: Capability) -> Any:
+    """Declare the ``store_memories`` agent and the leader's upkeep timers."""
+    service = resources.memory
+    cfg = app.loopwarden.memory
+    outputs = app.outputs
 
     def maintain() -> dict[str, Any]:
         with service.lock:
@@ -139,4 +158,4 @@ def register_memory(app: LoopwardenApp, resources: WorkerResources, capability: 
             log.warning("memory store not opened at start (%s); the first write retries", exc)
 
     batches = Batches(cfg.batch_max_writes, cfg.batch_within_s, cfg.batch_max_bytes, commit=True)
-    return run_capability(app, capability, handle, batches=batches)
+    return run_capability(app, capability, write_handler(app, resources), batches=batches)

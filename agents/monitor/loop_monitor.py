@@ -50,7 +50,7 @@ class Findings:
     level: ReflectionLevel
     warnings: list[Output] = field(default_factory=list)
     requests: list[Output] = field(default_factory=list)
-    memory_writes: list[Output] = field(default_factory=list)
+    lessons: list[Output] = field(default_factory=list)
 
 
 class LoopMonitor:
@@ -105,7 +105,7 @@ class LoopMonitor:
             state.outage_failures += 1
             covered = Findings(ReflectionLevel.NONE)
             if cfg.learn_from_failures:
-                covered.memory_writes.append(lesson(state, event, cfg, during_outage=True))
+                covered.lessons.append(lesson(state, event, cfg, during_outage=True))
             return self._applied(state, event, origin, covered)
         same_step = payload.response_id is not None and payload.response_id == state.response_id
         state.response_id = payload.response_id
@@ -179,7 +179,7 @@ class LoopMonitor:
         if level.at_least(ReflectionLevel.STANDARD):
             findings.requests.append(self._reflection_request(state, event, level, spin_reason))
         if cfg.learn_from_failures and (payload.failed or payload.terminated):
-            findings.memory_writes.append(lesson(state, event, self.settings))
+            findings.lessons.append(lesson(state, event, self.settings))
         if payload.terminated and cfg.task_completion_budget:
             findings.requests.append(self._completion_request(state, event, level))
 

@@ -66,7 +66,7 @@ class RecordOutcome:
     states: dict[str, LoopState] = field(default_factory=dict)
     warnings: list[Output] = field(default_factory=list)
     requests: list[Output] = field(default_factory=list)
-    memory_writes: list[Output] = field(default_factory=list)
+    lessons: list[Output] = field(default_factory=list)
     dead_letters: list[DeadLetter] = field(default_factory=list)
     reroutes: list[Reroute] = field(default_factory=list)
     seen: list[tuple[str, str]] = field(default_factory=list)
@@ -83,8 +83,8 @@ class RecordOutcome:
         """The named outputs, in the order they are sent."""
         for warning in self.warnings:
             yield "warnings", warning
-        for write in self.memory_writes:
-            yield "memory_writes", write
+        for lesson in self.lessons:
+            yield "memory_lessons", lesson
         for request in self.requests:
             yield "reflection_requests", request
 
@@ -217,7 +217,7 @@ class RecordProcessor:
                 scope.end(findings.warnings, state)
             outcome.warnings.extend(findings.warnings)
             outcome.requests.extend(findings.requests)
-            outcome.memory_writes.extend(findings.memory_writes)
+            outcome.lessons.extend(findings.lessons)
         return outcome
 
     @staticmethod

@@ -125,7 +125,7 @@ def run_roles(
         out.warnings.update(f"monitor:{w['kind']}" for w in applied.warnings)
         out.monitor_warnings.update((w["warning_id"], w["kind"]) for w in applied.warnings)
         out.requests.update(r["request_id"] for r in applied.requests)
-        for write in applied.memory_writes:
+        for write in applied.lessons:
             out.lessons.add(write["event_id"])
             out.lessons_during_outage += "during_tool_outage" in write["payload"]["tags"]
     return out

@@ -338,6 +338,7 @@ class Settings(BaseSettings):
                 "loop_completions": f"{tag}.loop-completions",
                 "reflections": f"{tag}.reflections",
                 "memory_writes": f"{tag}.memory-writes",
+                "memory_lessons": f"{tag}.memory-lessons",
                 "memory_outcomes": f"{tag}.memory-outcomes",
                 "decisions": f"{tag}.decisions",
                 "dead_letter": f"{tag}.dead-letter",

@@ -170,5 +170,16 @@ class MemorySettings(BaseModel):
     maintenance_interval_s: float = Field(
         3600.0, ge=0, description="Maintenance cycle period on the group's leader (0: off)."
     )
-    batch_within_s: float = Field(0.5, gt=0, description="Longest wait to fill a batch.")
+    batch_within_s: float = Field(
+        0.5, gt=0, description="Longest wait to fill a batch of clients' own writes."
+    )
+    lessons_within_s: float = Field(
+        2.0,
+        gt=0,
+        le=60,
+        description="Longest wait to fill a batch of the monitor's lessons (their own "
+        "topic, topics.memory_lessons): every failed action still becomes a memory, within "
+        "this many seconds. Longer batches cost the worker less at light load (one "
+        "LanceDB write and one encoder call for many lessons).",
+    )
     index: MemoryIndexSettings = MemoryIndexSettings()

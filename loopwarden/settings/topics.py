@@ -16,6 +16,12 @@ class TopicSettings(BaseModel):
     loop_completions: str = "loopwarden.loop-completions"
     reflections: str = "loopwarden.reflections"
     memory_writes: str = "loopwarden.memory-writes"
+    memory_lessons: str = Field(
+        "loopwarden.memory-lessons",
+        description="The monitor's lessons (a memory of each failed or task-ending action, "
+        "seed 000 §3.7.1), stored by the memory role in batches of up to "
+        "memory.lessons_within_s; clients' own writes go to memory_writes.",
+    )
     memory_outcomes: str = "loopwarden.memory-outcomes"
     decisions: str = "loopwarden.decisions"
     dead_letter: str = "loopwarden.dead-letter"

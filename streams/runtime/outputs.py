@@ -126,6 +126,7 @@ ROUTES: dict[str, Route] = {
     "tool_outages": Route(lambda t: t.tool_outages, "tool"),
     "advice": Route(lambda t: t.advice, "loop", traced=True),
     "memory_writes": Route(lambda t: t.memory_writes, "memory"),
+    "memory_lessons": Route(lambda t: t.memory_lessons, "memory"),
     "memory_outcomes": Route(lambda t: t.memory_outcomes, "scope"),
     "actions": Route(lambda t: t.actions, "event_root"),
 }

@@ -49,6 +49,7 @@ def topic_names(settings: Settings) -> list[str]:
         t.loop_completions,
         t.reflections,
         t.memory_writes,
+        t.memory_lessons,
         t.memory_outcomes,
         t.decisions,
         t.dead_letter,

@@ -252,13 +252,13 @@ def test_a_failure_an_outage_covers_is_still_a_lesson_marked_as_the_outages():
     covered = failure("mine", 1010, 0)
     out = processor.process(codec.dumps(covered), None, SourcePosition("a", 0, 0), {}.get)
     assert out.warnings == [] and out.requests == []
-    [lesson] = out.memory_writes
+    [lesson] = out.lessons
     assert lesson["payload"]["source_event_id"] == "mine-0"
     assert "during_tool_outage" in lesson["payload"]["tags"]
     assert DOWN.split(":")[0] in lesson["payload"]["content"]
     mine = failure("mine", 1011, 1, "401 Unauthorized")  # the agent's own: not marked
     out = processor.process(codec.dumps(mine), None, SourcePosition("a", 0, 1), out.states.get)
-    assert "during_tool_outage" not in out.memory_writes[0]["payload"]["tags"]
+    assert "during_tool_outage" not in out.lessons[0]["payload"]["tags"]
 
 
 def test_an_outage_of_a_many_line_error_is_covered_by_the_monitors_board():

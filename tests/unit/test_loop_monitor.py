@@ -224,12 +224,12 @@ def test_failures_become_memory_writes_in_the_seeds_contextual_form(make_action)
         error_message="exit 2",
     )
     (_, (chinese,)) = run([event], DetectionSettings(profile="seed", language="zh"))
-    assert validate_memory_write(chinese.raw.memory_writes[0]).payload.content == (
+    assert validate_memory_write(chinese.raw.lessons[0]).payload.content == (
         'ReAct迭代 1/L9: action shell {"cmd":"make"} -> failed: exit 2\n'
         "任务状态: failed\n完成状态: false\n原因: exit 2"
     )
     _, (typed,) = run([event])
-    (write,) = typed.raw.memory_writes
+    (write,) = typed.raw.lessons
     memory = validate_memory_write(write)
     assert memory.payload.content == (
         'ReAct iteration 1/L9: action shell {"cmd":"make"} -> failed: exit 2\n'
@@ -238,7 +238,7 @@ def test_failures_become_memory_writes_in_the_seeds_contextual_form(make_action)
     assert memory.payload.tags == ["learning_from_failure", "shell"]
     assert memory.payload.source_event_id == event.event_id
     _, (again,) = run([event])
-    assert again.raw.memory_writes[0]["event_id"] == write["event_id"]  # idempotent id
+    assert again.raw.lessons[0]["event_id"] == write["event_id"]  # idempotent id
 
 
 def test_a_completed_task_searches_four_kilobytes_of_memories(make_action):
@@ -246,10 +246,10 @@ def test_a_completed_task_searches_four_kilobytes_of_memories(make_action):
     _, (typed,) = run([event])
     (request,) = [r for r in typed.requests if r.kind is ReflectionRequestKind.TASK_COMPLETION]
     assert (request.memory_query, request.memory_budget_bytes) == ("ship v2", 4096)
-    assert typed.raw.memory_writes[0]["payload"]["tags"][0] == "task_outcome"
+    assert typed.raw.lessons[0]["payload"]["tags"][0] == "task_outcome"
     quiet = DetectionSettings(profile="seed", learn_from_failures=False, task_completion_budget=0)
     _, (none,) = run([make_action(action_type="finish", terminated=True)], quiet)
-    assert none.raw.memory_writes == [] and none.requests == []
+    assert none.raw.lessons == [] and none.requests == []
 
 
 def test_events_of_one_loop_from_two_partitions_are_all_applied(make_action):

@@ -58,7 +58,7 @@ def test_monitor_outputs_and_state_hold_no_secret():
     for i, text in enumerate(TEXTS):
         outcome = processor.process(failed_action(i, text), b"loop-secret", SOURCE, states.get)
         states.update(outcome.states)
-        outputs += outcome.warnings + outcome.requests + outcome.memory_writes
+        outputs += outcome.warnings + outcome.requests + outcome.lessons
         assert not outcome.dead_letters, outcome.dead_letters
     assert any(o.get("kind") == "action_reflection" for o in outputs)
     assert any(o.get("type") == "memory_write" for o in outputs)

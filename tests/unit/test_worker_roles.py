@@ -24,8 +24,19 @@ def test_all_roles_by_default():
         "watch_fleet",
         "analyze_reflections",
         "store_memories",
+        "store_lessons",
         "replay_experience",
     }
+
+
+def test_the_memory_role_stores_clients_writes_and_lessons_with_their_own_windows():
+    app = build_worker_app(Settings().model_copy(update={"roles": frozenset({"memory"})}))
+    names = {name.rsplit(".", 1)[-1] for name in app.agents}
+    assert names == {"store_memories", "store_lessons"}
+    topics = app.loopwarden.topics
+    assert topics.memory_lessons != topics.memory_writes
+    memory = app.loopwarden.memory
+    assert memory.lessons_within_s == 2.0 > memory.batch_within_s == 0.5
 
 
 def test_a_single_role():

@@ -127,7 +127,9 @@ async def crash_run(
         )
         names = c.settings.topics
         behind = await wait_committed(
-            c.settings, [names.actions, names.actions_reroute, names.memory_writes], catch_up_s
+            c.settings,
+            [names.actions, names.actions_reroute, names.memory_writes, names.memory_lessons],
+            catch_up_s,
         )
         bootstrap = c.settings.kafka.bootstrap_servers
         warnings = [

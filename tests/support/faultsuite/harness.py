@@ -115,7 +115,7 @@ def expected_outputs(workload: Workload, settings: Settings) -> Expected:
             continue
         warnings.update((w["warning_id"], codec.loads(codec.dumps(w))) for w in findings.warnings)
         requests.update((r["request_id"], codec.loads(codec.dumps(r))) for r in findings.requests)
-        lessons.update(m["event_id"] for m in findings.memory_writes)
+        lessons.update(m["event_id"] for m in findings.lessons)
     return Expected(warnings, requests, lessons)
 
 
