@@ -494,3 +494,33 @@ async def test_a_stored_batch_is_committed_without_waiting_for_the_commit_interv
         await wait_until_committed(
             settings.kafka.bootstrap_servers, settings.app_id, [settings.topics.memory_writes], 60
         )
+
+
+async def test_a_failed_action_becomes_a_memory_through_the_lessons_topic(broker):
+    """The monitor's lessons go to their own topic, not the clients' memory writes, and
+    the memory role stores them within ``memory.lessons_within_s``."""
+    from faultsuite.harness import read_json
+
+    settings = isolated_settings(broker, "lessons", ["monitor", "memory"])
+    scope = settings.detection.learning_scope
+    loop_id = f"lesson-{uuid.uuid4().hex[:6]}"
+    async with (
+        running_app(settings),
+        MemoryOutcomeSubscriber(settings, scope=scope) as outcomes,
+    ):
+        async with AsyncPublisher(settings) as publisher:
+            await publisher.publish(
+                loop_id, "deploy", success=False, error_message="permission denied: ./deploy.sh"
+            )
+        (outcome,) = await outcomes.collect(1, 90)
+    assert outcome["status"] == "stored"
+
+    bootstrap = settings.kafka.bootstrap_servers
+    (lesson,) = await read_json(bootstrap, settings.topics.memory_lessons)
+    assert lesson["event_id"] == outcome["event_id"]
+    assert lesson["payload"]["source_loop_id"] == loop_id
+    assert "learning_from_failure" in lesson["payload"]["tags"]
+    assert await read_json(bootstrap, settings.topics.memory_writes) == []
+    stored = rows(settings, scope)
+    assert [r[0] for r in stored] == [outcome["memory_id"]]
+    assert "permission denied" in stored[0][1]
