@@ -7,7 +7,9 @@ own process, the variants alternated ``--reps`` times (the machine is shared: co
 medians of the same run). Variants: this install with its compiled paths, and with
 ``LOOPWARDEN_NO_EXTENSIONS=1``; ``--tree NAME=PATH`` adds another checkout (a folder
 laid out as an installed ``loopwarden`` package, put first on ``PYTHONPATH``), e.g. the
-commit work started from. Prints a table and writes JSON to ``benchmarks/results/``.
+commit work started from. ``--with-fleet``: the fleet role's processor reads each
+record after the monitor, as in a worker running both (they share its decoding).
+Prints a table and writes JSON to ``benchmarks/results/``.
 
     .venv/bin/python benchmarks/monitor_cpu.py --reps 5
 """
@@ -25,10 +27,11 @@ import time
 from bench_measure import write_results
 
 
-def run_side(events: int) -> None:
+def run_side(events: int, with_fleet: bool) -> None:
     """One measurement (a subprocess): µs of CPU an event and the warnings, as JSON."""
     from workloads import real
 
+    from loopwarden.agents.fleet.records import FleetProcessor
     from loopwarden.agents.monitor.records import RecordProcessor
     from loopwarden.schemas.dead_letter import SourcePosition
     from loopwarden.schemas.redaction import default_redactor
@@ -41,7 +44,9 @@ def run_side(events: int) -> None:
     settings = Settings()
     for warm in (True, False):
         processor = RecordProcessor.for_settings(settings)
+        fleet = FleetProcessor.for_settings(settings) if with_fleet else None
         states: dict[str, object] = {}
+        families: dict[str, object] = {}
         warnings = 0
         started = time.process_time()
         for offset, item in enumerate(stream[:3000] if warm else stream):
@@ -49,13 +54,17 @@ def run_side(events: int) -> None:
             outcome = processor.process(item.data, item.loop_id.encode(), source, states.get)
             states.update(outcome.states)
             warnings += len(outcome.warnings)
+            if fleet is not None:  # the second reader of the same record, as in the worker
+                read = fleet.process(item.data, item.loop_id.encode(), source, families.get)
+                families.update(read.states)
+                warnings += len(read.warnings) + len(read.fleet_warnings)
     seconds = time.process_time() - started
     print(json.dumps({"us_per_event": 1e6 * seconds / events, "warnings": warnings}))
 
 
-def measure(env: dict[str, str], events: int) -> dict[str, float]:
+def measure(env: dict[str, str], events: int, with_fleet: bool) -> dict[str, float]:
     done = subprocess.run(
-        [sys.executable, __file__, "--side", str(events)],
+        [sys.executable, __file__, "--side", str(events), *(["fleet"] if with_fleet else [])],
         env={**os.environ, **env},
         capture_output=True,
         text=True,
@@ -71,6 +80,11 @@ def main() -> int:
     parser.add_argument("--events", type=int, default=20_000)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--tree", action="append", default=[], help="NAME=PATH")
+    parser.add_argument(
+        "--with-fleet",
+        action="store_true",
+        help="the fleet reads each record after the monitor, as in a worker with both roles",
+    )
     args = parser.parse_args()
     variants: dict[str, dict[str, str]] = {
         "compiled": {"LOOPWARDEN_NO_EXTENSIONS": "0"},
@@ -82,10 +96,15 @@ def main() -> int:
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in variants}
     for rep in range(args.reps):
         for name, env in variants.items():
-            runs[name].append(measure(env, args.events))
+            runs[name].append(measure(env, args.events, args.with_fleet))
             print(f"  rep {rep} {name}: {runs[name][-1]['us_per_event']:.1f} µs/event", flush=True)
     print(f"\n{'variant':<14}{'median µs/event':>17}{'runs':>28}{'warnings':>10}")
-    report = {"events": args.events, "reps": args.reps, "variants": {}}
+    report = {
+        "events": args.events,
+        "reps": args.reps,
+        "with_fleet": args.with_fleet,
+        "variants": {},
+    }
     for name, measured in runs.items():
         each = [m["us_per_event"] for m in measured]
         median = statistics.median(each)
@@ -99,6 +118,6 @@ def main() -> int:
 
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--side":
-        run_side(int(sys.argv[2]))
+        run_side(int(sys.argv[2]), sys.argv[3:] == ["fleet"])
     else:
         sys.exit(main())

@@ -15,7 +15,6 @@ A failed call also goes to its tool's owner (key ``tool\x1f<action_type>``) for
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,16 +28,15 @@ from loopwarden.agents.fleet.tool_tally import ToolTally
 from loopwarden.agents.provenance import fleet_stamp
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.events import (
-    TASK_EVENT_TYPES,
     ActionEvent,
-    validate_envelope,
 )
 from loopwarden.schemas.positions import Origin
 from loopwarden.schemas.records import decode_record
+from loopwarden.schemas.shared_decode import ACTION_DECODES, validate_unredacted
 from loopwarden.settings import FleetSettings, Settings
 from loopwarden.streams.client.event_builder import encode_event
 from loopwarden.streams.runtime.state.current import current_state
-from loopwarden.streams.runtime.state.reroute import Reroute, reroute_lazily
+from loopwarden.streams.runtime.state.reroute import Reroute, made_once, reroute_lazily
 
 FamilyLoader = Callable[[str], Any]
 """A state by key: a :class:`FamilyState` (root loop id) or :class:`ToolOutages` (tool
@@ -46,12 +44,9 @@ key), or None."""
 TOOL_KEY_BYTES = TOOL_KEY_PREFIX.encode()
 
 
-def validate_unredacted(obj: Any) -> ActionEvent | None:
-    """An action event as validated, not redacted (the fleet reads ids, agents, tasks'
-    digests and counts; what it re-routes it redacts); None for a task event."""
-    if isinstance(obj, dict) and obj.get("type") in TASK_EVENT_TYPES:
-        return None
-    return validate_envelope(obj, ActionEvent.model_validate)
+def _as_is(event: ActionEvent) -> ActionEvent:
+    """What the fleet reads of an event: as validated (it redacts what it re-routes)."""
+    return event
 
 
 @dataclass(slots=True)
@@ -138,9 +133,12 @@ class FleetProcessor:
         """Process one record. ``load_state`` returns a family's stored state or None;
         ``origin`` is set for a re-routed record (applied here, whatever its key); the
         record's ``headers`` are not read."""
-        decoded = decode_record(
-            value, key, source, self.max_event_bytes, validate_unredacted, owns_topic=False
-        )
+        # decoded once for the monitor and the fleet (whichever reads it first)
+        decoded = ACTION_DECODES.decode(value, key, source, self.max_event_bytes, _as_is)
+        if decoded.dead_letters:  # the monitor's to dead-letter: read as a second reader
+            decoded = decode_record(
+                value, key, source, self.max_event_bytes, validate_unredacted, owns_topic=False
+            )
         outcome = FleetRecordOutcome(passed_over=len(decoded.dead_letters))
         self.touched.clear()
         for_tool = origin is not None and key is not None and key.startswith(TOOL_KEY_BYTES)
@@ -149,7 +147,7 @@ class FleetProcessor:
             if for_tool:  # a failure routed to its tool's owner
                 self._tool_failure(event, source, load_state, at, outcome)
                 continue
-            redacted = functools.cache(event.redacted)  # once, for either re-route
+            redacted = made_once(event.redacted)  # only for a re-route, once for either
             payload = event.payload
             if origin is None and self.outages and payload.turn != "message":
                 lane = source.partition

@@ -29,9 +29,10 @@ from loopwarden.agents.monitor.loop_monitor import LoopMonitor, Output
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.agents.provenance import monitor_stamp
 from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
+from loopwarden.schemas.events import ActionEvent
 from loopwarden.schemas.positions import Origin
-from loopwarden.schemas.records import decode_record
 from loopwarden.schemas.redaction import default_redactor
+from loopwarden.schemas.shared_decode import ACTION_DECODES
 from loopwarden.schemas.trace_context import carried
 from loopwarden.settings import DetectionSettings, Settings
 from loopwarden.streams.runtime.state.current import current_state
@@ -168,7 +169,7 @@ class RecordProcessor:
         requests carry the trace context of their event (its span's with tracing on;
         ``headers``: the record's, read for a single event's ``traceparent``).
         """
-        decoded = decode_record(value, key, source, self.max_event_bytes)
+        decoded = ACTION_DECODES.decode(value, key, source, self.max_event_bytes, _redacted)
         outcome = RecordOutcome(dead_letters=decoded.dead_letters)
         touched = self.touched
         touched.clear()
@@ -255,6 +256,11 @@ class RecordProcessor:
 
 def _last_seen(state: LoopState) -> float | None:
     return state.last_seen or None  # 0: the loop saw no event yet
+
+
+def _redacted(event: ActionEvent) -> ActionEvent:
+    """What the monitor reads of an event: its secrets redacted."""
+    return event.redacted()
 
 
 def _loop_of(event: Any) -> str:

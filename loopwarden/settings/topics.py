@@ -18,8 +18,8 @@ class TopicSettings(BaseModel):
     memory_writes: str = "loopwarden.memory-writes"
     memory_lessons: str = Field(
         "loopwarden.memory-lessons",
-        description="The monitor's lessons (a memory of each failed or task-ending action, "
-        "seed 000 §3.7.1), stored by the memory role in batches of up to "
+        description="The monitor's lessons (a memory of each failed or task-ending action), "
+        "stored by the memory role in batches of up to "
         "memory.lessons_within_s; clients' own writes go to memory_writes.",
     )
     memory_outcomes: str = "loopwarden.memory-outcomes"
