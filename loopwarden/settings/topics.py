@@ -59,4 +59,16 @@ class TopicSettings(BaseModel):
         "failure an outage covers is not counted against the agent.",
     )
     partitions: int = Field(8, ge=1)
+    lessons_partitions: int = Field(
+        1,
+        ge=1,
+        description="Partitions of memory_lessons. One by default: lessons are few (one "
+        "per failed action), they go to one LanceDB table whatever the number of workers, "
+        "and every partition a worker reads is in each of its fetches, busy or idle (eight "
+        "more took an idle worker from 0.9-1.0 to 1.0-1.1 % of a core).",
+    )
     replication_factor: int = Field(1, ge=1)
+
+    def partitions_of(self, topic: str) -> int:
+        """The partition count ``topic`` is created with."""
+        return self.lessons_partitions if topic == self.memory_lessons else self.partitions

@@ -91,7 +91,7 @@ class LoopwardenApp(faust.App):
             *names,
             key_serializer="raw",
             value_serializer="raw",
-            partitions=self.loopwarden.topics.partitions,
+            partitions=max(map(self.loopwarden.topics.partitions_of, names)),
             maxsize=maxsize,
         )
 

@@ -88,7 +88,7 @@ async def ensure_topics(settings: Settings) -> list[str]:
         new_topics = [
             NewTopic(
                 name,
-                num_partitions=settings.topics.partitions,
+                num_partitions=settings.topics.partitions_of(name),
                 replication_factor=settings.topics.replication_factor,
                 # explicit configs: Tansu only describes configs set at creation
                 topic_configs={"cleanup.policy": "compact"}

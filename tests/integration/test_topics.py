@@ -29,6 +29,8 @@ async def test_changelogs_are_created_with_the_configured_partitions(broker):
     wanted = topic_names(settings) + changelog_topics(settings)
     assert sorted(created) == sorted(wanted)
     counts = await _partitions(broker.bootstrap_servers, wanted)
+    lessons = counts.pop(settings.topics.memory_lessons)
+    assert lessons == settings.topics.lessons_partitions == 1  # few, one table: one partition
     assert set(counts.values()) == {settings.topics.partitions}
     assert await ensure_topics(settings) == []  # idempotent
 
