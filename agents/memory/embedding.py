@@ -133,7 +133,7 @@ class ShortTextCache:
                 for (text, places), vector in zip(missing.items(), fresh, strict=True):
                     rows[places] = vector
                     if len(text) <= self.max_chars:
-                        self._known[text] = vector
+                        self._known[text] = vector.copy()  # not a view of the batch
         return rows
 
 
