@@ -64,16 +64,44 @@ def check_port_free(port: int, name: str) -> None:
 
 @click.command()
 @bootstrap_option
-def topics(bootstrap_servers: str | None) -> None:
-    """Create loopwarden's topics (partitions from LOOPWARDEN_TOPICS__PARTITIONS)."""
-    from loopwarden.streams.tools.topics import ensure_topics
+@click.option(
+    "--plan",
+    "show_plan",
+    is_flag=True,
+    help="Print the kafka-topics.sh commands that create exactly these topics, with their "
+    "configs, and connect to nothing (for a cluster that forbids clients to create topics).",
+)
+@click.option(
+    "--check",
+    "check_only",
+    is_flag=True,
+    help="Create nothing: describe the topics back and exit 1 when one is missing or "
+    "differs from the plan (partitions, replicas, configs).",
+)
+def topics(bootstrap_servers: str | None, show_plan: bool, check_only: bool) -> None:
+    """Create loopwarden's topics, then check them as the cluster describes them.
+
+    Partitions, replicas, min.insync.replicas and retention come from LOOPWARDEN_TOPICS__*
+    (docs/operations.md, "Running on your Kafka").
+    """
+    from loopwarden.streams.tools.topic_plan import create_commands, topic_plan
+    from loopwarden.streams.tools.topics import check_topics, ensure_topics
 
     settings = settings_with(bootstrap_servers)
-    created = asyncio.run(ensure_topics(settings))
-    for name in created:
-        click.echo(f"created {name}")
-    if not created:
-        click.echo("all topics exist")
+    if show_plan:
+        for line in create_commands(topic_plan(settings), settings.kafka.bootstrap_servers):
+            click.echo(line)
+        return
+    if not check_only:
+        created = asyncio.run(ensure_topics(settings))
+        for name in created:
+            click.echo(f"created {name}")
+    problems = asyncio.run(check_topics(settings))
+    for problem in problems:
+        click.echo(f"differs: {problem}", err=True)
+    if problems:
+        raise click.exceptions.Exit(1)
+    click.echo(f"all {len(topic_plan(settings))} topics exist as planned")
 
 
 @click.command()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class TopicSettings(BaseModel):
@@ -67,7 +67,57 @@ class TopicSettings(BaseModel):
         "and every partition a worker reads is in each of its fetches, busy or idle (eight "
         "more took an idle worker from 0.9-1.0 to 1.0-1.1 % of a core).",
     )
-    replication_factor: int = Field(1, ge=1)
+    replication_factor: int = Field(
+        1,
+        ge=1,
+        description="Replicas of every topic loopwarden creates. 1 for the embedded broker "
+        "and a one-node Kafka; 3 on a production cluster (with min_insync_replicas 2 and "
+        "the clients' acks=all, an acknowledged event survives the loss of any one broker).",
+    )
+    min_insync_replicas: int | None = Field(
+        None,
+        ge=1,
+        description="min.insync.replicas of every topic created; unset: replication_factor "
+        "- 1, at least 1 and at most 2 (1, 1, 2, 2, ... for 1, 2, 3, 4, ... replicas).",
+    )
+    retention_ms: int = Field(
+        604_800_000,
+        ge=-1,
+        description="retention.ms of the event topics (actions, warnings, decisions, ...): "
+        "7 days, the audit replay's window; -1 keeps them for ever.",
+    )
+    memory_retention_ms: int = Field(
+        -1,
+        ge=-1,
+        description="retention.ms of memory_writes and memory_lessons: -1, for ever. They "
+        "are the record a LanceDB store is rebuilt from (`loopwarden memory rebuild`); not "
+        "compacted, since writes keyed by scope share a key (docs/operations.md).",
+    )
+    changelog_segment_ms: int | None = Field(
+        None,
+        ge=1,
+        description="segment.ms of the table changelogs (compacted); unset: the broker's "
+        "(7 days). The cleaner compacts closed segments only: a smaller value lets a "
+        "restore read less sooner, at the cost of more files.",
+    )
+
+    @model_validator(mode="after")
+    def _insync_within_replicas(self) -> TopicSettings:
+        if (
+            self.min_insync_replicas is not None
+            and self.min_insync_replicas > self.replication_factor
+        ):
+            raise ValueError(
+                f"topics.min_insync_replicas ({self.min_insync_replicas}) is more than "
+                f"topics.replication_factor ({self.replication_factor}): no write could succeed"
+            )
+        return self
+
+    def min_insync(self) -> int:
+        """The min.insync.replicas topics are created with."""
+        if self.min_insync_replicas is not None:
+            return self.min_insync_replicas
+        return max(1, min(2, self.replication_factor - 1))
 
     def partitions_of(self, topic: str) -> int:
         """The partition count ``topic`` is created with."""

@@ -36,3 +36,16 @@ async def start_client(
         if close is not None:
             await close()
         raise error(unreachable_message(bootstrap_servers)) from exc
+
+
+async def topic_partitions(consumer: Any, topic: str) -> set[int]:
+    """The partitions of ``topic`` as the broker describes them now (empty: no topic).
+
+    Asked in a metadata request of its own for every topic. ``consumer.topics()``
+    does that too but keeps the answer apart from the metadata the consumer's
+    ``partitions_for_topic`` reads, which holds only the topics the consumer has
+    subscribed to or been assigned: Apache Kafka answers a metadata request naming
+    no topic with none (the embedded broker with all, which hid this).
+    """
+    cluster = await consumer._client.fetch_all_metadata()
+    return set(cluster.partitions_for_topic(topic) or ())

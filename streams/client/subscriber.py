@@ -34,7 +34,7 @@ from loopwarden.schemas.dead_letter import DeadLetter
 from loopwarden.schemas.reflection import ReflectionRequest
 from loopwarden.schemas.warnings import LoopWarning
 from loopwarden.settings import Settings
-from loopwarden.streams.client.connect import start_client
+from loopwarden.streams.client.connect import start_client, topic_partitions
 from loopwarden.streams.client.fetch_wait import (
     GETMANY_TIMEOUT_MS,
     ROUTINE_TIMEOUT_MS,
@@ -106,8 +106,7 @@ class TopicSubscriber(Generic[T]):
             if self.group_id is not None:
                 consumer.subscribe([self.topic])
                 return
-            await consumer.topics()
-            partitions = consumer.partitions_for_topic(self.topic)
+            partitions = await topic_partitions(consumer, self.topic)
             if not partitions:
                 raise LoopwardenError(f"topic {self.topic!r} does not exist")
             if self._key is not None:

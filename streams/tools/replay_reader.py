@@ -23,7 +23,7 @@ from aiokafka.errors import KafkaError
 
 from loopwarden.errors import LoopwardenError
 from loopwarden.settings.kafka_security import KafkaSecurity
-from loopwarden.streams.client.connect import start_client
+from loopwarden.streams.client.connect import start_client, topic_partitions
 from loopwarden.streams.client.offsets import probe_end_offsets
 from loopwarden.streams.client.security import client_options
 
@@ -78,8 +78,7 @@ class TopicRangeReader:
 
     async def partitions(self, topic: str) -> list[int]:
         """The partitions of ``topic``; an error naming it when it does not exist."""
-        await self._consumer.topics()
-        found = self._consumer.partitions_for_topic(topic)
+        found = await topic_partitions(self._consumer, topic)
         if not found:
             raise LoopwardenError(f"topic {topic!r} does not exist on {self.bootstrap_servers}")
         return sorted(found)
@@ -139,9 +138,8 @@ async def committed_offsets(
     await start_client(consumer, bootstrap_servers)
     found: dict[tuple[str, int], int] = {}
     try:
-        await consumer.topics()
         for topic in topics:
-            for partition in sorted(consumer.partitions_for_topic(topic) or ()):
+            for partition in sorted(await topic_partitions(consumer, topic)):
                 offset = await consumer.committed(TopicPartition(topic, partition))
                 if offset is not None and offset >= 0:
                     found[(topic, partition)] = offset

@@ -1,66 +1,71 @@
-"""Topic administration: create loopwarden's topics with the configured layout."""
+"""Topic administration: create loopwarden's topics as planned, and check them on a cluster.
+
+What is created is :func:`~loopwarden.streams.tools.topic_plan.topic_plan`'s; this
+module talks to the broker: it creates what is missing (and says why a topic could
+not be created: the broker answers each topic on its own), waits until every new
+partition has a leader (Apache Kafka answers a create before every broker knows the
+topic), and describes topics back to compare them with the plan.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
+from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import TopicAlreadyExistsError
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+from aiokafka.errors import for_code
 
-from loopwarden.errors import ConfigurationError
+from loopwarden.errors import ConfigurationError, LoopwardenError
 from loopwarden.settings import Settings
 from loopwarden.streams.client.connect import start_client
 from loopwarden.streams.client.security import client_options
+from loopwarden.streams.tools.topic_plan import (
+    FAMILY_TABLE as FAMILY_TABLE,
+)
+from loopwarden.streams.tools.topic_plan import (
+    FLEET_TABLE as FLEET_TABLE,
+)
+from loopwarden.streams.tools.topic_plan import (
+    LOOP_STATE_TABLE as LOOP_STATE_TABLE,
+)
+from loopwarden.streams.tools.topic_plan import (
+    TASK_TABLE as TASK_TABLE,
+)
+from loopwarden.streams.tools.topic_plan import (
+    TopicSpec,
+    changelog_topics,
+    copartitioned_topics,
+    drift,
+    topic_names,
+    topic_plan,
+)
 
 log = logging.getLogger(__name__)
 
-LOOP_STATE_TABLE = "loop-state"
-FAMILY_TABLE = "loop-family"
-TASK_TABLE = "experience-tasks"
-FLEET_TABLE = "fleet-family"
-_TABLES = (LOOP_STATE_TABLE, FAMILY_TABLE, TASK_TABLE, FLEET_TABLE)
+TOPIC_ALREADY_EXISTS = 36
+LEADERS_WITHIN_S = 30.0
+
+__all__ = [
+    "FAMILY_TABLE",
+    "FLEET_TABLE",
+    "LOOP_STATE_TABLE",
+    "TASK_TABLE",
+    "changelog_topics",
+    "check_topics",
+    "copartitioned_topics",
+    "ensure_topics",
+    "topic_names",
+]
 
 
-def changelog_topics(settings: Settings) -> list[str]:
-
-    return [f"{settings.app_id}-{table}-changelog" for table in _TABLES]
-
-
-def copartitioned_topics(settings: Settings) -> list[str]:
-    """Topics whose partition *n* must hold the same loops: inputs, re-routes, changelogs."""
-    t = settings.topics
-    return [
-        t.actions,
-        t.actions_reroute,
-        t.loop_completions,
-        t.completions_reroute,
-        t.fleet_reroute,
-        *changelog_topics(settings),
-    ]
-
-
-def topic_names(settings: Settings) -> list[str]:
-    """The topics a worker reads and writes (not Faust's internal ones)."""
-    t = settings.topics
-    return [
-        t.actions,
-        t.warnings,
-        t.reflection_requests,
-        t.loop_completions,
-        t.reflections,
-        t.memory_writes,
-        t.memory_lessons,
-        t.memory_outcomes,
-        t.decisions,
-        t.dead_letter,
-        t.advice,
-        t.actions_reroute,
-        t.completions_reroute,
-        t.fleet_reroute,
-        t.fleet_warnings,
-        t.tool_outages,
-        *([t.otlp_spans] if "otlp" in settings.roles else []),
-    ]
+def _admin(settings: Settings) -> AIOKafkaAdminClient:
+    return AIOKafkaAdminClient(
+        bootstrap_servers=settings.kafka.bootstrap_servers,
+        **client_options(settings.kafka.security),
+    )
 
 
 async def ensure_topics(settings: Settings) -> list[str]:
@@ -70,40 +75,69 @@ async def ensure_topics(settings: Settings) -> list[str]:
     auto-create one with its default partition count. Existing topics are left as
     they are, but a co-partitioned one (see :func:`copartitioned_topics`) with
     another partition count than ``topics.partitions`` is refused: loops would be
-    looked up on the wrong partition.
+    looked up on the wrong partition. A topic the broker refuses (too many replicas
+    for its brokers, a policy, no permission) raises :class:`ConfigurationError`
+    naming the topic and the broker's reason.
     """
-    admin = AIOKafkaAdminClient(
-        bootstrap_servers=settings.kafka.bootstrap_servers,
-        **client_options(settings.kafka.security),
-    )
+    admin = _admin(settings)
     await start_client(admin, settings.kafka.bootstrap_servers)
     try:
         existing = set(await admin.list_topics())
         await _check_partitions(admin, settings, existing)
-        changelogs = changelog_topics(settings)
-        wanted = topic_names(settings) + changelogs
-        missing = [name for name in wanted if name not in existing]
+        missing = [spec for spec in topic_plan(settings) if spec.name not in existing]
         if not missing:
             return []
-        new_topics = [
-            NewTopic(
-                name,
-                num_partitions=settings.topics.partitions_of(name),
-                replication_factor=settings.topics.replication_factor,
-                # explicit configs: Tansu only describes configs set at creation
-                topic_configs={"cleanup.policy": "compact"}
-                if name in changelogs
-                else {"cleanup.policy": "delete", "retention.ms": "604800000"},
-            )
-            for name in missing
-        ]
-        try:
-            await admin.create_topics(new_topics)
-        except TopicAlreadyExistsError:
-            log.debug("topics created concurrently: %s", missing)
-        return missing
+        response = await admin.create_topics([_new_topic(spec) for spec in missing])
+        _raise_refusals(response.to_object())
+        await _wait_for_leaders(admin, [spec.name for spec in missing])
+        return [spec.name for spec in missing]
     finally:
         await admin.close()
+
+
+def _new_topic(spec: TopicSpec) -> NewTopic:
+    return NewTopic(
+        spec.name,
+        num_partitions=spec.partitions,
+        replication_factor=spec.replication_factor,
+        topic_configs=dict(spec.configs),
+    )
+
+
+def _raise_refusals(answer: dict[str, Any]) -> None:
+    refused = []
+    for topic in answer.get("topic_errors") or answer.get("topics") or ():
+        code = topic.get("error_code", 0)
+        if code in (0, TOPIC_ALREADY_EXISTS):  # created, or by someone else meanwhile
+            continue
+        reason = topic.get("error_message") or for_code(code).__name__
+        refused.append(f"{topic.get('topic') or topic.get('name')}: {reason}")
+    if refused:
+        raise ConfigurationError(
+            "the broker refused to create "
+            + "; ".join(refused)
+            + " (LOOPWARDEN_TOPICS__REPLICATION_FACTOR and __MIN_INSYNC_REPLICAS set the "
+            "replicas; `loopwarden topics --plan` prints the topics for an administrator)"
+        )
+
+
+async def _wait_for_leaders(admin: AIOKafkaAdminClient, names: list[str]) -> None:
+    """Until every partition of ``names`` has a leader; a worker or client started
+    before would be told the topic does not exist."""
+    deadline = time.monotonic() + LEADERS_WITHIN_S
+    while True:
+        pending = [
+            topic["topic"]
+            for topic in await admin.describe_topics(names)
+            if topic.get("error_code")
+            or not topic.get("partitions")
+            or any(p.get("leader", -1) < 0 for p in topic["partitions"])
+        ]
+        if not pending:
+            return
+        if time.monotonic() > deadline:
+            raise LoopwardenError(f"no leader after {LEADERS_WITHIN_S:g} s for {pending}")
+        await asyncio.sleep(0.1)
 
 
 async def _check_partitions(
@@ -123,3 +157,46 @@ async def _check_partitions(
             + ", ".join(wrong)
             + ": set LOOPWARDEN_TOPICS__PARTITIONS to the topics' count, or recreate them"
         )
+
+
+async def described_topics(settings: Settings) -> dict[str, tuple[int, int, dict[str, str]]]:
+    """``{topic: (partitions, replicas, configs)}`` of the planned topics that exist,
+    as the cluster describes them (every config, set at creation or a default)."""
+    admin = _admin(settings)
+    await start_client(admin, settings.kafka.bootstrap_servers)
+    try:
+        existing = set(await admin.list_topics())
+        names = [spec.name for spec in topic_plan(settings) if spec.name in existing]
+        if not names:
+            return {}
+        layout = {
+            topic["topic"]: (
+                len(topic["partitions"]),
+                min((len(p.get("replicas") or ()) for p in topic["partitions"]), default=0),
+            )
+            for topic in await admin.describe_topics(names)
+        }
+        resources = [ConfigResource(ConfigResourceType.TOPIC, name) for name in names]
+        configs: dict[str, dict[str, str]] = {}
+        for answer in await admin.describe_configs(resources):
+            for resource in answer.to_object()["resources"]:
+                configs[resource["resource_name"]] = {
+                    entry["config_names"]: entry["config_value"]
+                    for entry in resource["config_entries"]
+                }
+        return {name: (*layout[name], configs.get(name, {})) for name in names}
+    finally:
+        await admin.close()
+
+
+async def check_topics(settings: Settings) -> list[str]:
+    """What differs between the cluster and the plan: missing topics, partitions,
+    replicas and configs (empty: every topic as planned)."""
+    described = await described_topics(settings)
+    problems = []
+    for spec in topic_plan(settings):
+        if spec.name not in described:
+            problems.append(f"{spec.name}: missing")
+            continue
+        problems += drift(spec, *described[spec.name])
+    return problems

@@ -1,6 +1,8 @@
-"""Integration fixtures: a real embedded broker (Tansu) and real worker processes.
+"""Integration fixtures: a real broker and real worker processes.
 
-The broker runs once per session on a free loopback port. Each worker is a
+The broker is the embedded Tansu, or with ``--broker kafka`` one Apache Kafka KRaft
+node (``tests/support/apache_kafka.py``); it runs once per test process on free
+loopback ports. Each worker is a
 ``loopwarden worker`` child process with its own app id and topic names, so
 tests do not see each other's records. Everything is stopped by the pid the
 fixture started.
@@ -11,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import subprocess
+import sys
 import tempfile
 import uuid
 from collections.abc import Iterable, Iterator
@@ -19,6 +22,8 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+from apache_kafka import KafkaCluster
+from test_brokers import new_test_broker
 
 from loopwarden.cli.runtime import start_worker_process, stop_process
 from loopwarden.schemas.warnings import WarningKind
@@ -31,9 +36,13 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="session")
-def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedBroker]:
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedBroker | KafkaCluster]:
+    """The session's broker: the embedded Tansu, or one Apache Kafka node with
+    ``--broker kafka`` (``make test-kafka``)."""
     log = tmp_path_factory.mktemp("broker") / "broker.log"
-    with EmbeddedBroker(log_path=log) as running:
+    with new_test_broker(log) as running:
+        if isinstance(running, KafkaCluster):
+            print(f"\n{running.describe()}", file=sys.stderr)
         yield running
 
 
@@ -50,7 +59,7 @@ def _remove_worker_dirs() -> Iterator[None]:
 
 
 def isolated_settings(
-    broker: EmbeddedBroker, name: str, roles: Iterable[str] = (), **limits: float
+    broker: EmbeddedBroker | KafkaCluster, name: str, roles: Iterable[str] = (), **limits: float
 ) -> Settings:
     """Settings with a unique app id and topic names on the test broker; ``roles``: the
     agents the worker runs (default: every default role). A test that reads one role's

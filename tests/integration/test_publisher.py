@@ -21,6 +21,7 @@ async def read_all(settings, expected: int) -> list[tuple[int, dict]]:
         bootstrap_servers=settings.kafka.bootstrap_servers,
         enable_auto_commit=False,
         fetch_max_wait_ms=5,
+        auto_offset_reset="earliest",  # the seek below races a 'latest' reset otherwise
     )
     await consumer.start()
     try:

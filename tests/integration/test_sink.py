@@ -38,7 +38,10 @@ async def test_records_arrive_in_order_on_their_key_partition(broker):
         await producer.stop()
 
     consumer = AIOKafkaConsumer(
-        bootstrap_servers=broker.bootstrap_servers, fetch_max_wait_ms=5, enable_auto_commit=False
+        bootstrap_servers=broker.bootstrap_servers,
+        fetch_max_wait_ms=5,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
     )
     await consumer.start()
     try:
@@ -105,7 +108,10 @@ async def test_a_failed_background_delivery_is_not_flushed_past(tmp_path):
 
 async def _read(bootstrap: str, topic: str, key: bytes, count: int) -> list[bytes]:
     consumer = AIOKafkaConsumer(
-        bootstrap_servers=bootstrap, fetch_max_wait_ms=5, enable_auto_commit=False
+        bootstrap_servers=bootstrap,
+        fetch_max_wait_ms=5,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
     )
     await consumer.start()
     try:

@@ -25,8 +25,10 @@ async def _changelog_records(settings, key: bytes) -> list[bytes | None]:
     """Every changelog record of ``key`` (its partition read to its end)."""
     topic = f"{settings.app_id}-{LOOP_STATE_TABLE}-changelog"
     tp = TopicPartition(topic, default_partition(key, settings.topics.partitions))
-    reader = AIOKafkaConsumer(
-        bootstrap_servers=settings.kafka.bootstrap_servers, enable_auto_commit=False
+    reader = AIOKafkaConsumer(  # earliest: the seek below races a 'latest' reset otherwise
+        bootstrap_servers=settings.kafka.bootstrap_servers,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
     )
     await reader.start()
     try:

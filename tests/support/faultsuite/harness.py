@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
+from test_brokers import new_test_broker
 
 from loopwarden.agents.capabilities import capability
 from loopwarden.agents.monitor.state import LoopState
@@ -34,7 +35,7 @@ from loopwarden.schemas.events import ActionEvent
 from loopwarden.settings import Settings
 from loopwarden.streams.client.offsets import probe_end_offsets
 from loopwarden.streams.client.publisher import make_action_event
-from loopwarden.streams.tools.broker import EmbeddedBroker, free_port
+from loopwarden.streams.tools.broker import free_port
 from loopwarden.streams.tools.topics import ensure_topics
 
 MONITOR_WARNINGS = frozenset({"action_type_spin", "code_edit_spin", "action_failed"})
@@ -191,7 +192,7 @@ def cluster_settings(settings: Settings, data: str, overrides: dict[str, Any]) -
 
 
 class Cluster:
-    """An embedded broker (optionally behind a proxy), isolated settings, workers by pid."""
+    """A test broker (optionally behind a proxy), isolated settings, workers by pid."""
 
     def __init__(
         self, name: str, workdir: Path, *, partitions: int = 4, proxy: bool = False
@@ -199,7 +200,8 @@ class Cluster:
         self.workdir = workdir
         self.proxy: Any = None
         advertised = free_port() if proxy else None
-        self.broker = EmbeddedBroker(log_path=workdir / "broker.log", advertised_port=advertised)
+        # the embedded broker, or one Apache Kafka node (LOOPWARDEN_TEST_BROKER=kafka)
+        self.broker = new_test_broker(workdir / "broker.log", advertised_port=advertised)
         self.name = name
         self.partitions = partitions
         self.workers: list[subprocess.Popen[bytes]] = []
@@ -337,7 +339,10 @@ async def read_records(bootstrap: str, topic: str) -> list[Any]:
     records: list[Any] = []
     if not ends:
         return records
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, fetch_max_wait_ms=10)
+    # earliest: the seek to the beginning below races a 'latest' reset otherwise
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap, fetch_max_wait_ms=10, auto_offset_reset="earliest"
+    )
     await consumer.start()
     try:
         consumer.assign(list(ends))

@@ -1,0 +1,130 @@
+"""The topics a worker needs, exactly as it creates them: names, partitions, replicas, configs.
+
+Pure: :func:`topic_plan` is what ``ensure_topics`` creates, what ``loopwarden topics
+--plan`` prints for a platform team that forbids clients to create topics, and what
+``loopwarden topics --check`` compares the cluster's described configs with.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+
+from loopwarden.settings import Settings
+
+LOOP_STATE_TABLE = "loop-state"
+FAMILY_TABLE = "loop-family"
+TASK_TABLE = "experience-tasks"
+FLEET_TABLE = "fleet-family"
+TABLES = (LOOP_STATE_TABLE, FAMILY_TABLE, TASK_TABLE, FLEET_TABLE)
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    """One topic: what it holds and how it is created."""
+
+    name: str
+    partitions: int
+    replication_factor: int
+    configs: dict[str, str] = field(default_factory=dict)
+    kind: str = "events"
+    """``events`` (retention), ``memory`` (the record of the memory store), ``changelog``."""
+
+
+def changelog_topics(settings: Settings) -> list[str]:
+    """The Faust tables' changelogs (``<app id>-<table>-changelog``)."""
+    return [f"{settings.app_id}-{table}-changelog" for table in TABLES]
+
+
+def copartitioned_topics(settings: Settings) -> list[str]:
+    """Topics whose partition *n* must hold the same loops: inputs, re-routes, changelogs."""
+    t = settings.topics
+    return [
+        t.actions,
+        t.actions_reroute,
+        t.loop_completions,
+        t.completions_reroute,
+        t.fleet_reroute,
+        *changelog_topics(settings),
+    ]
+
+
+def topic_names(settings: Settings) -> list[str]:
+    """The topics a worker reads and writes (not Faust's internal ones nor changelogs)."""
+    t = settings.topics
+    return [
+        t.actions,
+        t.warnings,
+        t.reflection_requests,
+        t.loop_completions,
+        t.reflections,
+        t.memory_writes,
+        t.memory_lessons,
+        t.memory_outcomes,
+        t.decisions,
+        t.dead_letter,
+        t.advice,
+        t.actions_reroute,
+        t.completions_reroute,
+        t.fleet_reroute,
+        t.fleet_warnings,
+        t.tool_outages,
+        *([t.otlp_spans] if "otlp" in settings.roles else []),
+    ]
+
+
+def topic_plan(settings: Settings) -> list[TopicSpec]:
+    """Every topic a worker with ``settings`` needs, with the configs it is created with.
+
+    Configs are explicit, never the broker's defaults, so that a cluster described
+    back says the same whatever its defaults (``--check``).
+    """
+    t = settings.topics
+    insync = str(t.min_insync())
+    memory = {t.memory_writes, t.memory_lessons}
+    plan = []
+    for name in topic_names(settings):
+        retention = t.memory_retention_ms if name in memory else t.retention_ms
+        configs = {
+            "cleanup.policy": "delete",
+            "retention.ms": str(retention),
+            "min.insync.replicas": insync,
+        }
+        kind = "memory" if name in memory else "events"
+        plan.append(TopicSpec(name, t.partitions_of(name), t.replication_factor, configs, kind))
+    for name in changelog_topics(settings):
+        configs = {"cleanup.policy": "compact", "min.insync.replicas": insync}
+        if t.changelog_segment_ms is not None:
+            configs["segment.ms"] = str(t.changelog_segment_ms)
+        plan.append(TopicSpec(name, t.partitions, t.replication_factor, configs, "changelog"))
+    return plan
+
+
+def create_commands(plan: list[TopicSpec], bootstrap_servers: str) -> list[str]:
+    """``kafka-topics.sh --create`` lines a platform team can run for ``plan``."""
+    lines = []
+    for spec in plan:
+        words = [
+            "kafka-topics.sh", "--bootstrap-server", bootstrap_servers, "--create",
+            "--if-not-exists", "--topic", spec.name,
+            "--partitions", str(spec.partitions),
+            "--replication-factor", str(spec.replication_factor),
+        ]  # fmt: skip
+        for key, value in spec.configs.items():
+            words += ["--config", f"{key}={value}"]
+        lines.append(shlex.join(words))
+    return lines
+
+
+def drift(spec: TopicSpec, partitions: int, replicas: int, configs: dict[str, str]) -> list[str]:
+    """How a described topic differs from ``spec`` (empty: as planned)."""
+    found = []
+    if partitions != spec.partitions:
+        found.append(f"{spec.name}: {partitions} partitions, {spec.partitions} planned")
+    if replicas != spec.replication_factor:
+        found.append(f"{spec.name}: replication {replicas}, {spec.replication_factor} planned")
+    for key, wanted in spec.configs.items():
+        actual = configs.get(key)
+        if actual != wanted:
+            found.append(f"{spec.name}: {key}={actual}, {wanted} planned")
+    return found
