@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test docs lint typecheck bench reliability clean
+.PHONY: install demo test test-kafka kafka-jars docs lint typecheck bench reliability clean
 
 # Python keeps compiled modules (pytest its rewritten tests) in __pycache__: where the
 # environment asks it not to (PYTHONDONTWRITEBYTECODE), every test process and every
@@ -69,6 +69,21 @@ test: $(STAMP) $(CHROMIUM)
 	echo "--- the unit tests again, without extensions (LOOPWARDEN_NO_EXTENSIONS=1):"; \
 	if [ $$without = 0 ]; then tail -n 1 $(NO_EXTENSIONS_LOG); else cat $(NO_EXTENSIONS_LOG); fi; \
 	[ $$main = 0 ] && [ $$without = 0 ]
+
+# The integration suite (the reduced fault suite among it) on Apache Kafka: one KRaft
+# node per test process, started by the tests' fixture from the jars of
+# infra/kafka/pom.xml (Maven fetches them once into ~/.cache/loopwarden/kafka, or
+# LOOPWARDEN_KAFKA_CACHE). Needs Java 17+ and Maven; about 6 minutes here.
+KAFKA_REQUIRES := java mvn
+test-kafka: $(STAMP) $(CHROMIUM) kafka-jars
+	$(BIN)/pytest -n $(TEST_JOBS) --dist loadfile tests/integration --broker kafka
+
+kafka-jars: $(STAMP)
+	@for tool in $(KAFKA_REQUIRES); do command -v $$tool >/dev/null || \
+		{ echo "make test-kafka needs Java 17+ and Maven ($$tool is not on PATH)"; exit 1; }; done
+	@$(BIN)/python -c "import sys; sys.path.insert(0, 'tests/support'); \
+		import apache_kafka as k; jars = k.fetch_jars(); \
+		print(f'Apache Kafka {k.kafka_version()}: {len(jars)} jars in {k.cache_dir()}')"
 
 # the docs site in site/ (make test builds it too, with --strict: a broken page fails)
 docs: $(STAMP)

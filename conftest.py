@@ -38,8 +38,19 @@ def pytest_configure(config: pytest.Config) -> None:
     # the fault suite's harness and the workers a test starts read the environment
     os.environ["LOOPWARDEN_TEST_BROKER"] = config.getoption("--broker")
     config.addinivalue_line(
-        "markers", "embedded_only: about the embedded broker itself (not run on Apache Kafka)"
+        "markers", "kafka_only: what only Apache Kafka does (run by make test-kafka)"
     )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests of what only Apache Kafka does are deselected on the embedded broker (not
+    skipped: `make test-kafka` runs them)."""
+    if config.getoption("--broker") == "kafka":
+        return
+    kept = [item for item in items if item.get_closest_marker("kafka_only") is None]
+    if len(kept) != len(items):
+        config.hook.pytest_deselected(items=[i for i in items if i not in kept])
+        items[:] = kept
 
 
 def pytest_report_header(config: pytest.Config) -> str:

@@ -1,4 +1,4 @@
-"""``loopwarden memory write | import | search | show | maintain | stats``: the store directly.
+"""``loopwarden memory write | import | search | show | maintain | stats | rebuild``.
 
 LanceDB (about 1.7 s to import) is loaded only when a memory command runs.
 """
@@ -239,17 +239,83 @@ def maintain() -> None:
 
 
 @memory.command()
-def stats() -> None:
+@click.option(
+    "--digest",
+    is_flag=True,
+    help="Add the rows' count and content digest (the same after a rebuild from the topics).",
+)
+def stats(digest: bool) -> None:
     """Counts by layer, deleted rows and relations."""
     table = _service().table
+    counts: dict[str, Any] = {
+        "memories": table.count("deleted = false"),
+        "long_term": table.count("deleted = false AND layer = 'long_term'"),
+        "short_term": table.count("deleted = false AND layer = 'short_term'"),
+        "soft_deleted": table.count("deleted = true"),
+        "relations": table.relations.count_rows(),
+    }
+    if digest:
+        from loopwarden.storage.memory_digest import content_digest
+
+        found = content_digest(table)
+        counts.update(rows=found.rows, digest=found.digest)
+    click.echo(codec.dumps(counts).decode())
+
+
+@memory.command()
+@click.option(
+    "--into",
+    "uri",
+    metavar="URI",
+    help="Rebuild into this store (a folder or a LanceDB URI) instead of "
+    "LOOPWARDEN_MEMORY__URI: build beside the live one, compare, then swap.",
+)
+@click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a tty).")
+def rebuild(uri: str | None, progress: bool | None) -> None:
+    """Rebuild a memory store from the memory topics (writes and lessons).
+
+    Reads both topics from their first offset to their end now and applies every
+    record as a worker does (redaction, de-duplication, conflict checks). Writes are
+    idempotent: a store that holds some of them gets only what it lacks. Prints what
+    the store then holds: its memories and their digest (`memory stats --digest`).
+    """
+    import asyncio
+    import sys
+
+    from loopwarden.agents.memory.rebuild import rebuild_memory
+    from loopwarden.agents.memory.service import MemoryService
+    from loopwarden.settings import Settings
+    from loopwarden.storage.memory_digest import content_digest
+
+    settings = Settings()
+    if uri:
+        settings = settings.model_copy(
+            update={"memory": settings.memory.model_copy(update={"uri": uri})}
+        )
+    service = MemoryService(settings.memory)
     click.echo(
-        codec.dumps(
-            {
-                "memories": table.count("deleted = false"),
-                "long_term": table.count("deleted = false AND layer = 'long_term'"),
-                "short_term": table.count("deleted = false AND layer = 'short_term'"),
-                "soft_deleted": table.count("deleted = true"),
-                "relations": table.relations.count_rows(),
-            }
-        ).decode()
+        f"rebuilding {settings.memory.uri} from {settings.kafka.bootstrap_servers}", err=True
     )
+    show_bar = progress if progress is not None else sys.stderr.isatty()
+    bar: Any = None
+
+    def start_bar(total: int) -> None:
+        nonlocal bar
+        if show_bar:
+            bar = click.progressbar(length=max(total, 1), label="rebuild", file=sys.stderr)
+            bar.__enter__()
+
+    try:
+        report = asyncio.run(
+            rebuild_memory(
+                settings,
+                service,
+                progress=lambda done: bar.update(done) if bar is not None else None,
+                on_total=start_bar,
+            )
+        )
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
+    click.echo(report.summary(), err=True)
+    click.echo(f"{settings.memory.uri}: {content_digest(service.table)}")

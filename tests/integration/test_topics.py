@@ -3,11 +3,20 @@ before anything (a worker, an API call) could have the broker auto-create one.""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from loopwarden.errors import ConfigurationError
-from loopwarden.streams.tools.topics import changelog_topics, ensure_topics, topic_names
+from loopwarden.streams.tools.topics import (
+    changelog_topics,
+    check_topics,
+    described_topics,
+    ensure_topics,
+    topic_names,
+)
 
 from .conftest import isolated_settings
 
@@ -43,3 +52,55 @@ async def test_a_copartitioned_topic_with_another_count_is_refused(broker):
     )
     with pytest.raises(ConfigurationError, match="LOOPWARDEN_TOPICS__PARTITIONS"):
         await ensure_topics(wider)
+
+
+async def test_the_topics_are_described_back_as_planned(broker):
+    """Every planned config (retention, compaction, min.insync.replicas) is what the
+    broker describes, among every other config it has, set or default."""
+    settings = isolated_settings(broker, "described")
+    await ensure_topics(settings)
+    assert await check_topics(settings) == []
+    described = await described_topics(settings)
+    memory = described[settings.topics.memory_writes][2]
+    assert memory["retention.ms"] == "-1"  # the record a store is rebuilt from
+    changelog = described[changelog_topics(settings)[0]][2]
+    assert changelog["cleanup.policy"] == "compact"
+    assert all(replicas == 1 for _, replicas, _ in described.values())
+
+
+async def test_a_missing_topic_is_reported_by_the_check(broker):
+    settings = isolated_settings(broker, "check-missing")
+    assert f"{settings.topics.actions}: missing" in await check_topics(settings)
+
+
+@pytest.mark.kafka_only
+async def test_a_replication_factor_the_cluster_cannot_hold_is_refused_by_name(broker):
+    """Apache Kafka refuses each topic in the create answer; they were ignored, and a
+    worker set to 3 replicas on one broker started with no topic at all."""
+    settings = isolated_settings(broker, "three-replicas")
+    three = settings.model_copy(
+        update={"topics": settings.topics.model_copy(update={"replication_factor": 3})}
+    )
+    with pytest.raises(ConfigurationError, match=rf"{settings.topics.actions}: .*replicat"):
+        await ensure_topics(three)
+
+
+@pytest.mark.kafka_only
+async def test_a_config_changed_on_the_cluster_is_drift(broker):
+    settings = isolated_settings(broker, "drift")
+    await ensure_topics(settings)
+    admin = AIOKafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
+    await admin.start()
+    try:
+        resource = ConfigResource(
+            ConfigResourceType.TOPIC, settings.topics.warnings, {"retention.ms": "60000"}
+        )
+        await admin.alter_configs([resource])
+    finally:
+        await admin.close()
+    # the change reaches the broker's described configs through the metadata log
+    deadline = asyncio.get_running_loop().time() + 30
+    while not (problems := await check_topics(settings)):
+        assert asyncio.get_running_loop().time() < deadline, "the change never showed"
+        await asyncio.sleep(0.1)
+    assert problems == [f"{settings.topics.warnings}: retention.ms=60000, 604800000 planned"]

@@ -300,7 +300,8 @@ class KafkaCluster:
         java = _require("java", "Java 17 or newer")
         command = [
             java, *HEAP, f"-Dlog4j2.configurationFile={LOG_CONFIG}", "-cp", self._classpath,
-            "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(node.config_path),
+            "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}",  # may start with '-'
+            "--config", str(node.config_path),
         ]  # fmt: skip
         result = subprocess.run(command, capture_output=True, text=True, timeout=120)
         if result.returncode != 0:
