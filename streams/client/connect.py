@@ -43,9 +43,9 @@ async def topic_partitions(consumer: Any, topic: str) -> set[int]:
 
     Asked in a metadata request of its own for every topic. ``consumer.topics()``
     does that too but keeps the answer apart from the metadata the consumer's
-    ``partitions_for_topic`` reads, which holds only the topics the consumer has
-    subscribed to or been assigned: Apache Kafka answers a metadata request naming
-    no topic with none (the embedded broker with all, which hid this).
+    ``partitions_for_topic`` reads, which until its first refresh is the answer to its
+    bootstrap request: that request names no topic, and Apache Kafka answers it with
+    none (the embedded broker with all, which hid this).
     """
     cluster = await consumer._client.fetch_all_metadata()
     return set(cluster.partitions_for_topic(topic) or ())

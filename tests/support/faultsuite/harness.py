@@ -195,13 +195,20 @@ class Cluster:
     """A test broker (optionally behind a proxy), isolated settings, workers by pid."""
 
     def __init__(
-        self, name: str, workdir: Path, *, partitions: int = 4, proxy: bool = False
+        self,
+        name: str,
+        workdir: Path,
+        *,
+        partitions: int = 4,
+        proxy: bool = False,
+        broker: Any = None,
     ) -> None:
         self.workdir = workdir
         self.proxy: Any = None
         advertised = free_port() if proxy else None
-        # the embedded broker, or one Apache Kafka node (LOOPWARDEN_TEST_BROKER=kafka)
-        self.broker = new_test_broker(workdir / "broker.log", advertised_port=advertised)
+        # the embedded broker, or one Apache Kafka node (LOOPWARDEN_TEST_BROKER=kafka),
+        # unless a scenario brings its own (the three-node Apache Kafka cluster)
+        self.broker = broker or new_test_broker(workdir / "broker.log", advertised_port=advertised)
         self.name = name
         self.partitions = partitions
         self.workers: list[subprocess.Popen[bytes]] = []
@@ -277,8 +284,11 @@ def cluster(name: str, **overrides: Any) -> Iterator[Cluster]:
     """A started :class:`Cluster` in a temporary directory, stopped afterwards."""
     proxy = bool(overrides.pop("proxy", False))
     partitions = int(overrides.pop("partitions", 4))
+    make_broker = overrides.pop("broker", None)  # workdir -> an unstarted broker
     with tempfile.TemporaryDirectory(prefix=f"lw-{name}-") as workdir:
-        running = Cluster(name, Path(workdir), partitions=partitions, proxy=proxy)
+        folder = Path(workdir)
+        broker = make_broker(folder) if make_broker else None
+        running = Cluster(name, folder, partitions=partitions, proxy=proxy, broker=broker)
         try:
             yield running.start(**overrides)
         finally:

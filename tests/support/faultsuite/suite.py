@@ -20,6 +20,7 @@ from typing import Any
 from faultsuite.api import api_ok, api_run
 from faultsuite.availability import availability_ok, failover_run, outage_run
 from faultsuite.bad_input import bad_input_ok, bad_input_run
+from faultsuite.brokers import brokers_ok, brokers_run
 from faultsuite.crashes import crash_ok, crash_run
 from faultsuite.secrets import secrets_ok, secrets_run
 
@@ -86,6 +87,21 @@ def _secrets_summary(r: dict[str, Any]) -> str:
     )
 
 
+def _brokers_summary(r: dict[str, Any]) -> str:
+    w, after, log = r["warnings"], r["restored_warnings"], r["changelog"]
+    return (
+        f"{r['events']} events, {r['acked']} acked, {r['acked_lost']} acked lost "
+        f"({r['resent']} resent); {r['broker_kills']} broker kills -9 + "
+        f"{r['broker_restarts']} restarts from their logs, {r['worker_kills']} worker kills, "
+        f"{r['pauses']} broker paused (ISR shrunk: {r['isr_shrunk']}); warnings "
+        f"{w['received']}/{w['expected']} missing {w['missing']} changed {w['changed']} "
+        f"dup {w['duplicates']}; failover {r['failover_s']} s; changelog compacted "
+        f"{log['offsets']} -> {log['records_kept']} records, restored: warnings "
+        f"{after['received']}/{after['expected']} missing {after['missing']} changed "
+        f"{after['changed']}"
+    )
+
+
 def _api_summary(r: dict[str, Any]) -> str:
     return ", ".join(f"{k} {v}" for k, v in r["statuses"].items())
 
@@ -131,6 +147,17 @@ SCENARIOS = [
         secrets_run,
         secrets_ok,
         _secrets_summary,
+    ),
+    Scenario(
+        "brokers",
+        "three Apache Kafka nodes (RF 3, min ISR 2, acks=all): a leader and a worker killed "
+        "-9 in turn and together, a broker restarted from its log and one cut off: 0 "
+        "acknowledged events lost, 0 warnings missing or changed, state restored from a "
+        "compacted changelog",
+        brokers_run,
+        brokers_run,
+        brokers_ok,
+        _brokers_summary,
     ),
     Scenario(
         "api",
