@@ -88,7 +88,9 @@ class LanceMemoryContext:
         """Memories for ``query`` within ``budget_bytes`` (2/5/10 KB by reflection level)."""
 
         def run() -> str:
-            with self.service.lock:
+            # inside the storage boundary, as writes are: a store that is away pauses
+            # the analyst's partition (and retries the request), it does not fail it
+            with self.service.lock, self.service.boundary.calls("memory search"):
                 if self.service.table.count() == 0:
                     return ""
                 return self.service.search.search(  # what the analyst reads counts as access

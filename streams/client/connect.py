@@ -8,11 +8,18 @@ names the servers and how to point loopwarden elsewhere.
 
 from __future__ import annotations
 
+import contextlib
+import logging
+from collections.abc import Iterator
 from typing import Any
 
 from aiokafka.errors import KafkaConnectionError
 
 from loopwarden.errors import BrokerUnavailableError
+
+REFUSALS = ("Authentication", "SASL", "SSL", "certificate", "Unsupported", "handshake")
+"""Words of a connection error that a broker answered (credentials, TLS), as opposed to
+nothing answering."""
 
 
 def unreachable_message(bootstrap_servers: str) -> str:
@@ -23,19 +30,69 @@ def unreachable_message(bootstrap_servers: str) -> str:
     )
 
 
+def refused_message(bootstrap_servers: str, reason: str) -> str:
+    """What to tell someone whose broker answered and refused the connection."""
+    return (
+        f"the Kafka broker at {bootstrap_servers} refused the connection: {reason}; check "
+        "LOOPWARDEN_KAFKA__SECURITY__* (protocol, SASL mechanism and credentials, CA file)"
+    )
+
+
+class _ConnectionErrors(logging.Filter):
+    """Keeps the reasons aiokafka logs (and does not raise) for each failed bootstrap;
+    passes on only the records its logger would have shown anyway."""
+
+    def __init__(self, shown_from: int) -> None:
+        super().__init__()
+        self.shown_from = shown_from
+        self.reasons: list[str] = []
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if str(record.msg).startswith("Unable connect to") and record.args:
+            self.reasons.append(str(record.args[-1]))  # type: ignore[index]
+        return record.levelno >= self.shown_from
+
+
+_AIOKAFKA_LOG = logging.getLogger("aiokafka")  # aiokafka.client logs on this one
+_listening: list[int] = []  # the level to restore, while some client starts
+
+
+@contextlib.contextmanager
+def _connection_errors() -> Iterator[_ConnectionErrors]:
+    """Hear aiokafka's connection errors even where its log is quieted (the CLI's)."""
+    if not _listening:
+        _listening.append(_AIOKAFKA_LOG.level)
+    shown_from = max(_AIOKAFKA_LOG.getEffectiveLevel(), logging.ERROR)
+    errors = _ConnectionErrors(shown_from)
+    _AIOKAFKA_LOG.addFilter(errors)
+    _AIOKAFKA_LOG.setLevel(min(_AIOKAFKA_LOG.getEffectiveLevel(), logging.ERROR))
+    try:
+        yield errors
+    finally:
+        _AIOKAFKA_LOG.removeFilter(errors)
+        if not any(isinstance(f, _ConnectionErrors) for f in _AIOKAFKA_LOG.filters):
+            _AIOKAFKA_LOG.setLevel(_listening.pop())
+
+
 async def start_client(
     client: Any,
     bootstrap_servers: str,
     error: type[BrokerUnavailableError] = BrokerUnavailableError,
 ) -> None:
-    """``await client.start()``; an unreachable broker raises ``error``."""
-    try:
-        await client.start()
-    except KafkaConnectionError as exc:
-        close = getattr(client, "stop", None) or getattr(client, "close", None)
-        if close is not None:
-            await close()
-        raise error(unreachable_message(bootstrap_servers)) from exc
+    """``await client.start()``; a broker that cannot be reached raises ``error``, saying
+    whether nothing answered or a broker refused the credentials or the TLS handshake
+    (aiokafka only logs that reason; its exception says "Unable to bootstrap")."""
+    with _connection_errors() as seen:
+        try:
+            await client.start()
+        except KafkaConnectionError as exc:
+            close = getattr(client, "stop", None) or getattr(client, "close", None)
+            if close is not None:
+                await close()
+            refusals = [r for r in seen.reasons if any(word in r for word in REFUSALS)]
+            if refusals:
+                raise error(refused_message(bootstrap_servers, refusals[-1])) from exc
+            raise error(unreachable_message(bootstrap_servers)) from exc
 
 
 async def topic_partitions(consumer: Any, topic: str) -> set[int]:

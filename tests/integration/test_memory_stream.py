@@ -524,3 +524,43 @@ async def test_a_failed_action_becomes_a_memory_through_the_lessons_topic(broker
     stored = rows(settings, scope)
     assert [r[0] for r in stored] == [outcome["memory_id"]]
     assert "permission denied" in stored[0][1]
+
+
+async def test_a_storage_outage_pauses_the_analysts_memory_reads_instead_of_dead_lettering(
+    broker, worker_factory
+):
+    """Issue 57.6: with the LanceDB store away, reflection requests (whose analyses read
+    memories) were dead-lettered as processing errors; reads wait like writes do."""
+    import os
+    import shutil
+    import time
+    from pathlib import Path
+
+    from faultsuite.harness import read_json
+
+    settings = isolated_settings(broker, "read-outage", ["monitor", "analyst", "memory"])
+    settings = settings.model_copy(
+        update={"memory": settings.memory.model_copy(update={"embedder": "hashing"})}
+    )
+    worker = worker_factory(settings)
+    uri = Path(settings.memory.uri)
+    loop_id = f"reader-{uuid.uuid4().hex[:6]}"
+    async with (
+        MemoryOutcomeSubscriber(settings, scope="default") as outcomes,
+        AnalysisSubscriber(settings, loop_id=loop_id) as analyses,
+        AsyncPublisher(settings) as publisher,
+    ):
+        await publisher.remember("deploy.sh needs chmod +x before it runs", scope="default")
+        assert [o["status"] for o in await outcomes.collect(1, 90)] == ["stored"]
+        os.rename(uri, f"{uri}.away")  # the storage goes away
+        await publisher.publish(loop_id, "deploy", success=False, error_message="denied")
+        deadline = time.monotonic() + 60
+        while "analyze_reflections: paused at" not in worker.log() and time.monotonic() < deadline:
+            await asyncio.sleep(0.2)  # waiting on the worker's own report of the pause
+        assert "analyze_reflections: paused at" in worker.log(), worker.log()[-3000:]
+        shutil.rmtree(uri, ignore_errors=True)  # what the failed index upkeep left
+        os.rename(f"{uri}.away", uri)  # and comes back
+        (analysis,) = await analyses.collect(1, 120)
+    assert "chmod +x" in analysis["memory_context"]
+    letters = await read_json(settings.kafka.bootstrap_servers, settings.topics.dead_letter)
+    assert letters == [], letters

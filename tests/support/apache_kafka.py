@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
+from kafka_security import LISTENER, SaslSslListener
+
 from loopwarden.errors import BrokerError, ConfigurationError
 from loopwarden.streams.tools.broker import free_port, port_in_use
 from loopwarden.streams.tools.children import die_with_parent
@@ -125,6 +127,8 @@ class KafkaNode:
     controller_port: int
     folder: Path
     advertised_port: int | None = None
+    extra_listeners: dict[str, int] = field(default_factory=dict)
+    """More client listeners, by name (= security protocol): ``{"SASL_SSL": port}``."""
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @property
@@ -141,15 +145,20 @@ class KafkaNode:
 
     def write_config(self, voters: str, replicas: int, extra: dict[str, str]) -> None:
         host = "127.0.0.1"
+        more = "".join(f",{name}://{host}:{port}" for name, port in self.extra_listeners.items())
+        protocols = "".join(f",{name}:{name}" for name in self.extra_listeners)
         config = {
             "process.roles": "broker,controller",
             "node.id": str(self.node_id),
             "controller.quorum.voters": voters,
-            "listeners": f"PLAINTEXT://{host}:{self.port},CONTROLLER://{host}:{self.controller_port}",
-            "advertised.listeners": f"PLAINTEXT://{host}:{self.advertised_port or self.port}",
+            "listeners": f"PLAINTEXT://{host}:{self.port},CONTROLLER://{host}:{self.controller_port}"
+            + more,
+            "advertised.listeners": f"PLAINTEXT://{host}:{self.advertised_port or self.port}"
+            + more,
             "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "PLAINTEXT",
-            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"
+            + protocols,
             "log.dirs": str(self.log_dir),
             "offsets.topic.replication.factor": str(replicas),
             "transaction.state.log.replication.factor": str(replicas),
@@ -231,11 +240,12 @@ class KafkaCluster:
         log_path: Path | None = None,
         broker_config: dict[str, str] | None = None,
         advertised_port: int | None = None,
+        secured: bool = False,
     ) -> None:
         if nodes < 1:
             raise ConfigurationError("a Kafka cluster has at least one node")
-        if advertised_port and nodes > 1:
-            raise ConfigurationError("a proxy port is for a one-node cluster")
+        if (advertised_port or secured) and nodes > 1:
+            raise ConfigurationError("a proxy port or a secured listener is for one node")
         self._own_workdir = workdir is None
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="lw-kafka-"))
         self.log_path = log_path  # the nodes' logs are copied there at stop
@@ -253,6 +263,11 @@ class KafkaCluster:
             for n in range(1, nodes + 1)
         ]
         self._classpath = ""
+        self.secured: SaslSslListener | None = None
+        if secured:  # a SASL_SSL listener beside the PLAINTEXT one
+            self.secured = SaslSslListener(self.workdir / "tls", free_port())
+            self.nodes[0].extra_listeners[LISTENER] = self.secured.port
+            self.broker_config.update(self.secured.broker_config())
 
     @property
     def port(self) -> int:
@@ -283,6 +298,8 @@ class KafkaCluster:
         voters = ",".join(f"{n.node_id}@{self.host}:{n.controller_port}" for n in self.nodes)
         replicas = min(3, len(self.nodes))
         cluster_id = new_cluster_id()
+        if self.secured is not None:
+            self.secured.make_certificate()
         for node in self.nodes:
             node.write_config(voters, replicas, self.broker_config)
             self._format(node, cluster_id)
@@ -302,6 +319,7 @@ class KafkaCluster:
             java, *HEAP, f"-Dlog4j2.configurationFile={LOG_CONFIG}", "-cp", self._classpath,
             "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}",  # may start with '-'
             "--config", str(node.config_path),
+            *(self.secured.format_args() if self.secured else ()),
         ]  # fmt: skip
         result = subprocess.run(command, capture_output=True, text=True, timeout=120)
         if result.returncode != 0:

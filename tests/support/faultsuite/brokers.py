@@ -26,6 +26,7 @@ ones (a state lost or stale in the restore would miss or change them).
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,13 @@ from loopwarden.streams.client.subscriber import WarningSubscriber
 from loopwarden.streams.tools.topics import LOOP_STATE_TABLE
 
 NODES = 3
+
+
+def say(text: str) -> None:
+    """A progress line on stderr (the scenario takes minutes)."""
+    print(f"  brokers: {text}", file=sys.stderr, flush=True)
+
+
 BROKER_CONFIG = {
     "min.insync.replicas": "2",
     "default.replication.factor": "3",
@@ -168,7 +176,8 @@ async def _faults(c: Cluster, kafka: KafkaCluster, log: dict[str, Any]) -> None:
     await asyncio.to_thread(kafka.restart, victim)
     log["broker_restarts"] += 1
 
-    paused = next(n.node_id for n in kafka.nodes if n.node_id != await leader())
+    current = await leader()
+    paused = next(n.node_id for n in kafka.nodes if n.node_id != current)
     kafka.pause(paused)  # 4. cut off, longer than replica.lag.time.max.ms
     deadline = time.monotonic() + 40
     while time.monotonic() < deadline:
@@ -192,6 +201,15 @@ async def _changelog_compaction(c: Cluster, timeout_s: float = 90.0) -> dict[str
         if kept < offsets or time.monotonic() > deadline:
             return {"offsets": offsets, "records_kept": kept, "removed": offsets - kept}
         await asyncio.sleep(2)
+
+
+async def _event_ids(bootstrap: str, topic: str) -> set[str]:
+    """The event ids in ``topic`` (a record holds one event or a JSON array of them)."""
+    found: set[str] = set()
+    for record in await read_records(bootstrap, topic):
+        value = codec.loads(record.value) if record.value else []
+        found.update(event["event_id"] for event in (value if isinstance(value, list) else [value]))
+    return found
 
 
 def _continuations(workload: Workload, per_loop: int) -> list[ActionEvent]:
@@ -253,24 +271,21 @@ async def brokers_run(seed: int, *, loops: int = 24, events_per_loop: int = 40) 
         await asyncio.gather(
             publisher.publish(workload.events, seconds=60.0), _faults(c, kafka, log)
         )
+        say(f"published {len(publisher.acked)} events through the faults: {log}")
         streamed = await _warnings(c, workload)
+        say(f"warnings: {streamed['comparison']}")
         for process in c.workers:  # the state is in the changelog alone now
             process.kill()
             process.wait(10)
         compaction = await _changelog_compaction(c)
+        say(f"changelog: {compaction}")
         c.start_worker()  # restores from the compacted changelog
         await wait_ready(c.settings)
         more = _continuations(workload, per_loop=4)
         await publisher.publish(more, seconds=5.0)
         whole = Workload([*workload.events, *more])
         restored = await _warnings(c, whole)
-        in_topic = {
-            codec.loads(r.value)["event_id"]
-            for r in await read_records(
-                c.settings.kafka.bootstrap_servers, c.settings.topics.actions
-            )
-            if r.value
-        }
+        in_topic = await _event_ids(c.settings.kafka.bootstrap_servers, c.settings.topics.actions)
     return {
         "seed": seed,
         "events": len(whole.events),
