@@ -19,6 +19,7 @@ from pathlib import Path
 
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from bench_measure import kafka_worker_settings
 from workloads import PROFILES
 
 from loopwarden.agents.monitor.state import LoopState
@@ -40,7 +41,7 @@ def bench_settings(
         partitions=partitions,
     )
     local = logs / "worker-data" / uuid.uuid4().hex[:6]
-    return settings.model_copy(
+    settings = settings.model_copy(
         update={
             "data_dir": str(local),
             "memory": settings.memory.model_copy(update={"uri": str(local / "memory")}),
@@ -49,6 +50,9 @@ def bench_settings(
             ),
         }
     )
+    if isinstance(broker, EmbeddedBroker):
+        return settings
+    return kafka_worker_settings(settings)  # docker-compose's workers' (infra/worker-kafka.env)
 
 
 # -- engines ----------------------------------------------------------------------------------

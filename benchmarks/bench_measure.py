@@ -6,15 +6,20 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import orjson
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from workloads import Prepared
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
+from test_brokers import BROKER_KINDS, kafka_worker_settings, new_test_broker
 
 from loopwarden.settings import Settings
 from loopwarden.streams.client.publisher import AsyncPublisher
@@ -29,10 +34,25 @@ LOGS = RESULTS / "logs"
 @contextmanager
 def embedded_broker() -> Iterator[EmbeddedBroker]:
     """The embedded broker of one benchmark run, logging to :data:`LOGS`."""
+    with bench_broker("embedded") as broker:
+        yield broker  # type: ignore[misc]
+
+
+@contextmanager
+def bench_broker(kind: str) -> Iterator[Any]:
+    """The broker of one benchmark run, logging to :data:`LOGS`: the embedded one or one
+    Apache Kafka node (``tests/support/apache_kafka.py``, the version of
+    ``infra/kafka/pom.xml``; Java and Maven)."""
+    if kind not in BROKER_KINDS:
+        raise SystemExit(f"--brokers: {kind!r} is none of {', '.join(BROKER_KINDS)}")
     LOGS.mkdir(parents=True, exist_ok=True)
-    with EmbeddedBroker(log_path=LOGS / "broker.log") as broker:
-        print(f"broker on {broker.bootstrap_servers}", flush=True)
+    with new_test_broker(LOGS / f"broker-{kind}.log", kind=kind) as broker:
+        described = getattr(broker, "describe", lambda: "embedded broker (Tansu)")()
+        print(f"{described} on {broker.bootstrap_servers}", flush=True)
         yield broker
+
+
+__all__ = ["bench_broker", "embedded_broker", "kafka_worker_settings", "write_results"]
 
 
 def write_results(name: str, payload: object) -> Path:

@@ -39,7 +39,7 @@ from bench_engines import bench_settings, start_engine
 from bench_measure import (
     LOGS,
     Collector,
-    embedded_broker,
+    bench_broker,
     percentile,
     process_cpu_s,
     publish,
@@ -184,12 +184,16 @@ def print_table(windows: list[Window]) -> None:
 
 
 async def main(args: argparse.Namespace) -> int:
-    windows: list[Window] = []
-    with embedded_broker() as broker:
-        for engine in args.engines:
-            windows += await measure(engine, broker, args, LOGS)
-    print_table(windows)
-    write_results("idle_cost", [asdict(w) for w in windows])
+    rows: list[dict[str, object]] = []
+    for kind in args.brokers:
+        windows: list[Window] = []
+        with bench_broker(kind) as broker:
+            for engine in args.engines:
+                windows += await measure(engine, broker, args, LOGS)
+        print(f"\n{kind} broker:")
+        print_table(windows)
+        rows += [{"broker": kind, **asdict(w)} for w in windows]
+    write_results("idle_cost", rows)
     return 0
 
 
@@ -209,6 +213,13 @@ SERVED = {
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--window", type=float, default=30.0, help="seconds per window")
+    parser.add_argument(
+        "--brokers",
+        nargs="+",
+        default=["embedded"],
+        choices=["embedded", "kafka"],
+        help="measure on each: the embedded Tansu, one Apache Kafka node (Java)",
+    )
     parser.add_argument("--settle", type=float, default=10.0, help="seconds after warm-up")
     parser.add_argument("--partitions", type=int, default=8)
     parser.add_argument("--concurrent", type=int, default=200, help="real runs at a time")

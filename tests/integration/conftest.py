@@ -23,7 +23,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 from apache_kafka import KafkaCluster
-from test_brokers import new_test_broker
+from test_brokers import broker_kind, kafka_worker_settings, new_test_broker
 
 from loopwarden.cli.runtime import start_worker_process, stop_process
 from loopwarden.schemas.warnings import WarningKind
@@ -78,9 +78,11 @@ def isolated_settings(
     # the wiring tests count on the seed's triggers (three actions of one type, any
     # failure); the default profile's decisions are the unit tests' and the demo's
     detection = settings.detection.model_copy(update={"profile": "seed"})
-    return settings.model_copy(
+    settings = settings.model_copy(
         update={"log_level": "info", "memory": memory, "data_dir": local, "detection": detection}
     )
+    # on Apache Kafka, the compose workers' client settings (infra/worker-kafka.env)
+    return kafka_worker_settings(settings) if broker_kind() == "kafka" else settings
 
 
 class WorkerProcess:

@@ -46,10 +46,31 @@ def interpolate(value: str, env: dict[str, str]) -> str:
 WORKERS = ("worker-1", "worker-2")
 
 
+def read_env_file(path: Path) -> dict[str, str]:
+    """A compose env_file: NAME=VALUE lines, # comments."""
+    lines = (line.strip() for line in path.read_text().splitlines())
+    return dict(line.split("=", 1) for line in lines if line and not line.startswith("#"))
+
+
+def test_the_tests_start_kafka_workers_with_the_compose_workers_kafka_settings(monkeypatch):
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests" / "support"))
+    from test_brokers import kafka_worker_settings
+
+    compose_kafka = worker_settings(monkeypatch).kafka
+    tested = kafka_worker_settings(Settings()).kafka
+    assert tested.session_timeout_s == compose_kafka.session_timeout_s == 10
+    assert tested.fetch_max_wait_ms == compose_kafka.fetch_max_wait_ms == 50
+
+
 def worker_settings(monkeypatch, name: str = "worker-1") -> Settings:
     """The settings a compose worker runs with, read by the worker's own settings code."""
     worker = compose()["services"][name]
     supplied = {"LOOPWARDEN_API__TOKEN": "t0ken"}
+    for env_file in worker.get("env_file", ()):  # environment: wins over env_file
+        for variable, value in read_env_file(ROOT / env_file).items():
+            monkeypatch.setenv(variable, value)
     for variable, value in worker["environment"].items():
         monkeypatch.setenv(variable, interpolate(str(value), supplied))
     dockerfile = (ROOT / "infra" / "worker.Dockerfile").read_text()

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
-from test_brokers import new_test_broker
+from test_brokers import kafka_worker_settings, new_test_broker
 
 from loopwarden.agents.capabilities import capability
 from loopwarden.agents.monitor.state import LoopState
@@ -35,7 +35,7 @@ from loopwarden.schemas.events import ActionEvent
 from loopwarden.settings import Settings
 from loopwarden.streams.client.offsets import probe_end_offsets
 from loopwarden.streams.client.publisher import make_action_event
-from loopwarden.streams.tools.broker import free_port
+from loopwarden.streams.tools.broker import EmbeddedBroker, free_port
 from loopwarden.streams.tools.topics import ensure_topics
 
 MONITOR_WARNINGS = frozenset({"action_type_spin", "code_edit_spin", "action_failed"})
@@ -231,6 +231,8 @@ class Cluster:
             partitions=self.partitions,
         )
         self.settings = cluster_settings(settings, data, overrides)
+        if not isinstance(self.broker, EmbeddedBroker):  # the compose workers' Kafka settings
+            self.settings = kafka_worker_settings(self.settings)
         self._create_topics()
         return self
 
