@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import signal
+import subprocess
 import sys
 import time
 import uuid
@@ -166,7 +167,12 @@ async def measure(
     finally:
         await collector.stop()
         process.terminate()
-        process.wait(20)
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:  # measured already: do not lose the run over it
+            print(f"  {engine} did not stop within 20 s of SIGTERM: killed", flush=True)
+            process.kill()
+            process.wait(10)
     return windows
 
 
