@@ -47,8 +47,8 @@ def bench_broker(kind: str) -> Iterator[Any]:
         raise SystemExit(f"--brokers: {kind!r} is none of {', '.join(BROKER_KINDS)}")
     LOGS.mkdir(parents=True, exist_ok=True)
     with new_test_broker(LOGS / f"broker-{kind}.log", kind=kind) as broker:
-        described = getattr(broker, "describe", lambda: "embedded broker (Tansu)")()
-        print(f"{described} on {broker.bootstrap_servers}", flush=True)
+        described = getattr(broker, "describe", None)
+        print(described() if described else f"broker on {broker.bootstrap_servers}", flush=True)
         yield broker
 
 
