@@ -26,7 +26,8 @@ async def test_the_worker_consumer_fetches_with_the_configured_wait(broker):
     assert consumer._fetch_max_wait_ms == settings.kafka.fetch_max_wait_ms
     await consumer.start()
     try:
-        assert consumer._fetcher._fetch_max_wait_ms == settings.kafka.fetch_max_wait_ms == 10
+        # ours (10 ms, 50 on Apache Kafka: infra/worker-kafka.env), not Faust's hard-coded 1500
+        assert consumer._fetcher._fetch_max_wait_ms == settings.kafka.fetch_max_wait_ms < 1500
     finally:
         await consumer.stop()
 
