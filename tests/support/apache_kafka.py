@@ -45,6 +45,8 @@ HEAP = ("-Xms64m", "-Xmx384m", "-XX:+UseSerialGC")
 serial collector (two cores shared with the workers and the tests)."""
 
 TEST_BROKER_CONFIG: dict[str, str] = {
+    # as docker-compose.yml's broker: every topic is created by name, with its configs
+    "auto.create.topics.enable": "false",
     # a group's first join is not held back 3 s for more members (tests start one)
     "group.initial.rebalance.delay.ms": "0",
     # the offsets topic is made at the first group: 50 partitions cost seconds here
@@ -53,8 +55,9 @@ TEST_BROKER_CONFIG: dict[str, str] = {
     "log.cleaner.backoff.ms": "1000",
     "log.segment.delete.delay.ms": "1000",
 }
-"""Broker settings of the test nodes that differ from Apache Kafka's defaults, each for
-speed alone: topic configs and client settings stay those a worker uses anywhere."""
+"""Broker settings of the test nodes that differ from Apache Kafka's defaults: no topic
+auto-created (as in docker-compose.yml), the others for speed alone; topic configs and
+client settings stay those a worker uses anywhere."""
 
 
 def kafka_version() -> str:
