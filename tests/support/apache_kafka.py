@@ -32,6 +32,7 @@ from types import TracebackType
 
 from kafka_security import LISTENER, SaslSslListener
 
+from loopwarden.cli.runtime import stop_process
 from loopwarden.errors import BrokerError, ConfigurationError
 from loopwarden.streams.tools.broker import free_port, port_in_use
 from loopwarden.streams.tools.children import die_with_parent
@@ -220,12 +221,7 @@ class KafkaNode:
             return
         with contextlib.suppress(ProcessLookupError):
             os.kill(process.pid, signal.SIGCONT)  # a paused node cannot shut down
-            process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout_s)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout_s)
+        stop_process(process, timeout_s)
 
 
 class KafkaCluster:
