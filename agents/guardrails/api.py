@@ -144,6 +144,14 @@ def register_guardrails_api(app: LoopwardenApp, store: TableStore) -> None:
         finally:
             app.replies.discard(event_id, waiter)
 
+    def unknown_loop(loop_id: str) -> ApiError:
+        """404, unless this worker is taking partitions over (a rebalance, or its tables
+        still recovering): then a family it cannot find may just not be restored yet,
+        and the answer is 503, retry (a 404 had followed an acknowledged completion)."""
+        if app.rebalancing or not app.tables.recovery.completed.is_set():
+            return ApiError(503, "partitions are being taken over here; retry shortly")
+        return ApiError(404, f"unknown loop {loop_id!r}")
+
     def load(family: str) -> FamilyState | None:
         data = store.get(family.encode())
         return FamilyState.restore(family, data) if data else None
@@ -198,7 +206,7 @@ def register_guardrails_api(app: LoopwardenApp, store: TableStore) -> None:
                 state = load(family)
                 status = engine.status(state, loop_id) if state else None
                 if status is None:
-                    raise ApiError(404, f"unknown loop {loop_id!r}")
+                    raise unknown_loop(loop_id)
                 return status
 
             return await answer(self, handle)
@@ -223,7 +231,7 @@ def register_guardrails_api(app: LoopwardenApp, store: TableStore) -> None:
                     return forwarded
                 state = load(family)
                 if state is None or loop_id not in state.traces:
-                    raise ApiError(404, f"unknown loop {loop_id!r}")
+                    raise unknown_loop(loop_id)
                 return await publish_and_wait("guardrail_override", loop_id, data)
 
             return await answer(self, handle)
