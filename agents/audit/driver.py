@@ -29,6 +29,8 @@ from loopwarden.streams.tools.replay_reader import (
     TopicRangeReader,
     committed_offsets,
 )
+from loopwarden.streams.tools.topic_plan import events_topic
+from loopwarden.streams.tools.topics import ensure_topic
 
 INPUTS = tuple(dict.fromkeys(c.replay.input for c in replayable() if c.replay is not None))
 """The names ``--input`` takes: each replayable capability's (``actions``, ``completions``)."""
@@ -226,7 +228,9 @@ def _rebuild_note(replayer: Replayer, scope: AuditScope) -> str:
 
 
 async def emit(settings: Settings, result: AuditResult, topic: str) -> int:
-    """Publish the reproduced outputs to ``topic`` (keyed like the workers'); their count."""
+    """Publish the reproduced outputs to ``topic`` (keyed like the workers', created like
+    loopwarden's events topics when missing); their count."""
+    await ensure_topic(settings, events_topic(settings, topic))
     producer = await start_producer(
         settings.kafka.bootstrap_servers, settings.publisher, settings.kafka.security
     )

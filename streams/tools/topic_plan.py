@@ -73,6 +73,17 @@ def topic_names(settings: Settings) -> list[str]:
     ]
 
 
+def events_topic(settings: Settings, name: str) -> TopicSpec:
+    """An events topic of ``name`` laid out as loopwarden's own (``replay --emit-to``)."""
+    t = settings.topics
+    configs = {
+        "cleanup.policy": "delete",
+        "retention.ms": str(t.retention_ms),
+        "min.insync.replicas": str(t.min_insync()),
+    }
+    return TopicSpec(name, t.partitions, t.replication_factor, configs)
+
+
 def topic_plan(settings: Settings) -> list[TopicSpec]:
     """Every topic a worker with ``settings`` needs, with the configs it is created with.
 
@@ -82,16 +93,14 @@ def topic_plan(settings: Settings) -> list[TopicSpec]:
     t = settings.topics
     insync = str(t.min_insync())
     memory = {t.memory_writes, t.memory_lessons}
-    plan = []
+    plan: list[TopicSpec] = []
     for name in topic_names(settings):
-        retention = t.memory_retention_ms if name in memory else t.retention_ms
-        configs = {
-            "cleanup.policy": "delete",
-            "retention.ms": str(retention),
-            "min.insync.replicas": insync,
-        }
-        kind = "memory" if name in memory else "events"
-        plan.append(TopicSpec(name, t.partitions_of(name), t.replication_factor, configs, kind))
+        spec = events_topic(settings, name)
+        if name in memory:
+            configs = {**spec.configs, "retention.ms": str(t.memory_retention_ms)}
+            spec = TopicSpec(name, spec.partitions, spec.replication_factor, configs, "memory")
+        plan.append(TopicSpec(spec.name, t.partitions_of(name), spec.replication_factor,
+                              spec.configs, spec.kind))  # fmt: skip
     for name in changelog_topics(settings):
         configs = {"cleanup.policy": "compact", "min.insync.replicas": insync}
         if t.changelog_segment_ms is not None:

@@ -56,6 +56,7 @@ __all__ = [
     "changelog_topics",
     "check_topics",
     "copartitioned_topics",
+    "ensure_topic",
     "ensure_topics",
     "topic_names",
 ]
@@ -138,6 +139,21 @@ async def _wait_for_leaders(admin: AIOKafkaAdminClient, names: list[str]) -> Non
         if time.monotonic() > deadline:
             raise LoopwardenError(f"no leader after {LEADERS_WITHIN_S:g} s for {pending}")
         await asyncio.sleep(0.1)
+
+
+async def ensure_topic(settings: Settings, spec: TopicSpec) -> bool:
+    """Create one topic of ``spec`` when missing (a cluster may create none on its own:
+    ``auto.create.topics.enable=false``); True when it was created."""
+    admin = _admin(settings)
+    await start_client(admin, settings.kafka.bootstrap_servers)
+    try:
+        if spec.name in set(await admin.list_topics()):
+            return False
+        _raise_refusals((await admin.create_topics([_new_topic(spec)])).to_object())
+        await _wait_for_leaders(admin, [spec.name])
+        return True
+    finally:
+        await admin.close()
 
 
 async def _check_partitions(
