@@ -28,7 +28,8 @@ class TopicSpec:
     replication_factor: int
     configs: dict[str, str] = field(default_factory=dict)
     kind: str = "events"
-    """``events`` (retention), ``memory`` (the record of the memory store), ``changelog``."""
+    """``events`` (retention), ``memory`` (the record of the memory store), ``changelog``,
+    ``faust`` (its leader election)."""
 
 
 def changelog_topics(settings: Settings) -> list[str]:
@@ -73,6 +74,11 @@ def topic_names(settings: Settings) -> list[str]:
     ]
 
 
+def leader_topic(settings: Settings) -> str:
+    """Faust's leader-election topic (``<app id>-__assignor-__leader``, one partition)."""
+    return f"{settings.app_id}-__assignor-__leader"
+
+
 def events_topic(settings: Settings, name: str) -> TopicSpec:
     """An events topic of ``name`` laid out as loopwarden's own (``replay --emit-to``)."""
     t = settings.topics
@@ -101,6 +107,11 @@ def topic_plan(settings: Settings) -> list[TopicSpec]:
             spec = TopicSpec(name, spec.partitions, spec.replication_factor, configs, "memory")
         plan.append(TopicSpec(spec.name, t.partitions_of(name), spec.replication_factor,
                               spec.configs, spec.kind))  # fmt: skip
+    # Faust declares it at start, but a worker's group may form before a cluster that
+    # creates no topic on its own has it: no leader, no leader timers (index upkeep,
+    # maintenance) until the next metadata refresh, up to five minutes later
+    leader = events_topic(settings, leader_topic(settings))
+    plan.append(TopicSpec(leader.name, 1, leader.replication_factor, leader.configs, "faust"))
     for name in changelog_topics(settings):
         configs = {"cleanup.policy": "compact", "min.insync.replicas": insync}
         if t.changelog_segment_ms is not None:

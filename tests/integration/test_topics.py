@@ -10,6 +10,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from loopwarden.errors import ConfigurationError
+from loopwarden.streams.tools.topic_plan import leader_topic
 from loopwarden.streams.tools.topics import (
     changelog_topics,
     check_topics,
@@ -36,7 +37,7 @@ async def test_changelogs_are_created_with_the_configured_partitions(broker):
     settings = isolated_settings(broker, "layout")
     created = await ensure_topics(settings)
     wanted = topic_names(settings) + changelog_topics(settings)
-    assert sorted(created) == sorted(wanted)
+    assert sorted(created) == sorted([*wanted, leader_topic(settings)])
     counts = await _partitions(broker.bootstrap_servers, wanted)
     lessons = counts.pop(settings.topics.memory_lessons)
     assert lessons == settings.topics.lessons_partitions == 1  # few, one table: one partition

@@ -18,6 +18,7 @@ from loopwarden.streams.tools.topic_plan import (
     changelog_topics,
     create_commands,
     drift,
+    leader_topic,
     topic_names,
     topic_plan,
 )
@@ -43,7 +44,10 @@ def test_min_insync_replicas_above_the_replicas_is_refused():
 def test_every_topic_is_planned_once_with_explicit_configs():
     settings = with_topics(replication_factor=3)
     plan = {spec.name: spec for spec in topic_plan(settings)}
-    assert sorted(plan) == sorted(topic_names(settings) + changelog_topics(settings))
+    assert sorted(plan) == sorted(
+        [*topic_names(settings), *changelog_topics(settings), leader_topic(settings)]
+    )
+    assert plan[leader_topic(settings)].partitions == 1  # Faust's leader election
     for spec in plan.values():
         assert spec.replication_factor == 3
         assert spec.configs["min.insync.replicas"] == "2"
