@@ -148,7 +148,8 @@ def register_guardrails_api(app: LoopwardenApp, store: TableStore) -> None:
         """404, unless this worker is taking partitions over (a rebalance, or its tables
         still recovering): then a family it cannot find may just not be restored yet,
         and the answer is 503, retry (a 404 had followed an acknowledged completion)."""
-        if app.rebalancing or not app.tables.recovery.completed.is_set():
+        tables: Any = app.tables  # Faust's TableManager (its type declares no recovery)
+        if app.rebalancing or not tables.recovery.completed.is_set():
             return ApiError(503, "partitions are being taken over here; retry shortly")
         return ApiError(404, f"unknown loop {loop_id!r}")
 
