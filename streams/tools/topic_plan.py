@@ -8,7 +8,7 @@ Pure: :func:`topic_plan` is what ``ensure_topics`` creates, what ``loopwarden to
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from loopwarden.settings import Settings
 
@@ -101,17 +101,15 @@ def topic_plan(settings: Settings) -> list[TopicSpec]:
     memory = {t.memory_writes, t.memory_lessons}
     plan: list[TopicSpec] = []
     for name in topic_names(settings):
-        spec = events_topic(settings, name)
-        if name in memory:
-            configs = {**spec.configs, "retention.ms": str(t.memory_retention_ms)}
-            spec = TopicSpec(name, spec.partitions, spec.replication_factor, configs, "memory")
-        plan.append(TopicSpec(spec.name, t.partitions_of(name), spec.replication_factor,
-                              spec.configs, spec.kind))  # fmt: skip
+        spec = replace(events_topic(settings, name), partitions=t.partitions_of(name))
+        if name in memory:  # the record a store is rebuilt from
+            retention = {"retention.ms": str(t.memory_retention_ms)}
+            spec = replace(spec, configs={**spec.configs, **retention}, kind="memory")
+        plan.append(spec)
     # Faust declares it at start, but a worker's group may form before a cluster that
     # creates no topic on its own has it: no leader, no leader timers (index upkeep,
     # maintenance) until the next metadata refresh, up to five minutes later
-    leader = events_topic(settings, leader_topic(settings))
-    plan.append(TopicSpec(leader.name, 1, leader.replication_factor, leader.configs, "faust"))
+    plan.append(replace(events_topic(settings, leader_topic(settings)), partitions=1, kind="faust"))
     for name in changelog_topics(settings):
         configs = {"cleanup.policy": "compact", "min.insync.replicas": insync}
         if t.changelog_segment_ms is not None:
