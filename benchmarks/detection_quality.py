@@ -40,7 +40,7 @@ import click
 from loopwarden.agents.analyst.heuristics import semantic_spin
 from loopwarden.agents.spin.detector import REGISTRY
 from loopwarden.evaluation import tuning
-from loopwarden.evaluation.dataset import Run, load
+from loopwarden.evaluation.dataset import SIGNALS, Run, load
 from loopwarden.evaluation.replay import Shown, warnings_of
 from loopwarden.evaluation.scoring import Figures, score
 from loopwarden.settings import Settings
@@ -134,7 +134,8 @@ def explain(runs: list[Run], shown: dict[str, list[Shown]]) -> list[str]:
             lines.append(f"missed  {run.loop_id}: {segs}; warned at {at or 'none'}")
         if not run.looping and mine:
             first = mine[0]
-            name = str(run.events[first.position].get("action_name") or "")[:70]
+            event = run.events[run.positions.index(first.position)]
+            name = str(event.get("action_name") or event.get("result") or "")[:70]
             lines.append(
                 f"wrongly {run.loop_id}: {len(mine)} warning(s), first at {first.position} "
                 f"({first.kind}) on {name!r}"
@@ -209,6 +210,36 @@ def loso_report(runs: list[Run], base: Settings) -> dict[str, Any]:
     }
 
 
+SIGNAL_SETS = {
+    "none": (),
+    "rejected": ("rejected",),
+    "counterpart": ("counterpart",),
+    "both": SIGNALS,
+}
+
+
+def side_by_side(root: Path, base: Settings) -> None:
+    """The leave-one-source-out summary of the default profile for each set of signals
+    (what a user whose integration cannot publish a signal gets), to
+    ``results/detection_signals.json``."""
+    out: dict[str, Any] = {}
+    for label, signals in SIGNAL_SETS.items():
+        print(f"\n=== signals: {label}")
+        out[label] = loso_report(load(root, signals), base)
+    print(
+        f"\n{'signals':<14}{'recall':>8}{'worst':>8}{'timely':>8}{'false':>8}{'worst':>8}{'prec.':>8}"
+    )
+    for label, report in out.items():
+        s = report["summary"]
+        print(
+            f"{label:<14}{pct(s['recall_mean']):>8}{pct(s['recall_worst']):>8}"
+            f"{pct(s['timely_mean']):>8}{pct(s['false_alarms_mean']):>8}"
+            f"{pct(s['false_alarms_worst']):>8}{pct(s['precision_mean']):>8}"
+        )
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "detection_signals.json").write_text(json.dumps(out, indent=2, default=str))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dir", help="dataset directory (events/, loops.jsonl, labels.csv)")
@@ -218,17 +249,39 @@ def main() -> None:
     parser.add_argument(
         "--no-loso", action="store_true", help="skip the leave-one-source-out table"
     )
+    parser.add_argument(
+        "--signals",
+        default=",".join(SIGNALS),
+        help=f"optional signals the runs carry, comma-separated, from {', '.join(SIGNALS)} "
+        "('' for none; default: all)",
+    )
+    parser.add_argument(
+        "--side-by-side",
+        action="store_true",
+        help="only the leave-one-source-out summary with and without each signal",
+    )
     args = parser.parse_args()
     root = dataset_dir(args.dir)
-    runs = load(root)
     base = with_overrides(Settings(), args.set)
+    if args.side_by_side:
+        side_by_side(root, base)
+        return
+    signals = [name for name in args.signals.split(",") if name]
+    runs = load(root, signals)
     looping = sum(run.looping for run in runs)
     print(
         f"{root}: {len(runs)} runs ({looping} looping, {len(runs) - looping} loop-free), "
-        f"{sum(len(r.events) for r in runs)} actions; sources: "
+        f"{sum(r.actions for r in runs)} actions; sources: "
         + ", ".join(sorted({r.source for r in runs}))
+        + f"; signals: {', '.join(signals) or 'none'}"
     )
-    report: dict[str, Any] = {"dataset": str(root), "goals": GOALS, "profiles": {}, "detectors": {}}
+    report: dict[str, Any] = {
+        "dataset": str(root),
+        "signals": signals,
+        "goals": GOALS,
+        "profiles": {},
+        "detectors": {},
+    }
     per_source: dict[str, dict[str, Figures]] = {}
     outcome_rows: dict[str, dict[str, float]] = {}
     default_shown: dict[str, list[Shown]] = {}

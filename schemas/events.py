@@ -216,8 +216,17 @@ class ActionPayload(BaseModel):
         description="The task this loop was given (a delegated loop: what its parent asked); "
         "the first event that carries it counts.",
     )
-    turn: Literal["tool_call", "message"] | None = Field(
-        None, description="message: an agent turn without a tool call (default: a tool call)."
+    turn: Literal["tool_call", "message", "counterpart"] | None = Field(
+        None,
+        description="message: an agent turn without a tool call; counterpart: what the "
+        "person (or the calling agent) said to this agent, text in result (default: a tool "
+        "call).",
+    )
+    rejected: bool | None = Field(
+        None,
+        description="The tool or harness refused this call before it had any effect (a "
+        "validation error, a 4xx, an edit refused by a linter, a reply in the wrong "
+        "format); implies success=false.",
     )
     result: str | None = Field(
         None,
@@ -256,10 +265,26 @@ class ActionPayload(BaseModel):
         else ``loop_id`` itself (a loop nobody delegated to is its own family's root)."""
         return self.root_loop_id or self.parent_loop_id or loop_id
 
+    @model_validator(mode="before")
+    @classmethod
+    def _rejected_failed(cls, data: Any) -> Any:
+        """A rejected call failed: ``success`` defaults to false, and true is refused."""
+        if isinstance(data, dict) and data.get("rejected") is True:
+            if data.get("success") is True:
+                raise ValueError("a rejected call did not succeed: leave success out or false")
+            if data.get("success") is not False:
+                data = {**data, "success": False}
+        return data
+
     @property
     def failed(self) -> bool:
         """The action failed (an unknown outcome is not a failure)."""
         return self.success is False
+
+    @property
+    def counterpart(self) -> bool:
+        """What the person (or the calling agent) said to this agent, not its action."""
+        return self.turn == "counterpart"
 
 
 class ActionEvent(Envelope):

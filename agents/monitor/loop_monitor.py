@@ -27,7 +27,7 @@ from loopwarden.agents.reflection.levels import (
 )
 from loopwarden.agents.spin import texts
 from loopwarden.agents.spin.code_edit import edit_record
-from loopwarden.agents.spin.detector import REGISTRY, Finding, Observation
+from loopwarden.agents.spin.detector import REGISTRY, Finding, Observation, said_by_counterpart
 from loopwarden.agents.spin.ladder import raised
 from loopwarden.agents.spin.profiles import resolve as resolve_profile
 from loopwarden.agents.spin.repeat_texts import step_text
@@ -107,6 +107,10 @@ class LoopMonitor:
             if cfg.learn_from_failures:
                 covered.lessons.append(lesson(state, event, cfg, during_outage=True))
             return self._applied(state, event, origin, covered)
+        if said_by_counterpart(payload, cfg):
+            # what the person said: not one of the agent's actions (no count, no window,
+            # no ladder step, no reflection), so no detector sees it and no streak breaks
+            return self._applied(state, event, origin, Findings(ReflectionLevel.NONE))
         same_step = payload.response_id is not None and payload.response_id == state.response_id
         state.response_id = payload.response_id
         state.seq += 1

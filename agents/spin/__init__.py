@@ -21,6 +21,7 @@ from loopwarden.agents.spin.repeated_call import RepeatedCall
 from loopwarden.agents.spin.repeated_failure import RepeatedFailure
 from loopwarden.agents.spin.repeated_message import RepeatedMessage
 from loopwarden.agents.spin.repeated_outcome import RepeatedOutcome
+from loopwarden.agents.spin.repeated_rejection import RepeatedRejection
 from loopwarden.agents.spin.restated_message import RestatedMessage
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "RepeatedFailure",
     "RepeatedMessage",
     "RepeatedOutcome",
+    "RepeatedRejection",
     "RestatedMessage",
     "RooRepetition",
 ]

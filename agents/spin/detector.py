@@ -48,6 +48,19 @@ class Observation:
         """The action failed."""
         return self.event.payload.failed
 
+    @property
+    def counterpart(self) -> bool:
+        """What the person (or the calling agent) said to the agent, not its action."""
+        return said_by_counterpart(self.event.payload, self.settings)
+
+
+def said_by_counterpart(payload: Any, settings: DetectionSettings) -> bool:
+    """A counterpart's turn: ``turn: "counterpart"``, or a message turn of one of
+    ``detection.counterpart_agents`` (``agent: "user"``, as chat logs name the person)."""
+    return payload.turn == "counterpart" or (
+        payload.turn == "message" and payload.agent in settings.counterpart_agents
+    )
+
 
 @dataclass(frozen=True, slots=True)
 class Finding:

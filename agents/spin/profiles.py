@@ -30,7 +30,14 @@ class Profile:
 
 PROFILES = {
     "loops": Profile(
-        ("repeated_outcome", "repeated_message", "restated_message", "code_edit"), ladder=True
+        (
+            "repeated_rejection",
+            "repeated_outcome",
+            "repeated_message",
+            "restated_message",
+            "code_edit",
+        ),
+        ladder=True,
     ),
     "seed": Profile(("action_type", "code_edit", "action_failed"), ladder=False),
     "patterns": Profile(

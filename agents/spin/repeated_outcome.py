@@ -33,11 +33,11 @@ plain shell read). Message turns are :mod:`~loopwarden.agents.spin.repeated_mess
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from loopwarden.agents.spin import repeat_texts as texts
+from loopwarden.agents.spin.call_words import call_similarity, call_words, shares_target
 from loopwarden.agents.spin.detector import (
     Detector,
     Finding,
@@ -45,7 +45,7 @@ from loopwarden.agents.spin.detector import (
     history_of,
     register,
 )
-from loopwarden.agents.spin.normalise import identifiers, normalised, similarity, sketch
+from loopwarden.agents.spin.normalise import normalised, similarity, sketch
 from loopwarden.agents.spin.read_region import read_region, same_file, same_region
 from loopwarden.schemas.events import result_digest
 
@@ -93,56 +93,6 @@ def outcome_key(seen: Observation) -> str | None:
     return None if payload.success is None else UNKNOWN
 
 
-def _leaves(value: Any) -> list[str]:
-    if isinstance(value, dict):
-        return [leaf for item in value.values() for leaf in _leaves(item)]
-    if isinstance(value, list):
-        return [leaf for item in value for leaf in _leaves(item)]
-    return [" ".join(str(value).lower().split())] if value not in (None, "") else []
-
-
-def _call_words(seen: Observation) -> list[Any]:
-    """A call's words (type, name, arguments), the identifiers among them and its argument
-    values, for telling a trivial variant: the words or the arguments may differ a
-    little, the identifiers not at all."""
-    payload = seen.event.payload
-    text = f"{payload.action_type} {payload.action_name or ''} {payload.params}"
-    return [sketch(text, mask=False), identifiers(text), sorted(set(_leaves(payload.params)))]
-
-
-def call_similarity(a: list[Any], b: list[Any]) -> float:
-    """How alike two failed calls are: their words' similarity, or the share of the
-    smaller call's argument values the other has too (``search(name='X', file='f')``
-    and ``search(name='X')`` look for the same ``X``: one narrows the other), whichever
-    is higher; 0 when their identifiers differ."""
-    if a[1] != b[1]:
-        return 0.0
-    words = similarity(a[0], b[0])
-    if len(a) < 3 or len(b) < 3 or not a[2] or not b[2]:
-        return words
-    mine, theirs = set(a[2]), set(b[2])
-    return max(words, len(mine & theirs) / min(len(mine), len(theirs)))
-
-
-_PLACE = re.compile(
-    r"/|\\|\.(py|pyi|js|jsx|ts|tsx|java|kt|go|rs|c|h|cc|cpp|hpp|cs|rb|php|swift|scala|sh"
-    r"|md|rst|txt|json|ya?ml|toml|cfg|ini|xml|html|css|sql|csv|log)$",
-    re.IGNORECASE,
-)
-"""An argument value that names a place (a path, a source or data file), not the thing
-looked for (``Basic.atoms`` is a name, ``basic.py`` a place)."""
-
-
-def shares_target(a: list[Any], b: list[Any]) -> bool:
-    """Two failed calls look for the same thing: they share an argument value that is
-    not a place (``get_response_async`` in ``search(name=X, file=f)`` and
-    ``search(name=X, class=C)``; sharing only ``file=f`` is looking elsewhere in one
-    file), and their identifiers agree."""
-    if len(a) < 3 or len(b) < 3 or a[1] != b[1]:
-        return False
-    return any(not _PLACE.search(value) for value in set(a[2]) & set(b[2]))
-
-
 @register
 @dataclass(slots=True)
 class RepeatedOutcome(Detector):
@@ -170,7 +120,7 @@ class RepeatedOutcome(Detector):
             del history[: -cfg.outcome_window]
             return None
         mine = sketch(payload.result) if payload.result else []
-        call = _call_words(seen) if payload.failed and cfg.retry_similarity < 1 else []
+        call = call_words(seen.event.payload) if payload.failed and cfg.retry_similarity < 1 else []
 
         def repeats(item: Item) -> bool:
             if item[3] is None:

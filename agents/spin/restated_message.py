@@ -9,9 +9,13 @@ give — rewords each turn, so word overlap misses it. Message turns (``turn:
 the speaker's last ``detection.restate_window - 1`` turns *with nothing else in
 between* (no tool call, no other speaker), the speaker is going round in circles.
 
-Anything else in the loop starts a new streak: a tool call gives the agent something
+Anything else the agent does starts a new streak: a tool call gives the agent something
 new to say, and in a multi-agent chat the turns between are its colleagues' answers
-(:mod:`~loopwarden.agents.spin.repeated_message` judges those chats). Turns naming
+(:mod:`~loopwarden.agents.spin.repeated_message` judges those chats). The
+counterpart's turns (what the person said, :func:`~loopwarden.agents.spin.detector.
+said_by_counterpart`) are not the agent's doing and never reach this detector: a support
+agent asking again for an order number the person keeps giving is restating, whether
+or not the person's replies are published. Turns naming
 other quoted targets (``'Sylvia'``, ``'Munich'``) are other requests, however alike
 the rest; turns shorter than ``detection.message_min_words`` words ("OK", "Thank
 you!") are not compared. No ``agent`` field is needed: a single agent's turns are

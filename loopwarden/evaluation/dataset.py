@@ -14,11 +14,21 @@ line's signals the way an adapter would:
 - ``params.edit_file`` names the edited file of an ``edit``;
 - ``success_basis: none`` (the source does not say) is an unknown outcome.
 Fields an event already carries (``turn``, ``result``, ``agent``, …) are kept.
+
+Two signals an integration may or may not publish are passed only when asked
+(``signals``), so every figure can be given with and without them:
+
+- ``rejected``: a call the harness refused before it had any effect, where the source
+  records it (:data:`REJECTIONS`: mini-swe-agent's reply-format errors, tau-bench's tool
+  errors, which its tools raise before changing anything);
+- ``counterpart``: the person's turns, read from ``person-turns/<source>/`` in place of
+  ``events/<source>/`` where that folder has the run.
 """
 
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,6 +87,29 @@ class Run:
     def looping(self) -> bool:
         return bool(self.segments)
 
+    @property
+    def positions(self) -> list[int]:
+        """Per event, its position as ``loops.jsonl`` counts them: the agent's actions
+        only; a counterpart's turn (a line without ``iteration``) is at the agent's action
+        before it."""
+        out, position = [], -1
+        for event in self.events:
+            if not _heard(event):
+                position += 1
+            out.append(max(position, 0))
+        return out
+
+    @property
+    def actions(self) -> int:
+        """The agent's actions (the counterpart's turns are not)."""
+        return sum(1 for event in self.events if not _heard(event))
+
+
+def _heard(event: dict[str, Any]) -> bool:
+    return event.get("turn") == "counterpart" or (
+        event.get("turn") == "message" and "iteration" not in event
+    )
+
 
 def as_event(line: dict[str, Any]) -> dict[str, Any]:
     """One dataset line as the flat event an adapter would publish (module docstring)."""
@@ -107,15 +140,31 @@ def as_event(line: dict[str, Any]) -> dict[str, Any]:
     return event
 
 
+SIGNALS = ("rejected", "counterpart")
+"""The optional signals :func:`load` can pass (module docstring)."""
+
+REJECTIONS: dict[str, Callable[[dict[str, Any]], bool]] = {
+    "mini-swe-agent": lambda line: line.get("action_type") == "(format_error)",
+    "tau-bench": lambda line: line.get("success") is False,
+}
+"""Per source: the lines that record a call the harness refused, as its adapter would
+mark them ``rejected``."""
+
+
 def source_of(line: dict[str, Any], path: Path) -> str:
     """The run's source: ``params.source`` up to its first ``/``, else its folder."""
     source = str((line.get("params") or {}).get("source") or path.parent.name)
     return source.split("/", 1)[0]
 
 
-def load(root: Path) -> list[Run]:
+def load(root: Path, signals: Iterable[str] = ()) -> list[Run]:
     """Every run under ``root/events`` with its annotation (runs without one are left
-    out: they cannot be scored) and outcome label when ``labels.csv`` has one."""
+    out: they cannot be scored) and outcome label when ``labels.csv`` has one, with the
+    optional ``signals`` passed (module docstring)."""
+    wanted = set(signals)
+    unknown = wanted - set(SIGNALS)
+    if unknown:
+        raise ValueError(f"unknown signal(s) {sorted(unknown)}: choose from {SIGNALS}")
     annotations = {}
     for raw in (root / "loops.jsonl").read_bytes().splitlines():
         if raw.strip():
@@ -127,9 +176,16 @@ def load(root: Path) -> list[Run]:
             outcomes = {row["loop_id"]: row.get("outcome", "") for row in csv.DictReader(handle)}
     runs = []
     for path in sorted((root / "events").glob("*/*.jsonl")):
+        heard = root / "person-turns" / path.parent.name / path.name
+        if "counterpart" in wanted and heard.exists():
+            path = heard
         lines = [codec.loads(raw) for raw in path.read_bytes().splitlines() if raw.strip()]
         if not lines or lines[0]["loop_id"] not in annotations:
             continue
+        source = source_of(lines[0], path)
+        refused = REJECTIONS.get(source) if "rejected" in wanted else None
+        if refused is not None:
+            lines = [{**line, "rejected": True} if refused(line) else line for line in lines]
         note = annotations[lines[0]["loop_id"]]
         segments = [
             Segment(s["start"], s["evident"], s["end"], s.get("kind", ""), s.get("note", ""))
@@ -138,7 +194,7 @@ def load(root: Path) -> list[Run]:
         runs.append(
             Run(
                 loop_id=lines[0]["loop_id"],
-                source=source_of(lines[0], path),
+                source=source,
                 events=[as_event(line) for line in lines],
                 segments=segments,
                 confidence=note.get("confidence", ""),

@@ -36,11 +36,13 @@ def warnings_of(
         states: dict[str, Any] = {}
         positions: dict[str, int] = {}
         found: list[Shown] = []
-        for position, event in enumerate(run.events):
+        where_in_run = run.positions
+        for line, event in enumerate(run.events):
+            position = where_in_run[line]
             # the very envelope `detect` builds (time: the line number when absent)
-            envelope = envelope_from_json(dict(event), position, id_prefix=run.loop_id)
+            envelope = envelope_from_json(dict(event), line, id_prefix=run.loop_id)
             positions[envelope["event_id"]] = position
-            source = SourcePosition("dataset", 0, position)
+            source = SourcePosition("dataset", 0, line)
             outcome = processor.process(codec.dumps(envelope), None, source, states.get)
             states.update(outcome.states)
             for warning in outcome.warnings:

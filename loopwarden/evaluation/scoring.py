@@ -76,7 +76,7 @@ def score(runs: Iterable[Run], positions: Mapping[str, Sequence[int]]) -> Figure
             free += 1
             warned_free += bool(mine)
             free_warnings += len(mine)
-            free_actions += len(run.events)
+            free_actions += run.actions
     return Figures(
         looping_runs=looping,
         loop_free_runs=free,

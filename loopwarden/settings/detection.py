@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Language = Literal["en", "zh"]
+ToolRule = Literal["exempt", "poll", "masked", "numbers"]
 
 
 class DetectionSettings(BaseModel):
@@ -111,6 +112,41 @@ class DetectionSettings(BaseModel):
         le=1.0,
         description="restated_message: turns whose meanings (sentence-encoder cosine) are "
         "at least this alike say the same thing.",
+    )
+    rejection_repeats: int = Field(
+        2,
+        ge=2,
+        description="repeated_rejection: the same attempt (alike words or the same target) "
+        "refused for the same reason (events with rejected=true) this many times among the "
+        "agent's last outcome_window calls.",
+    )
+    rejection_streak: int = Field(
+        3,
+        ge=2,
+        description="repeated_rejection: one tool refusing any calls for the same reason "
+        "this many times among the agent's last rejection_window calls.",
+    )
+    rejection_window: int = Field(
+        4, ge=2, description="repeated_rejection: the calls rejection_streak counts among."
+    )
+    poll_repeats: int = Field(
+        8,
+        ge=2,
+        description="repeated_outcome: a polling call (one that waits: sleep, watch, or a tool "
+        "set to poll) repeats only after this many unchanged results, and never before twice "
+        "the longest wait it saw end in a change.",
+    )
+    tools: dict[str, ToolRule] = Field(
+        default_factory=dict,
+        description="Per tool (a glob matched against action_type and action_name, such as "
+        "'kubectl get *'): exempt (never a repeat), poll (a polling call), masked (numbers "
+        "in its results do not count) or numbers (numbers that move are progress, the "
+        "default).",
+    )
+    counterpart_agents: frozenset[str] = Field(
+        frozenset({"user", "human", "person", "customer"}),
+        description="Message turns whose agent is one of these are the counterpart's turns "
+        "(what the person said), as if published with turn=counterpart.",
     )
     volatile_param_keys: str = Field(
         r"(?i)^(request_id|idempotency_key|trace_id|span_id|nonce|ts|timestamp)$",

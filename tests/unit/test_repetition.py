@@ -256,7 +256,7 @@ def test_the_very_same_failing_lookup_again_makes_the_name_elsewhere_the_same_at
         lookup("set_xlim", file_name="axes/_base.py"),
     ]
     assert fired(shown(same_file, ["repeated_outcome"])) == []
-    from loopwarden.agents.spin.repeated_outcome import _PLACE
+    from loopwarden.agents.spin.call_words import _PLACE
 
     assert [bool(_PLACE.search(v)) for v in ("Basic.atoms", "basic.py", "a/b", "Q")] == [
         False,

@@ -178,6 +178,7 @@ def test_profiles_and_unknown_detectors():
     default = LoopMonitor(DetectionSettings())
     assert default.ladder
     assert default.detectors == (
+        "repeated_rejection",
         "repeated_outcome",
         "repeated_message",
         "restated_message",
