@@ -85,6 +85,18 @@ def same_region(a: Region | list[str], b: Region | list[str]) -> bool:
     return shared * 2 >= shorter
 
 
+def narrows(earlier: Region | list[str], now: Region | list[str]) -> bool:
+    """``now`` zooms into ``earlier``: a shorter window inside it, in one file (``1,300``
+    then ``150,210`` then ``203,208``: finding the spot, not looking at it again)."""
+    if not same_file(earlier[0], now[0]):
+        return False
+    outer, inner = _lines(earlier[1]), _lines(now[1])
+    if outer is None or inner is None:
+        return earlier[1] == "" and now[1] != ""  # a region of a file read whole
+    inside = outer[0] <= inner[0] and inner[1] <= outer[1]
+    return inside and inner[1] - inner[0] < outer[1] - outer[0]
+
+
 def _lines(lines: str) -> tuple[int, int] | None:
     start, dash, end = lines.partition("-")
     if not dash or not start.isdigit() or not end.isdigit():
