@@ -54,12 +54,15 @@ _PLACE = re.compile(
 looked for (``Basic.atoms`` is a name, ``basic.py`` a place)."""
 
 
-def shares_target(a: list[Any], b: list[Any], most_chars: int | None = None) -> bool:
+def shares_target(
+    a: list[Any], b: list[Any], most_chars: int | None = None, identifiers: bool = True
+) -> bool:
     """Two failed calls look for the same thing: they share an argument value that is
     not a place (``get_response_async`` in ``search(name=X, file=f)`` and
     ``search(name=X, class=C)``; sharing only ``file=f`` is looking elsewhere in one
-    file), and their identifiers agree."""
-    if len(a) < 3 or len(b) < 3 or a[1] != b[1]:
+    file), and their identifiers agree (unless ``identifiers`` is false: a refused call
+    retried with another amount). ``most_chars``: longer values are texts, not targets."""
+    if len(a) < 3 or len(b) < 3 or (identifiers and a[1] != b[1]):
         return False
     return any(
         not _PLACE.search(value) and (most_chars is None or len(value) <= most_chars)

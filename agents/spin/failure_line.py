@@ -26,6 +26,8 @@ _REASON = re.compile(
     r")",
     re.IGNORECASE,
 )
+_NAMED = re.compile(r"\b\w*(?:Error|Exception)\b:")
+"""An exception named inside a line (``E999 SyntaxError: invalid syntax``)."""
 MAX_LINE = 300
 
 
@@ -35,7 +37,7 @@ def failure_line(payload: Any) -> str:
         if not text:
             continue
         lines = [line.strip() for line in text.splitlines() if line.strip()]
-        reasons = [line for line in lines if _REASON.match(line)]
+        reasons = [line for line in lines if _REASON.match(line) or _NAMED.search(line)]
         if reasons:
             return reasons[-1][:MAX_LINE]
     first = (payload.error_message or payload.result or "").strip().splitlines()

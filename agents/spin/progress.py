@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from fnmatch import fnmatchcase
+from collections.abc import Mapping
 from typing import Any
 
 from loopwarden.schemas.text_limits import result_digest
@@ -50,7 +51,7 @@ def figures_key(text: str | None) -> str | None:
     return result_digest(" ".join(kept))[:12]
 
 
-def tool_rule(payload: Any, tools: dict[str, str]) -> str:
+def tool_rule(payload: Any, tools: Mapping[str, str]) -> str:
     """The rule of ``detection.tools`` whose glob matches the call's ``action_type`` or
     ``action_name`` first, else ``numbers``."""
     names = (payload.action_type, payload.action_name or "")

@@ -50,7 +50,7 @@ def _same_attempt(words: list[Any], earlier: list[Any]) -> bool:
     """Two refused calls are one attempt: after the same target (a short argument value
     in common that is not a path: a record, a name; a whole script or message is not a
     target)."""
-    return shares_target(words, earlier, most_chars=TARGET_CHARS)
+    return shares_target(words, earlier, most_chars=TARGET_CHARS, identifiers=False)
 
 
 @register
