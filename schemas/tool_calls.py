@@ -8,6 +8,7 @@ from typing import Any
 
 from loopwarden.errors import EventDecodeError
 from loopwarden.schemas import codec
+from loopwarden.schemas.refusals import refused
 from loopwarden.schemas.tool_reads import read_fields
 from loopwarden.schemas.warnings import LoopWarning
 
@@ -62,10 +63,12 @@ def tool_call_fields(
     response_id: str | None = None,
     duration_ms: float | None = None,
     tool: str | None = None,
+    rejected: bool | None = None,
 ) -> dict[str, Any]:
     """The payload fields of one tool call's action event (``action_type`` aside); with
     ``tool`` (its name), a call that reads a file carries ``read``
-    (:mod:`~loopwarden.schemas.tool_reads`)."""
+    (:mod:`~loopwarden.schemas.tool_reads`). A failed call is ``rejected`` when the
+    error is a refusal (:func:`~loopwarden.schemas.refusals.refused`), or as told."""
     params = canonical_args(args)
     fields: dict[str, Any] = {"params": params, "success": error is None}
     read = None if tool is None else read_fields(tool, params)
@@ -73,6 +76,8 @@ def tool_call_fields(
         fields["read"] = read
     if error is not None:
         fields["error_message"] = str(error)[:2000] or type(error).__name__
+        if rejected if rejected is not None else refused(error):
+            fields["rejected"] = True
     text = result_text(result)
     if text is not None:
         fields["result"] = text

@@ -9,7 +9,8 @@ Claude Code POSTs each hook's input as JSON to an ``http`` hook. Handled:
   session's pending warnings as ``additionalContext``, which Claude Code adds to the
   model's context;
 - ``UserPromptSubmit``: the pending warnings, as for PostToolUse (a new prompt after
-  a stop still sees why);
+  a stop still sees why); the prompt is published as the counterpart's turn (what the
+  person said: heard, not counted as the agent's action);
 - ``PreToolUse``: refused (``permissionDecision: deny``) once a stop was recommended
   for the session; otherwise no opinion;
 - ``Stop`` / ``SessionEnd``: the loop's end is published.
@@ -40,6 +41,9 @@ OBSERVED = frozenset({"PostToolUse", "PostToolUseFailure"})
 INJECTING = OBSERVED | {"UserPromptSubmit"}
 """Events whose answer can carry ``additionalContext``."""
 ENDINGS = frozenset({"Stop", "SessionEnd", "SubagentStop"})
+CHECKED_BEFORE_APPLYING = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
+"""Claude Code's tools that check a call before they change anything ("String to
+replace not found", "File has not been read yet"): their failures are refusals."""
 SUBAGENT_START = "SubagentStart"
 
 
@@ -128,6 +132,9 @@ def _action(hook: HookInput) -> tuple[str, dict[str, Any]] | None:
     if hook.hook_event_name == SUBAGENT_START and hook.agent_id is not None:
         task = {"task": hook.prompt[:TASK_MAX_CHARS]} if hook.prompt else {}
         return RUN_START, {"turn": "message", **task}
+    if hook.hook_event_name == "UserPromptSubmit" and hook.prompt:
+        # what the person said: heard, never counted as the agent's action
+        return "user", {"turn": "counterpart", "result": hook.prompt[:TASK_MAX_CHARS]}
     if hook.hook_event_name in OBSERVED and hook.tool_name:
         error = _failed(hook)
         fields = tool_call_fields(
@@ -136,6 +143,7 @@ def _action(hook: HookInput) -> tuple[str, dict[str, Any]] | None:
             error=error,
             tool_call_id=hook.tool_use_id,
             tool=hook.tool_name,
+            rejected=bool(error) and hook.tool_name in CHECKED_BEFORE_APPLYING,
         )
         return hook.tool_name, fields
     if hook.hook_event_name in ENDINGS:

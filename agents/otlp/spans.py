@@ -15,6 +15,8 @@ span                          action event
 ``gen_ai.tool.call.arguments`` ``params`` (JSON object text, or a value)
 ``gen_ai.tool.call.result``   ``result``
 status ERROR / ``error.type`` ``success: false``, ``error_message``
+``error.type`` a refusal       ``rejected`` (a validation error, or an HTTP
+/ ``http.response.status_code``  4xx but 408 and 429: :mod:`~loopwarden.schemas.refusals`)
 start, end time               ``occurred_at``, ``duration_ms``
 trace and span id             ``event_id`` (redelivery is idempotent), ``trace_context``
 ============================  ==========================================
@@ -36,6 +38,7 @@ from loopwarden.errors import EventDecodeError, EventError, FieldError
 from loopwarden.schemas import codec
 from loopwarden.schemas.events import ActionEvent
 from loopwarden.schemas.ids import derived_id
+from loopwarden.schemas.refusals import refused_status, refused_type
 from loopwarden.schemas.tool_calls import canonical_args, result_text
 from loopwarden.streams.client.event_builder import make_action_event
 
@@ -183,6 +186,9 @@ def action_of(span: Span) -> ActionEvent:
     }
     if failed:
         payload["error_message"] = span.status_message or str(error_type or "error")
+        status = attributes.get("http.response.status_code")
+        if refused_type(None if error_type is None else str(error_type)) or refused_status(status):
+            payload["rejected"] = True
     for field, name in (
         ("tool_call_id", "gen_ai.tool.call.id"),
         ("result", "gen_ai.tool.call.result"),

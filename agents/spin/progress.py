@@ -19,8 +19,8 @@ without a rule (:func:`polls`).
 from __future__ import annotations
 
 import re
-from fnmatch import fnmatchcase
 from collections.abc import Mapping
+from fnmatch import fnmatchcase
 from typing import Any
 
 from loopwarden.schemas.text_limits import result_digest

@@ -38,6 +38,8 @@ def tool_span(
     call_id: str | None = None,
     start_ns: int = 1_767_225_600_000_000_000,
     operation: str = "execute_tool",
+    error_type: str = "ToolError",
+    extra: dict | None = None,
 ) -> Span:
     """One span as a GenAI-instrumented agent emits it for a tool call."""
     attributes = {"gen_ai.operation.name": operation, "gen_ai.tool.call.arguments": arguments}
@@ -46,10 +48,11 @@ def tool_span(
         ("gen_ai.conversation.id", conversation),
         ("gen_ai.tool.call.result", result),
         ("gen_ai.tool.call.id", call_id),
-        ("error.type", error and "ToolError"),
+        ("error.type", error and error_type),
     ):
         if value is not None:
             attributes[key] = value
+    attributes.update(extra or {})
     status = Status(code=Status.STATUS_CODE_ERROR, message=error) if error else Status()
     return Span(
         trace_id=os.urandom(16),

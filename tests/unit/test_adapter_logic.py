@@ -165,6 +165,12 @@ def test_claude_code_hook_inputs_and_answers():
     prompt = post_tool_use_answer([warning()], "UserPromptSubmit")["hookSpecificOutput"]
     assert prompt["hookEventName"] == "UserPromptSubmit"
     assert action_fields(HookInput(session_id="s1", hook_event_name="UserPromptSubmit")) is None
+    said = HookInput(session_id="s1", hook_event_name="UserPromptSubmit", prompt="try again")
+    assert action_fields(said) == ("user", {"turn": "counterpart", "result": "try again"})
+    edit = {"session_id": "s1", "tool_name": "Edit", "tool_input": {"file_path": "a.py"}}
+    missed = HookInput(**edit, hook_event_name="PostToolUseFailure", error="String not found")
+    assert action_fields(missed)[1]["rejected"] is True  # checked before it changed anything
+    assert "rejected" not in action_fields(failed)[1]  # a command that ran and failed
     deny = pre_tool_use_answer(warning(step="stop"))["hookSpecificOutput"]
     assert deny["permissionDecision"] == "deny" and "4 times" in deny["permissionDecisionReason"]
 
