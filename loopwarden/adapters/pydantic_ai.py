@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic_ai.capabilities import AbstractCapability
-from pydantic_ai.exceptions import SkipModelRequest
+from pydantic_ai.exceptions import ModelRetry, SkipModelRequest, ToolRetryError
 from pydantic_ai.messages import ModelResponse, TextPart
 
 from loopwarden.adapters.guard import LoopGuard, shared_guard
@@ -114,7 +114,14 @@ class Loopwarden(AbstractCapability[Any]):
     ) -> Any:
         # a run the tool starts is a loop of this one's family
         with delegating(lineage_of(self._guard, self._loop_id(ctx))):
-            return await handler(args)
+            try:
+                return await handler(args)
+            except (ModelRetry, ToolRetryError) as retry:
+                # the tool refused the call and asks the model for other arguments: it
+                # passes the error hook by, and is published here as a refusal
+                cause = retry.__cause__ if isinstance(retry.__cause__, ModelRetry) else retry
+                self._publish(ctx, call, args, error=cause)
+                raise
 
     async def before_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any, args: Any) -> Any:
         self._started[call.tool_call_id] = time.perf_counter()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from pydantic_ai import Agent, RunContext
+from pydantic_ai import Agent, ModelRetry, RunContext
 from pydantic_ai.exceptions import RunCancelled
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -174,3 +174,32 @@ def test_two_agents_delegating_in_a_circle_are_one_family_warned_then_stopped(la
     assert all(p["task"] == TASK for p in first.values())
     agents = [p["agent"] for p in first.values()]
     assert sorted(agents) == ["planner"] * 3 + ["researcher"] * 4
+
+
+def test_a_call_the_tool_refuses_with_model_retry_is_published_rejected(laddered):
+    """Pydantic AI's ModelRetry (the tool asks the model for other arguments) is a
+    refusal: the event says ``rejected``, so two of the same are a loop (issue 58)."""
+    settings, guard = laddered
+    loop_id = f"pai-retry-{uuid.uuid4().hex[:6]}"
+
+    def plan(k: int) -> ModelResponse:
+        if k < 2:
+            call = ToolCallPart("book", {"amount": 950 + k}, tool_call_id=f"b{k}")
+            return ModelResponse(parts=[call])
+        return ModelResponse(parts=[TextPart("done")])
+
+    def book(amount: int) -> str:
+        """Book the flight, paying ``amount``."""
+        if amount < 1000:
+            raise ModelRetry(f"total price is 1002, but paid {amount}")
+        return "booked"
+
+    agent = Agent(scripted(plan, {}, []), tools=[book], capabilities=[Loopwarden(guard)], retries=3)
+    agent.run_sync("book it", conversation_id=loop_id)
+    events = published_events(settings, loop_id, 2)
+    payloads = [e["payload"] for e in events if e["payload"]["action_type"] == "book"]
+    assert [(p["action_type"], p.get("rejected"), p["success"]) for p in payloads] == [
+        ("book", True, False),
+        ("book", True, False),
+    ]
+    assert "total price is 1002" in payloads[0]["error_message"]
