@@ -136,6 +136,12 @@ def history_of(histories: dict[str, list[Any]], key: str, most: int) -> list[Any
     return history
 
 
+def restored_histories(data: dict[str, list[Any]]) -> dict[str, list[list[Any]]]:
+    """Per-key histories of remembered items read back from loop state (each item a
+    list again: JSON and msgpack may give tuples)."""
+    return {key: [list(item) for item in items] for key, items in data.items()}
+
+
 REGISTRY: dict[str, type[Detector]] = {}
 
 

@@ -23,19 +23,22 @@ from collections.abc import Mapping
 from fnmatch import fnmatchcase
 from typing import Any
 
+from loopwarden.agents.spin.textscan import ADDRESS, HEX_ID, TEMP_PATH, UUID
 from loopwarden.schemas.text_limits import result_digest
 
 FIGURE_CHARS = 2000
 """Only this much of a result is read for its figures."""
 
 _NOT_FIGURES = re.compile(
-    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"  # uuid
-    r"|\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?"  # dates
+    UUID + r"|\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?"  # dates
     r"|\b\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?\b"  # clock times
-    r"|(/tmp|/var/folders|/private/var)/\S+"  # temporary paths
-    r"|\b0x[0-9a-fA-F]+\b"  # addresses
-    r"|\b(?=[0-9a-fA-F]*\d)[0-9a-fA-F]{7,}\b"  # ids, digests, epoch times, pids
-    r"|\b\d+(\.\d+)?\s?(ms|s|sec|secs|seconds|m|min|h|us|µs|ns)\b"  # durations
+    r"|"
+    + TEMP_PATH
+    + r"|"
+    + ADDRESS
+    + r"|"
+    + HEX_ID  # ids, digests, epoch times, pids
+    + r"|\b\d+(\.\d+)?\s?(ms|s|sec|secs|seconds|m|min|h|us|µs|ns)\b"  # durations
     r"|\b\d+(\.\d+)?[smh]\d"  # compound durations (1m30s)
     r"|\b\d+(\.\d+)?\s?(ago|left)\b"  # ages
 )

@@ -30,6 +30,7 @@ from loopwarden.agents.spin.detector import (
     Observation,
     history_of,
     register,
+    restored_histories,
 )
 from loopwarden.agents.spin.normalise import (
     head_and_body,
@@ -90,7 +91,7 @@ class RepeatedMessage(Detector):
 
     @classmethod
     def restore(cls, data: Any) -> RepeatedMessage:
-        return cls({key: [list(turn) for turn in turns] for key, turns in data.items()})
+        return cls(restored_histories(data))
 
 
 def message_finding(kind: str, seen: Observation, same: list[Turn], said: str) -> Finding:

@@ -44,6 +44,7 @@ from loopwarden.agents.spin.detector import (
     Observation,
     history_of,
     register,
+    restored_histories,
 )
 from loopwarden.agents.spin.failure_line import failure_key, failure_line
 from loopwarden.agents.spin.normalise import normalised, similarity, sketch
@@ -307,6 +308,6 @@ class RepeatedOutcome(Detector):
     def restore(cls, data: Any) -> RepeatedOutcome:
         calls, polls = (data, {}) if isinstance(data, dict) else data
         return cls(
-            {actor: [list(item) for item in items] for actor, items in calls.items()},
+            restored_histories(calls),
             {signature: list(wait) for signature, wait in polls.items()},
         )

@@ -32,6 +32,7 @@ from loopwarden.agents.spin.detector import (
     Observation,
     history_of,
     register,
+    restored_histories,
 )
 from loopwarden.agents.spin.failure_line import failure_key, failure_line
 from loopwarden.agents.spin.repeat_texts import quote
@@ -106,4 +107,4 @@ class RepeatedRejection(Detector):
 
     @classmethod
     def restore(cls, data: Any) -> RepeatedRejection:
-        return cls({actor: [list(item) for item in items] for actor, items in data.items()})
+        return cls(restored_histories(data))

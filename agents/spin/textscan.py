@@ -27,18 +27,28 @@ from loopwarden.schemas.extensions import extensions_disabled
 Scan = Callable[[str, int], tuple[int, list[int]]]
 Mask = Callable[[str], str]
 
+UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+TEMP_PATH = r"(/tmp|/var/folders|/private/var)/\S+"
+ADDRESS = r"\b0x[0-9a-fA-F]+\b"
+HEX_ID = r"\b(?=[0-9a-fA-F]*\d)[0-9a-fA-F]{7,}\b"
+"""Volatile tokens shared with :mod:`~loopwarden.agents.spin.progress` (a result's
+figures are the numbers left when these and times are taken out)."""
+
 # Every alternative starts with a hex digit (or any digit) or a slash: the look-ahead
 # says so once, and the engine skips other positions without trying eight alternatives
 # (72 -> 29 µs a real tool result here, the same output).
 _VOLATILE = re.compile(
     r"(?=[\da-fA-F/])(?:"
-    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"  # uuid
-    r"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?"  # ISO time
+    + UUID
+    + r"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?"  # ISO time
     r"|\b\d{1,2}:\d{2}(:\d{2})?\b"  # clock time
-    r"|(/tmp|/var/folders|/private/var)/\S+"  # temporary paths
-    r"|\b0x[0-9a-fA-F]+\b"  # addresses
-    r"|\b(?=[0-9a-fA-F]*\d)[0-9a-fA-F]{7,}\b"  # hex ids, digests
-    r"|\b\d+(\.\d+)?\s?(ms|s|sec|secs|seconds|m|min|h)\b"  # durations
+    r"|"
+    + TEMP_PATH
+    + r"|"
+    + ADDRESS
+    + r"|"
+    + HEX_ID
+    + r"|\b\d+(\.\d+)?\s?(ms|s|sec|secs|seconds|m|min|h)\b"  # durations
     r"|\d+(\.\d+)?"  # any other number
     r")"
 )
