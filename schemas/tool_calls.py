@@ -1,5 +1,6 @@
-"""Pure mapping shared by the adapters: a framework's tool call → action fields, and
-pending warnings → the text put into the model's context."""
+"""Pure mapping shared by the adapters: a framework's tool call → action fields, a
+conversation turn → its text, and pending warnings → the text put into the model's
+context."""
 
 from __future__ import annotations
 
@@ -14,6 +15,11 @@ from loopwarden.schemas.warnings import LoopWarning
 
 CONTEXT_HEADER = "[loopwarden] Loop warning — read before your next step:"
 STOP_HEADER = "[loopwarden] This run was stopped: it kept repeating itself."
+
+SAID_ACTION = "message"
+"""The action type of the agent's own message turn (an answer without a tool call)."""
+HEARD_ACTION = "user"
+"""The action type of the counterpart's turn (what the person said to the agent)."""
 
 
 def _json_safe(value: Any) -> Any:
@@ -52,6 +58,36 @@ def result_text(result: Any) -> str | None:
         return codec.dumps_sorted(result, default=str).decode()
     except TypeError:
         return str(result)
+
+
+def turn_text(content: Any) -> str | None:
+    """A conversation turn's text: a string as it is, or the text parts of a list of
+    content blocks (LangChain's ``{"type": "text"}``, the Responses API's
+    ``input_text``/``output_text``, objects with a ``text`` or ``content`` string),
+    joined by blank lines; None when the turn has no text (images, tool calls only)."""
+    if content is None:
+        return None
+    if isinstance(content, str):
+        return content if content.strip() else None
+    if not isinstance(content, list | tuple):
+        content = [content]
+    parts: list[str] = []
+    for block in content:
+        text = block if isinstance(block, str) else None
+        if isinstance(block, dict) and isinstance(block.get("text"), str):
+            text = block["text"]
+        elif text is None:
+            found = getattr(block, "text", None)
+            found = found if isinstance(found, str) else getattr(block, "content", None)
+            text = found if isinstance(found, str) else None
+        if text and text.strip():
+            parts.append(text)
+    return "\n\n".join(parts) or None
+
+
+def is_injected(text: str) -> bool:
+    """Whether a user-role turn is loopwarden's own warning, put there by an adapter."""
+    return text.lstrip().startswith(CONTEXT_HEADER)
 
 
 def tool_call_fields(

@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from loopwarden.schemas.events import LoopId
 from loopwarden.schemas.families import RUN_START, TASK_MAX_CHARS
-from loopwarden.schemas.tool_calls import context_text, stop_text, tool_call_fields
+from loopwarden.schemas.tool_calls import HEARD_ACTION, context_text, stop_text, tool_call_fields
 from loopwarden.schemas.warnings import LoopWarning
 
 OBSERVED = frozenset({"PostToolUse", "PostToolUseFailure"})
@@ -134,7 +134,7 @@ def _action(hook: HookInput) -> tuple[str, dict[str, Any]] | None:
         return RUN_START, {"turn": "message", **task}
     if hook.hook_event_name == "UserPromptSubmit" and hook.prompt:
         # what the person said: heard, never counted as the agent's action
-        return "user", {"turn": "counterpart", "result": hook.prompt[:TASK_MAX_CHARS]}
+        return HEARD_ACTION, {"turn": "counterpart", "result": hook.prompt[:TASK_MAX_CHARS]}
     if hook.hook_event_name in OBSERVED and hook.tool_name:
         error = _failed(hook)
         fields = tool_call_fields(

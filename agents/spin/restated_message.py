@@ -18,8 +18,9 @@ agent asking again for an order number the person keeps giving is restating, whe
 or not the person's replies are published. Turns naming
 other quoted targets (``'Sylvia'``, ``'Munich'``) are other requests, however alike
 the rest; turns shorter than ``detection.message_min_words`` words ("OK", "Thank
-you!") are not compared. No ``agent`` field is needed: a single agent's turns are
-one speaker.
+you!") are not compared; a run's end (a terminating message turn, as the adapters
+publish after each run of a chat agent) neither counts nor starts a new streak. No
+``agent`` field is needed: a single agent's turns are one speaker.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ class RestatedMessage(Detector):
 
     def observe(self, seen: Observation) -> Finding | None:
         payload = seen.event.payload
+        if payload.terminated and payload.turn == "message":
+            return None  # a run's end marker: a chat agent's next run continues the streak
         speaker = payload.agent or ""
         if payload.turn != "message" or speaker != self.speaker:
             self.speaker, self.turns = None, []  # something else happened: a new streak

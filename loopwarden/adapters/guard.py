@@ -27,7 +27,7 @@ from opentelemetry import context as otel_context
 
 from loopwarden.adapters.connection import Connection, Event
 from loopwarden.errors import LoopwardenError
-from loopwarden.schemas.tool_calls import tool_call_fields
+from loopwarden.schemas.tool_calls import HEARD_ACTION, SAID_ACTION, tool_call_fields
 from loopwarden.schemas.warnings import LoopWarning
 from loopwarden.settings import Settings
 from loopwarden.streams.client.inbox import WarningInbox
@@ -40,6 +40,8 @@ class LoopGuard:
 
     >>> guard = LoopGuard(settings).start()
     >>> guard.tool_call("run-1", "search", {"q": "x"}, result="…", tool_call_id="c1")
+    >>> guard.heard("run-1", "Where is my order?")   # the person's turn
+    >>> guard.said("run-1", "Could you give me the order number?")  # the agent's answer
     >>> guard.take("run-1")          # at the next model call: pending warnings
     >>> guard.stop_for("run-1")      # a stop recommendation, or None
     """
@@ -184,6 +186,18 @@ class LoopGuard:
         self.start()
         event = (loop_id, action_type, payload, otel_context.get_current())
         self._loop.call_soon_threadsafe(self._enqueue, event)
+
+    def said(self, loop_id: str, text: str, **fields: Any) -> None:
+        """Publish the agent's message turn: an answer without a tool call (``fields``:
+        ``response_id``, ``agent``). Restating the same thing in other words is a loop
+        of its own (``restated_message``)."""
+        self.publish(loop_id, SAID_ACTION, turn="message", result=text, **fields)
+
+    def heard(self, loop_id: str, text: str) -> None:
+        """Publish the counterpart's turn (what the person said to the agent): heard,
+        never counted as the agent's action, so a person who keeps answering does not
+        hide the agent asking again."""
+        self.publish(loop_id, HEARD_ACTION, turn="counterpart", result=text)
 
     def end(self, loop_id: str, *, reason: str = "finalized", success: bool | None = None) -> None:
         """Mark the loop's end: a terminating message turn (``reason``: finalized, spin, …)."""

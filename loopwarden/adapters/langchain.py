@@ -7,6 +7,11 @@
 - every tool call is published (``wrap_tool_call``): the tool name as action type, its
   arguments, success or the error, the result, ``tool_call_id``, and the id of the
   model response that made it as ``response_id``;
+- the conversation's turns: the person's messages (each human message the model has
+  not answered yet, at ``before_model``) as the counterpart's turns, and the model's
+  answers without a tool call (``after_model``) as the agent's message turns, so an
+  agent asking again for what the person keeps answering is seen (a sub-agent's
+  request comes from its caller, not a person: it is its ``task``);
 - before each model call (``before_model``) the loop's pending warnings are added to
   the conversation as one message, so the model reads them in its next request and
   they stay in the transcript;
@@ -49,7 +54,7 @@ from loopwarden.adapters.lineage import (
     parent,
     start_delegated,
 )
-from loopwarden.schemas.tool_calls import context_text, stop_text
+from loopwarden.schemas.tool_calls import context_text, is_injected, stop_text, turn_text
 from loopwarden.settings import Settings
 
 LOOP_KEY = "loopwarden_loop_id"
@@ -86,6 +91,20 @@ def _task(state: Any) -> str | None:
             content = message.content
             return content if isinstance(content, str) else str(content)
     return None
+
+
+def unanswered_person_turns(messages: list[Any]) -> list[str]:
+    """The texts of the human messages after the model's last answer (all of them
+    before its first), loopwarden's own injected warnings left out."""
+    turns: list[str] = []
+    for message in messages:
+        if isinstance(message, AIMessage):
+            turns = []
+        elif isinstance(message, HumanMessage):
+            text = turn_text(message.content)
+            if text is not None and not is_injected(text):
+                turns.append(text)
+    return turns
 
 
 class LoopwardenMiddleware(AgentMiddleware):
@@ -148,6 +167,9 @@ class LoopwardenMiddleware(AgentMiddleware):
         loop_id = state.get(LOOP_KEY)
         if loop_id is None:
             return None
+        if "parent_loop_id" not in self.guard.lineage(loop_id):
+            for text in unanswered_person_turns(state.get("messages", [])):
+                self.guard.heard(loop_id, text)
         stop = family_stop(self.guard, loop_id)
         if stop is not None:
             self.guard.end(loop_id, reason="spin", success=False)
@@ -161,6 +183,20 @@ class LoopwardenMiddleware(AgentMiddleware):
     @hook_config(can_jump_to=["end"])
     async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         return self.before_model(state, runtime)
+
+    def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        loop_id = state.get(LOOP_KEY)
+        messages = state.get("messages") or []
+        answer = messages[-1] if messages else None
+        if loop_id is None or not isinstance(answer, AIMessage) or answer.tool_calls:
+            return None
+        text = turn_text(answer.content)
+        if text is not None:
+            self.guard.said(loop_id, text, **({"response_id": answer.id} if answer.id else {}))
+        return None
+
+    async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        return self.after_model(state, runtime)
 
     def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         loop_id = state.get(LOOP_KEY)

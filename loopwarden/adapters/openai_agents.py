@@ -11,6 +11,11 @@
   type, its arguments, the result, the call's ``tool_call_id`` and the acting agent's
   name as ``agent`` (after a handoff, another agent acts in the same run); a result
   that is the SDK's default tool-error text counts as a failure;
+- the conversation's turns: the user messages the run starts with (those after the
+  last answer in its input, at the first ``RunHooks.on_llm_start``) as the
+  counterpart's turns, and each model response without a tool call
+  (``RunHooks.on_llm_end``) as the acting agent's message turn, so an agent asking
+  again for what the person keeps answering is seen;
 - before each model call (``RunConfig.call_model_input_filter``) the warnings received
   so far are added to the model's input as a user message (the filter's input is not
   kept in the history, so they are repeated in every later call of the run);
@@ -37,7 +42,13 @@ from agents.tool import default_tool_error_function
 from agents.tool_guardrails import ToolGuardrailFunctionOutput, ToolInputGuardrail
 
 from loopwarden.adapters.guard import LoopGuard, shared_guard
-from loopwarden.schemas.tool_calls import context_text, stop_text, tool_call_fields
+from loopwarden.schemas.tool_calls import (
+    context_text,
+    is_injected,
+    stop_text,
+    tool_call_fields,
+    turn_text,
+)
 from loopwarden.schemas.warnings import LoopWarning
 
 GUARDRAIL_NAME = "loopwarden_stop"
@@ -52,6 +63,33 @@ class LoopwardenStopped(AgentsException):
         self.warning = warning
 
 
+def _field(item: Any, name: str) -> Any:
+    return item.get(name) if isinstance(item, dict) else getattr(item, name, None)
+
+
+def unanswered_user_turns(items: list[Any]) -> list[str]:
+    """The texts of the user messages after the last other item of a model input (an
+    answer, a tool call or its output), loopwarden's own injected warnings left out."""
+    turns: list[str] = []
+    for item in items:
+        if _field(item, "role") != "user":
+            turns = []
+            continue
+        text = turn_text(_field(item, "content"))
+        if text is not None and not is_injected(text):
+            turns.append(text)
+    return turns
+
+
+def answer_text(output: list[Any]) -> str | None:
+    """A model response's text when it calls no tool (its message items' text)."""
+    kinds = [str(_field(item, "type") or "") for item in output]
+    if any(kind.endswith("_call") for kind in kinds):
+        return None  # a tool call (function_call, web_search_call, …): published as it runs
+    messages = [item for item, kind in zip(output, kinds, strict=True) if kind == "message"]
+    return turn_text([turn_text(_field(item, "content")) for item in messages])
+
+
 class LoopwardenRun(RunHooks[Any]):
     """One run's connection to loopwarden: its hooks, input filter and tool guardrail."""
 
@@ -63,6 +101,7 @@ class LoopwardenRun(RunHooks[Any]):
         self.user_filter: CallModelInputFilter | None = None
         """The run config's own input filter, applied first."""
         self.stopped: LoopWarning | None = None
+        self._heard = False
         guard.watch(loop_id)
 
     # -- hooks ---------------------------------------------------------------------------------
@@ -73,6 +112,22 @@ class LoopwardenRun(RunHooks[Any]):
                 guardrails = list(tool.tool_input_guardrails or [])
                 if all(g.get_name() != GUARDRAIL_NAME for g in guardrails):
                     tool.tool_input_guardrails = [*guardrails, STOP_GUARDRAIL]
+
+    async def on_llm_start(
+        self, context: Any, agent: Any, system_prompt: str | None, input_items: list[Any]
+    ) -> None:
+        if not self._heard:  # the person speaks between runs: their turns open the input
+            self._heard = True
+            for text in unanswered_user_turns(input_items):
+                self.guard.heard(self.loop_id, text)
+
+    async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
+        text = answer_text(list(getattr(response, "output", None) or []))
+        if text is None:
+            return
+        fields = {"response_id": getattr(response, "response_id", None)}
+        fields["agent"] = getattr(agent, "name", None)
+        self.guard.said(self.loop_id, text, **{k: v for k, v in fields.items() if v})
 
     async def on_tool_end(self, context: Any, agent: Any, tool: Any, result: Any) -> None:
         name = str(getattr(context, "tool_name", None) or getattr(tool, "name", "tool"))

@@ -7,6 +7,11 @@
 - every tool call is published (``after_tool_execute``, ``on_tool_execute_error``):
   the tool name as action type, its arguments, the result or the error, the call's
   ``tool_call_id``;
+- the conversation's turns: the run's user prompt (``before_run``) as the
+  counterpart's turn, and each model response without a tool call
+  (``after_model_request``) as the agent's message turn, so an agent asking again for
+  what the person keeps answering is seen (a delegated run's prompt comes from its
+  caller, not a person: it is its ``task``);
 - before each model request (``before_model_request``) the loop's pending warnings are
   enqueued with ``priority="asap"``: they go into the request being prepared;
 - a ``stop`` recommendation cancels the run through ``RunContext.cancel()``: the
@@ -38,7 +43,7 @@ from typing import Any
 
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.exceptions import ModelRetry, SkipModelRequest, ToolRetryError
-from pydantic_ai.messages import ModelResponse, TextPart
+from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 
 from loopwarden.adapters.guard import LoopGuard, shared_guard
 from loopwarden.adapters.lineage import (
@@ -48,7 +53,7 @@ from loopwarden.adapters.lineage import (
     parent,
     start_delegated,
 )
-from loopwarden.schemas.tool_calls import context_text, stop_text
+from loopwarden.schemas.tool_calls import context_text, stop_text, turn_text
 from loopwarden.schemas.warnings import LoopWarning
 
 log = logging.getLogger("loopwarden.adapters")
@@ -83,6 +88,9 @@ class Loopwarden(AbstractCapability[Any]):
         agent = getattr(ctx.agent, "name", None)
         if caller is None:
             self._guard.watch(loop_id, **({"agent": agent} if agent else {}))
+            prompt = _task(ctx.prompt)
+            if prompt:
+                self._guard.heard(loop_id, prompt)
             return
         if loop_id == caller.loop_id:  # the caller's history passed on: a run of its own
             loop_id = self._delegated[ctx.run_id] = f"{agent or 'subagent'}-{ctx.run_id}"
@@ -102,6 +110,18 @@ class Loopwarden(AbstractCapability[Any]):
         if warnings:
             ctx.enqueue(context_text(warnings), priority="asap")
         return request_context
+
+    async def after_model_request(
+        self, ctx: Any, *, request_context: Any, response: ModelResponse
+    ) -> ModelResponse:
+        loop_id = self._loop_id(ctx)
+        if loop_id in self.stopped or any(isinstance(p, ToolCallPart) for p in response.parts):
+            return response  # the stop's own text, or tool calls (published as they run)
+        text = turn_text([part.content for part in response.parts if isinstance(part, TextPart)])
+        if text is not None:
+            answer_id = response.provider_response_id
+            self._guard.said(loop_id, text, **({"response_id": answer_id} if answer_id else {}))
+        return response
 
     async def wrap_tool_execute(
         self,

@@ -141,3 +141,54 @@ def delegation_cycle_warned_then_stopped(settings: Settings, root: str) -> tuple
     assert "planner was given the same task 3 times" in stopped.reason
     assert set(warned.loop_ids) < set(stopped.loop_ids) and len(stopped.loop_ids) == 7
     return warned, stopped
+
+
+PERSON_SAYS = [
+    "Hi, I want to cancel my flight booking.",
+    "I don't have the reference with me. Can you look it up by my name, Ana Silva?",
+    "I told you, I don't have it. Please just cancel it.",
+]
+"""A person who cannot give what the support agent keeps asking for."""
+AGENT_SAYS = [
+    "I can help you cancel your booking. Could you please give me your booking reference "
+    "so I can find the reservation?",
+    "I'm sorry, but I need your booking reference to find the reservation and cancel it. "
+    "Could you please provide it?",
+    "Unfortunately I cannot find or cancel the reservation without its booking reference. "
+    "Please provide the booking reference.",
+]
+"""The agent's answers: the same request in other words, three times."""
+
+
+def conversation_turns(events: list[dict]) -> list[tuple[str, str, str]]:
+    """(action type, turn, text) of the published conversation turns, in order."""
+    return [
+        (p["action_type"], p["turn"], p["result"])
+        for p in (event["payload"] for event in events)
+        if p.get("turn") in ("message", "counterpart") and p["action_type"] != "loop_end"
+    ]
+
+
+def assert_published_conversation(events: list[dict]) -> None:
+    """The person's turns as the counterpart's and the agent's as its message turns,
+    interleaved as said; and the default detection, run over exactly these events,
+    finds the agent restating itself at its third answer (the person's turns between
+    do not break the streak)."""
+    from loopwarden.agents.monitor.records import RecordProcessor
+    from loopwarden.schemas import codec
+    from loopwarden.schemas.dead_letter import SourcePosition
+
+    expected = []
+    for person, agent in zip(PERSON_SAYS, AGENT_SAYS, strict=True):
+        expected += [("user", "counterpart", person), ("message", "message", agent)]
+    assert conversation_turns(events) == expected
+    processor = RecordProcessor.for_settings(Settings())
+    states: dict = {}
+    warned: list[tuple[str, str]] = []
+    for offset, event in enumerate(events):
+        source = SourcePosition("published", 0, offset)
+        outcome = processor.process(codec.dumps(event), None, source, states.get)
+        states.update(outcome.states)
+        warned += [(w["kind"], w["trigger_event_id"]) for w in outcome.warnings]
+    third_answer = [e["event_id"] for e in events if e["payload"]["action_type"] == "message"][2]
+    assert warned == [("restated_message", third_answer)], warned

@@ -16,9 +16,12 @@ from loopwarden.adapters.langchain import LoopwardenMiddleware
 from loopwarden.schemas.tool_calls import CONTEXT_HEADER, STOP_HEADER
 
 from .adapter_harness import (
+    AGENT_SAYS,
+    PERSON_SAYS,
     STOP_AT,
     WARN_AT,
     assert_no_warning_for,
+    assert_published_conversation,
     published_events,
 )
 
@@ -115,17 +118,46 @@ def test_a_healthy_run_gets_nothing(laddered):
     assert result["messages"][-1].content == "Boots at https://x/2."
     assert all(not injected(request) for request in model.requests)
     assert_no_warning_for(guard, loop_id, settings)
-    events = published_events(settings, loop_id, 5)
+    events = published_events(settings, loop_id, 7)
     payloads = [event["payload"] for event in events]
     assert [p["action_type"] for p in payloads] == [
+        "user",
         "search",
         "fetch",
         "search",
         "fetch",
+        "message",
         "loop_end",
     ]
-    assert [p.get("tool_call_id") for p in payloads[:4]] == ["a", "b", "c", "d"]
-    assert payloads[0]["params"] == {"query": "shoes"}
-    assert payloads[0]["result"] == "no results for shoes" and payloads[0]["success"] is True
-    assert all(p.get("response_id") for p in payloads[:4])
-    assert payloads[4]["terminated"] is True and payloads[4]["turn"] == "message"
+    assert payloads[0]["turn"] == "counterpart" and payloads[0]["result"] == "find boots"
+    calls = payloads[1:5]
+    assert [p.get("tool_call_id") for p in calls] == ["a", "b", "c", "d"]
+    assert calls[0]["params"] == {"query": "shoes"}
+    assert calls[0]["result"] == "no results for shoes" and calls[0]["success"] is True
+    assert all(p.get("response_id") for p in calls)
+    answer = payloads[5]
+    assert answer["turn"] == "message" and answer["result"] == "Boots at https://x/2."
+    assert answer["response_id"] == result["messages"][-1].id
+    assert payloads[6]["terminated"] is True and payloads[6]["turn"] == "message"
+
+
+def test_a_conversation_publishes_both_sides_and_its_restating_is_found(laddered):
+    """One invoke per person's message on one thread (a chat agent): each human message
+    is published once as the counterpart's turn, each answer as the agent's turn."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    settings, guard = laddered
+    loop_id = f"lc-chat-{uuid.uuid4().hex[:6]}"
+    model = ScriptedChatModel(
+        messages=iter(AIMessage(text) for text in AGENT_SAYS), requests=[], waits={}
+    )
+    agent = create_agent(
+        model, [search], middleware=[LoopwardenMiddleware(guard)], checkpointer=InMemorySaver()
+    )
+    config = {"configurable": {"thread_id": loop_id}}
+
+    for said in PERSON_SAYS:
+        agent.invoke({"messages": [{"role": "user", "content": said}]}, config)
+
+    assert [len(request) for request in model.requests] == [1, 3, 5]  # the history grew
+    assert_published_conversation(published_events(settings, loop_id, 9))

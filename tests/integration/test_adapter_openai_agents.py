@@ -14,9 +14,12 @@ from loopwarden.adapters.openai_agents import GUARDRAIL_NAME, LoopwardenStopped,
 from loopwarden.schemas.tool_calls import CONTEXT_HEADER
 
 from .adapter_harness import (
+    AGENT_SAYS,
+    PERSON_SAYS,
     STOP_AT,
     WARN_AT,
     assert_no_warning_for,
+    assert_published_conversation,
     published_events,
 )
 
@@ -110,13 +113,39 @@ async def test_a_healthy_run_gets_nothing_and_failures_are_published(laddered):
     assert result.final_output == "done"
     assert all(not injected(call) for call in model.calls)
     await asyncio.to_thread(assert_no_warning_for, guard, loop_id, settings)
-    events = await asyncio.to_thread(published_events, settings, loop_id, 4)
+    events = await asyncio.to_thread(published_events, settings, loop_id, 6)
     payloads = [event["payload"] for event in events]
-    assert [p["action_type"] for p in payloads] == ["lookup", "lookup", "broken", "loop_end"]
-    assert payloads[0]["params"] == {"query": "a"} and payloads[0]["tool_call_id"] == "t0"
-    assert payloads[0]["result"] == "nothing about a" and payloads[0]["success"] is True
-    assert payloads[2]["success"] is False
-    assert {p.get("agent") for p in payloads[:3]} == {"worker"}  # who acted, for the fleet
+    kinds = [p["action_type"] for p in payloads]
+    assert kinds == ["user", "lookup", "lookup", "broken", "message", "loop_end"]
+    assert payloads[0]["turn"] == "counterpart" and payloads[0]["result"] == "look up a and b"
+    calls = payloads[1:4]
+    assert calls[0]["params"] == {"query": "a"} and calls[0]["tool_call_id"] == "t0"
+    assert calls[0]["result"] == "nothing about a" and calls[0]["success"] is True
+    assert calls[2]["success"] is False
+    assert {p.get("agent") for p in calls} == {"worker"}  # who acted, for the fleet
+    assert payloads[4]["turn"] == "message" and payloads[4]["result"] == "done"
+    assert payloads[4]["agent"] == "worker"
+
+
+async def test_a_conversation_publishes_both_sides_and_its_restating_is_found(laddered):
+    """One run per person's message, the conversation passed on as input: each new user
+    message is published once as the counterpart's turn, each answer as the agent's."""
+    settings, guard = laddered
+    loop_id = f"oai-chat-{uuid.uuid4().hex[:6]}"
+    model = scripted([[assistant_message(text)] for text in AGENT_SAYS], {})
+    agent = Agent(name="support", model=model)
+    conversation: list = []
+    for said in PERSON_SAYS:
+        conversation.append({"role": "user", "content": said})
+        result = await Runner.run(agent, conversation, **watch(loop_id, guard=guard))
+        conversation = result.to_input_list()
+
+    assert [len(call.input) for call in model.calls] == [1, 3, 5]  # the history grew
+    # each run's end (a turn of no agent) between the answers does not break the streak
+    events = await asyncio.to_thread(published_events, settings, loop_id, 9)
+    answers = [e["payload"] for e in events if e["payload"]["action_type"] == "message"]
+    assert [p["agent"] for p in answers] == ["support"] * 3
+    assert_published_conversation(events)
 
 
 async def test_a_stop_in_force_ends_the_run_before_its_next_model_call(laddered):

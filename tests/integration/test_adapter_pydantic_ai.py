@@ -14,9 +14,12 @@ from loopwarden.adapters.pydantic_ai import Loopwarden
 from loopwarden.schemas.tool_calls import CONTEXT_HEADER
 
 from .adapter_harness import (
+    AGENT_SAYS,
+    PERSON_SAYS,
     STOP_AT,
     WARN_AT,
     assert_no_warning_for,
+    assert_published_conversation,
     delegation_cycle_warned_then_stopped,
     published_events,
     read_topic,
@@ -100,11 +103,32 @@ def test_a_healthy_run_gets_nothing_and_failures_are_published(laddered):
 
     assert all(not injected(request) for request in requests)
     assert_no_warning_for(guard, loop_id, settings)
-    payloads = [event["payload"] for event in published_events(settings, loop_id, 4)]
-    assert [p["action_type"] for p in payloads] == ["lookup"] * 3 + ["broken"]
-    assert payloads[0]["params"] == {"query": "q0"} and payloads[0]["result"] == "nothing about q0"
-    assert [p["tool_call_id"] for p in payloads] == ["t0", "t1", "t2", "t3"]
-    assert payloads[3]["success"] is False and payloads[3]["error_message"] == "disk full"
+    payloads = [event["payload"] for event in published_events(settings, loop_id, 5)]
+    assert [p["action_type"] for p in payloads] == ["user"] + ["lookup"] * 3 + ["broken"]
+    assert payloads[0]["turn"] == "counterpart" and payloads[0]["result"] == "look things up"
+    calls = payloads[1:]
+    assert calls[0]["params"] == {"query": "q0"} and calls[0]["result"] == "nothing about q0"
+    assert [p["tool_call_id"] for p in calls] == ["t0", "t1", "t2", "t3"]
+    assert calls[3]["success"] is False and calls[3]["error_message"] == "disk full"
+
+
+def test_a_conversation_publishes_both_sides_and_its_restating_is_found(laddered):
+    """One run per person's message in one conversation (the history passed on): each
+    prompt is published once as the counterpart's turn, each answer as the agent's."""
+    settings, guard = laddered
+    loop_id = f"pai-chat-{uuid.uuid4().hex[:6]}"
+    requests: list = []
+    agent = Agent(
+        scripted(lambda k: ModelResponse(parts=[TextPart(AGENT_SAYS[k])]), {}, requests),
+        capabilities=[Loopwarden(guard)],
+    )
+    history: list = []
+    for said in PERSON_SAYS:
+        result = agent.run_sync(said, message_history=history, conversation_id=loop_id)
+        history = result.all_messages()
+
+    assert [len(request) for request in requests] == [1, 3, 5]  # the history grew
+    assert_published_conversation(published_events(settings, loop_id, 9))
 
 
 TASK = "Find the cheapest direct flight from Berlin to Lisbon on 12 December"
@@ -196,7 +220,7 @@ def test_a_call_the_tool_refuses_with_model_retry_is_published_rejected(laddered
 
     agent = Agent(scripted(plan, {}, []), tools=[book], capabilities=[Loopwarden(guard)], retries=3)
     agent.run_sync("book it", conversation_id=loop_id)
-    events = published_events(settings, loop_id, 2)
+    events = published_events(settings, loop_id, 3)  # the prompt, then the two refusals
     payloads = [e["payload"] for e in events if e["payload"]["action_type"] == "book"]
     assert [(p["action_type"], p.get("rejected"), p["success"]) for p in payloads] == [
         ("book", True, False),

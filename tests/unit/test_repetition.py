@@ -562,6 +562,19 @@ def test_what_is_not_a_restated_message(turns):
     assert fired(shown(turns, ["restated_message"])) == []
 
 
+def test_a_runs_end_between_answers_keeps_the_streak():
+    """A chat agent runs once per person's message; the adapters publish each run's end
+    as a terminating turn of no agent between its answers (found with the OpenAI Agents
+    adapter, whose answers name their agent: the streak broke there, never warned)."""
+    turns = []
+    for text in REFUSALS:
+        turns += [
+            say("support", text),
+            action("loop_end", turn="message", terminated=True, result="finalized"),
+        ]
+    assert fired(shown(turns, ["restated_message"], restate_similarity=0.65)) == [4]
+
+
 def test_a_restated_message_survives_a_snapshot():
     monitor = LoopMonitor(DetectionSettings(detectors=("restated_message",), ladder=False))
     state, found = LoopState("L"), []
