@@ -119,10 +119,13 @@ def read_topic(settings: Settings, topic: str, keep, count: int) -> list[dict]:
     return asyncio.run(asyncio.wait_for(read(), 90))
 
 
-def delegation_cycle_warned_then_stopped(settings: Settings, root: str) -> tuple:
+def delegation_cycle_warned_then_stopped(
+    settings: Settings, root: str, first: str = "researcher", loops: int = 7
+) -> tuple:
     """The family ``root``'s two fleet warnings, checked: a delegation cycle of a planner
-    and a researcher handed one task (the researcher's 3rd run warned, the planner's
-    4th stopped). Returns (warned, stopped)."""
+    and a researcher handed one task, ``first`` the agent given it a 3rd time first
+    (warned), the other agent next (stopped), the stop for all ``loops`` of the family.
+    Returns (warned, stopped)."""
     from loopwarden.schemas.fleet import FleetWarning
 
     fleet = [
@@ -136,10 +139,11 @@ def delegation_cycle_warned_then_stopped(settings: Settings, root: str) -> tuple
         ("delegation_cycle", "stop"),
     ]
     warned, stopped = fleet
+    second = "planner" if first == "researcher" else "researcher"
     assert set(warned.agents) == {"planner", "researcher"}
-    assert "researcher was given the same task 3 times" in warned.reason
-    assert "planner was given the same task 3 times" in stopped.reason
-    assert set(warned.loop_ids) < set(stopped.loop_ids) and len(stopped.loop_ids) == 7
+    assert f"{first} was given the same task 3 times" in warned.reason, warned.reason
+    assert f"{second} was given the same task 3 times" in stopped.reason, stopped.reason
+    assert set(warned.loop_ids) < set(stopped.loop_ids) and len(stopped.loop_ids) == loops
     return warned, stopped
 
 

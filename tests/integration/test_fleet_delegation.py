@@ -68,13 +68,15 @@ def test_a_two_agent_delegation_cycle_is_warned_then_every_loop_is_stopped(ladde
     calls = {"ask_researcher": 0, "ask_planner": 0}
     lock = threading.Lock()
 
-    # the 4th planner run is the family's second finding: its model answers once the
-    # stop is out (the researcher's 3rd run, the first finding, warned everyone)
-    planner_model = DelegatingModel(
-        messages=iter(delegation("ask_researcher", 10)),
-        waits={3: lambda: guard.inbox.wait(root, stop=True, timeout_s=90)},
+    # the root says its task at its first model call, before it delegates: the 3rd
+    # planner run is the first finding (warned everyone), the 3rd researcher run the
+    # second (the stop); that run's model answers once the stop is out, so the 4th
+    # planner run it starts is stopped before its first model call
+    planner_model = DelegatingModel(messages=iter(delegation("ask_researcher", 10)))
+    researcher_model = DelegatingModel(
+        messages=iter(delegation("ask_planner", 10)),
+        waits={2: lambda: guard.inbox.wait(root, stop=True, timeout_s=90)},
     )
-    researcher_model = DelegatingModel(messages=iter(delegation("ask_planner", 10)))
 
     @tool
     def ask_researcher(task: str) -> str:
@@ -109,27 +111,27 @@ def test_a_two_agent_delegation_cycle_is_warned_then_every_loop_is_stopped(ladde
     # every run of the circle ended with the stop, the root's last
     final = result["messages"][-1]
     assert isinstance(final, AIMessage) and final.content.startswith(STOP_HEADER)
-    # planner ×4 (the root and 3 delegated runs), researcher ×4: the 4th researcher run
+    # planner ×4 (the root and 3 delegated runs), researcher ×3: the 4th planner run
     # started after the stop and stopped before its first model call
-    assert calls == {"ask_researcher": 4, "ask_planner": 3}
-    assert researcher_model.requests == 3 and planner_model.requests == 4
+    assert calls == {"ask_researcher": 3, "ask_planner": 3}
+    assert researcher_model.requests == 3 and planner_model.requests == 3
 
     # the family travels on its root's partition in the order it was published: the 3rd
-    # researcher run is the first finding (the root, named by its children while its own
-    # call runs, planner ×2 and researcher ×3 are warned), the 4th planner run the second
-    # (all seven are stopped)
-    warned, stopped = delegation_cycle_warned_then_stopped(settings, root)
-    assert root in warned.loop_ids and len(warned.loop_ids) == 6
+    # planner run is the first finding (the root, planner ×2 and researcher ×2 are
+    # warned), the 3rd researcher run the second (all six are stopped; the 4th planner
+    # run when it shows up)
+    warned, stopped = delegation_cycle_warned_then_stopped(settings, root, "planner", 6)
+    assert root in warned.loop_ids and len(warned.loop_ids) == 5
 
-    # each loop's own warnings: warned then stopped, or stopped; the 4th researcher run,
+    # each loop's own warnings: warned then stopped, or stopped; the 4th planner run,
     # which started after the stop, is stopped when it shows up
-    # (the family's loops: the root and the 7 runs it delegated, as published; the worker
+    # (the family's loops: the root and the 6 runs it delegated, as published; the worker
     # is shared with other tests' families)
     delegated = read_topic(
         settings,
         settings.topics.actions,
         lambda e: e.get("payload", {}).get("root_loop_id") == root,
-        7,
+        6,
     )
     family = {root} | {e["loop_id"] for e in delegated}
     expected = len(warned.loop_ids) + len(stopped.loop_ids) + 1
@@ -142,7 +144,7 @@ def test_a_two_agent_delegation_cycle_is_warned_then_every_loop_is_stopped(ladde
     steps: dict[str, list[str]] = {}
     for warning in told:
         steps.setdefault(warning["loop_id"], []).append(warning["step"])
-    assert len(told) == expected and len(steps) == 8
+    assert len(told) == expected and len(steps) == 7
     assert {loop for loop, s in steps.items() if s == ["warn", "stop"]} == set(warned.loop_ids)
     assert all(s == ["stop"] for loop, s in steps.items() if loop not in warned.loop_ids)
     assert all(w["next_actions"] == ["stop"] for w in told if w["step"] == "stop")
