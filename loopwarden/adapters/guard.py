@@ -122,6 +122,11 @@ class LoopGuard:
             self._following.notify_all()
 
     @property
+    def running(self) -> bool:
+        """The guard's thread is alive: started and not closed yet."""
+        return self._thread.is_alive()
+
+    @property
     def ready(self) -> bool:
         """Connected: events go out, warnings come in."""
         return self._ready.is_set()
