@@ -11,6 +11,10 @@
 3. **Verdict latency**: from the 4th identical call of a loop (the first finding of the
    ``patterns`` profile) to its warning in the guard's inbox, over fresh loops.
 
+The LangChain steps are measured without the adapters' verdict wait
+(``adapters.verdict_wait_ms``): what that wait costs and buys is
+``benchmarks/warning_delivery.py``.
+
 One embedded broker and one worker (``patterns`` profile), on this machine's shared
 cores; topics stay small (a few thousand records), so the embedded broker's slowdown
 on long topics does not apply.
@@ -76,6 +80,12 @@ class NullMiddleware(LoopwardenMiddleware):
     def before_model(self, state: Any, runtime: Any) -> None:
         return None
 
+    def after_model(self, state: Any, runtime: Any) -> None:
+        return None
+
+    def wrap_model_call(self, request: Any, handler: Any) -> Any:
+        return handler(request)
+
     def after_agent(self, state: Any, runtime: Any) -> None:
         return None
 
@@ -136,6 +146,9 @@ def main() -> None:
                 assert guard.wait_ready(60)
                 verdict_latencies_ms(guard, 3)  # the worker's group is joined and warm
                 rows["tool_call_us_connected"] = per_call_us(guard.tool_call, args.calls)
+                # the middleware's own work per step: no verdict wait (its cost, a bounded
+                # wait on every healthy step, is measured by warning_delivery.py)
+                guard.verdict_wait_s = 0.0
                 plain = [langchain_run_ms(args.steps, []) for _ in range(5)]
                 hooks_only = [
                     langchain_run_ms(args.steps, [NullMiddleware(guard)]) for _ in range(5)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from _scripted import MAX_CALLS, report, think
+from _scripted import MAX_CALLS, report
 from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
@@ -25,7 +25,7 @@ from loopwarden.adapters.langchain import LoopwardenMiddleware
 from loopwarden.schemas.tool_calls import CONTEXT_HEADER, STOP_HEADER
 
 LOOP_ID = f"langchain-example-{uuid.uuid4().hex[:6]}"
-guard = shared_guard()  # what LoopwardenMiddleware() uses; here also to "think"
+guard = shared_guard()  # what LoopwardenMiddleware() uses
 warned = 0
 
 
@@ -40,8 +40,7 @@ class RepeatingModel(GenericFakeChatModel):
     ) -> ChatResult:
         global warned
         if any(CONTEXT_HEADER in str(m.content) for m in messages):
-            warned += 1
-        think(guard, LOOP_ID)
+            warned += 1  # in the system message of this request only
         return super()._generate(messages, stop=stop, run_manager=run_manager, **kw)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 
-from _scripted import MAX_CALLS, report, think
+from _scripted import MAX_CALLS, report
 from agents import Agent, Runner, function_tool
 from agents.exceptions import ToolInputGuardrailTripwireTriggered
 from agents.testing import (
@@ -39,7 +39,6 @@ def lookup(term: str) -> str:
 
 
 async def repeat(call: ModelCall) -> list:
-    await asyncio.to_thread(think, guard, LOOP_ID)
     return [function_call("lookup", {"term": "flaky"}, call_id=uuid.uuid4().hex[:8])]
 
 
@@ -55,7 +54,7 @@ async def main() -> None:
         stopped = str(exc)
     except ToolInputGuardrailTripwireTriggered as exc:
         stopped = str(exc.output.output_info)
-    warned = sum(1 for call in model.calls if CONTEXT_HEADER in str(call.input))
+    warned = sum(1 for call in model.calls if CONTEXT_HEADER in str(call.system_instructions))
     report(LOOP_ID, len(model.calls), warned, stopped)
 
 

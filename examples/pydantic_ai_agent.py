@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import uuid
 
-from _scripted import MAX_CALLS, report, think
+from _scripted import MAX_CALLS, report
 from pydantic_ai import Agent
 from pydantic_ai.exceptions import RunCancelled
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
@@ -25,13 +25,12 @@ from loopwarden.schemas.tool_calls import CONTEXT_HEADER, stop_text
 
 LOOP_ID = f"pydantic-ai-example-{uuid.uuid4().hex[:6]}"
 guard = shared_guard()
-seen: list[int] = []
+seen: list[bool] = []
 
 
 def repeating(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     """Looks up the same thing every time."""
-    seen.append(sum(CONTEXT_HEADER in str(m) for m in messages))
-    think(guard, LOOP_ID)
+    seen.append(CONTEXT_HEADER in str(messages[-1].instructions))  # this request's
     if len(seen) > MAX_CALLS:
         return ModelResponse(parts=[TextPart("I could not find it.")])
     return ModelResponse(parts=[ToolCallPart("lookup", {"term": "flaky"}, f"c{len(seen)}")])

@@ -19,6 +19,7 @@ import atexit
 import contextlib
 import logging
 import threading
+import time
 from collections import deque
 from typing import Any
 
@@ -26,7 +27,9 @@ from cachetools import TTLCache
 from opentelemetry import context as otel_context
 
 from loopwarden.adapters.connection import Connection, Event
+from loopwarden.adapters.notes import RunNotes
 from loopwarden.errors import LoopwardenError
+from loopwarden.schemas.ids import new_event_id
 from loopwarden.schemas.tool_calls import HEARD_ACTION, SAID_ACTION, tool_call_fields
 from loopwarden.schemas.warnings import LoopWarning
 from loopwarden.settings import Settings
@@ -42,8 +45,9 @@ class LoopGuard:
     >>> guard.tool_call("run-1", "search", {"q": "x"}, result="…", tool_call_id="c1")
     >>> guard.heard("run-1", "Where is my order?")   # the person's turn
     >>> guard.said("run-1", "Could you give me the order number?")  # the agent's answer
-    >>> guard.take("run-1")          # at the next model call: pending warnings
+    >>> guard.await_verdict("run-1")  # before the next model call (bounded)
     >>> guard.stop_for("run-1")      # a stop recommendation, or None
+    >>> guard.note("run-1")          # the warnings to put in front of the model, or None
     """
 
     def __init__(
@@ -59,6 +63,11 @@ class LoopGuard:
         self.settings = settings or Settings()
         self.bootstrap_servers = bootstrap_servers or self.settings.kafka.bootstrap_servers
         self.retry_s = retry_s
+        self.verdict_wait_s = self.settings.adapters.verdict_wait_ms / 1000
+        """How long :meth:`await_verdict` waits at most after a published event."""
+        self._due: TTLCache[str, tuple[float, str]] = TTLCache(max_loops, loop_ttl_s)
+        """Per loop: when its latest event was handed over, and that event's id."""
+        self.notes = RunNotes(self.settings.adapters.shown_warnings, max_loops=max_loops)
         self._watched: TTLCache[str, bool] = TTLCache(max_loops, loop_ttl_s)
         self._families: TTLCache[str, dict[str, str]] = TTLCache(max_loops, loop_ttl_s)
         """Per loop: the family fields its events carry (``task`` only until sent once)."""
@@ -183,6 +192,9 @@ class LoopGuard:
         event carries the caller's trace context (the framework's tool span, if any)."""
         with self._watched_lock:
             self._watched[loop_id] = True
+            if payload.get("turn") != "counterpart":  # the person's turn warns nothing
+                event_id = payload.setdefault("event_id", new_event_id())
+                self._due[loop_id] = (time.monotonic(), event_id)
             family = self._families.get(loop_id)
             if family:
                 for name, value in family.items():
@@ -215,6 +227,33 @@ class LoopGuard:
             result=reason,
         )
 
+    def await_verdict(self, loop_id: str) -> float:
+        """Before a model call: wait for the warnings about the loop's latest published
+        event, until one about it (or a stop) arrives or ``verdict_wait_s``
+        (``adapters.verdict_wait_ms``) has passed since that event was handed over; the
+        seconds waited. No wait when nothing was published since the last call, once a
+        stop is in force for the loop or its family's root, or while the broker is
+        unreachable."""
+        with self._watched_lock:
+            due = self._due.pop(loop_id, None)
+            root = (self._families.get(loop_id) or {}).get("root_loop_id")
+        if due is None or not self.ready:
+            return 0.0
+        if self.inbox.stop_for(loop_id) or (root and self.inbox.stop_for(root)):
+            return 0.0
+        handed_over, event_id = due
+        remaining = handed_over + self.verdict_wait_s - time.monotonic()
+        if remaining <= 0:
+            return 0.0
+        started = time.monotonic()
+        self.inbox.wait_answer(loop_id, event_id, timeout_s=remaining)
+        return time.monotonic() - started
+
+    def note(self, loop_id: str) -> str | None:
+        """The note for the loop's next model call: its latest warnings (new ones
+        included), to put in the request only; None while it has been told nothing."""
+        return self.notes.note(loop_id, self.inbox.take(loop_id))
+
     def take(self, loop_id: str) -> list[LoopWarning]:
         """The loop's warnings not handed out yet, oldest first."""
         return self.inbox.take(loop_id)
@@ -228,7 +267,9 @@ class LoopGuard:
         with self._watched_lock:
             self._watched.pop(loop_id, None)
             self._families.pop(loop_id, None)
+            self._due.pop(loop_id, None)
         self.inbox.forget(loop_id)
+        self.notes.forget(loop_id)
 
     # -- the guard's thread ---------------------------------------------------------------------
 

@@ -12,9 +12,11 @@
   answers without a tool call (``after_model``) as the agent's message turns, so an
   agent asking again for what the person keeps answering is seen (a sub-agent's
   request comes from its caller, not a person: it is its ``task``);
-- before each model call (``before_model``) the loop's pending warnings are added to
-  the conversation as one message, so the model reads them in its next request and
-  they stay in the transcript;
+- before each model call (``before_model``) it waits, bounded
+  (``adapters.verdict_wait_ms``), for the verdict on the tool results just published,
+  and the run's warnings go into that request's system message (``wrap_model_call``):
+  the model reads a warning in the very next request, and every later one, without a
+  turn kept in the conversation;
 - a ``stop`` recommendation ends the run through LangGraph's own ``jump_to="end"``
   with a final message saying why;
 - the end of the run is published as a terminating turn (``after_agent``).
@@ -35,6 +37,7 @@ Install with ``pip install 'loopwarden[langchain]'``.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 import uuid
@@ -42,7 +45,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.config import get_config
 
 from loopwarden.adapters.guard import LoopGuard, shared_guard
@@ -54,7 +57,7 @@ from loopwarden.adapters.lineage import (
     parent,
     start_delegated,
 )
-from loopwarden.schemas.tool_calls import context_text, is_injected, stop_text, turn_text
+from loopwarden.schemas.tool_calls import is_injected, stop_text, turn_text
 from loopwarden.settings import Settings
 
 LOOP_KEY = "loopwarden_loop_id"
@@ -91,6 +94,16 @@ def _task(state: Any) -> str | None:
             content = message.content
             return content if isinstance(content, str) else str(content)
     return None
+
+
+def with_note(system: SystemMessage | None, note: str) -> SystemMessage:
+    """``system`` with ``note`` after it (a new system message when there was none)."""
+    if system is None:
+        return SystemMessage(note)
+    content = system.content
+    if isinstance(content, str):
+        return SystemMessage(f"{content}\n\n{note}" if content else note)
+    return SystemMessage([*content, {"type": "text", "text": note}])
 
 
 def unanswered_person_turns(messages: list[Any]) -> list[str]:
@@ -162,27 +175,53 @@ class LoopwardenMiddleware(AgentMiddleware):
 
     # -- inject / stop ---------------------------------------------------------------------------
 
-    @hook_config(can_jump_to=["end"])
-    def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+    def _heard(self, state: Any) -> str | None:
+        """The run's loop id, once the person's new turns are published."""
         loop_id = state.get(LOOP_KEY)
-        if loop_id is None:
-            return None
-        if "parent_loop_id" not in self.guard.lineage(loop_id):
+        if loop_id is not None and "parent_loop_id" not in self.guard.lineage(loop_id):
             for text in unanswered_person_turns(state.get("messages", [])):
                 self.guard.heard(loop_id, text)
+        return loop_id
+
+    def _stop_if_told(self, loop_id: str) -> dict[str, Any] | None:
         stop = family_stop(self.guard, loop_id)
-        if stop is not None:
-            self.guard.end(loop_id, reason="spin", success=False)
-            self.guard.forget(loop_id)
-            return {"jump_to": "end", "messages": [AIMessage(content=stop_text(stop))]}
-        warnings = self.guard.take(loop_id)
-        if not warnings:
+        if stop is None:
             return None
-        return {"messages": [HumanMessage(content=context_text(warnings))]}
+        self.guard.end(loop_id, reason="spin", success=False)
+        self.guard.forget(loop_id)
+        return {"jump_to": "end", "messages": [AIMessage(content=stop_text(stop))]}
+
+    @hook_config(can_jump_to=["end"])
+    def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        loop_id = self._heard(state)
+        if loop_id is None:
+            return None
+        self.guard.await_verdict(loop_id)  # the verdict on the tool results just published
+        return self._stop_if_told(loop_id)
 
     @hook_config(can_jump_to=["end"])
     async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        return self.before_model(state, runtime)
+        loop_id = self._heard(state)
+        if loop_id is None:
+            return None
+        await asyncio.to_thread(self.guard.await_verdict, loop_id)
+        return self._stop_if_told(loop_id)
+
+    def _with_note(self, request: Any) -> Any:
+        """The request with the run's warnings appended to its system message (this
+        request only: the conversation does not keep them)."""
+        state = request.state if isinstance(request.state, dict) else {}
+        loop_id = state.get(LOOP_KEY)
+        note = None if loop_id is None else self.guard.note(loop_id)
+        if note is None:
+            return request
+        return request.override(system_message=with_note(request.system_message, note))
+
+    def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        return handler(self._with_note(request))
+
+    async def awrap_model_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
+        return await handler(self._with_note(request))
 
     def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         loop_id = state.get(LOOP_KEY)

@@ -16,9 +16,11 @@
   counterpart's turns, and each model response without a tool call
   (``RunHooks.on_llm_end``) as the acting agent's message turn, so an agent asking
   again for what the person keeps answering is seen;
-- before each model call (``RunConfig.call_model_input_filter``) the warnings received
-  so far are added to the model's input as a user message (the filter's input is not
-  kept in the history, so they are repeated in every later call of the run);
+- before each model call (``RunConfig.call_model_input_filter``) it waits, bounded
+  (``adapters.verdict_wait_ms``), for the verdict on the tool results just published,
+  and the run's warnings are added to that call's instructions: the model reads a
+  warning in the very next call, and every later one, without an input item kept in
+  the history;
 - a ``stop`` recommendation ends the run: before the next model call with
   :class:`LoopwardenStopped` (an ``AgentsException``), and at a tool call already on
   its way with the SDK's own ``ToolInputGuardrailTripwireTriggered`` — loopwarden's
@@ -30,6 +32,7 @@ Install with ``pip install 'loopwarden[openai-agents]'``.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import inspect
 import uuid
@@ -43,7 +46,6 @@ from agents.tool_guardrails import ToolGuardrailFunctionOutput, ToolInputGuardra
 
 from loopwarden.adapters.guard import LoopGuard, shared_guard
 from loopwarden.schemas.tool_calls import (
-    context_text,
     is_injected,
     stop_text,
     tool_call_fields,
@@ -97,7 +99,6 @@ class LoopwardenRun(RunHooks[Any]):
         super().__init__()
         self.loop_id = loop_id
         self.guard = guard
-        self.shown: list[LoopWarning] = []
         self.user_filter: CallModelInputFilter | None = None
         """The run config's own input filter, applied first."""
         self.stopped: LoopWarning | None = None
@@ -154,20 +155,20 @@ class LoopwardenRun(RunHooks[Any]):
     # -- inject / stop -------------------------------------------------------------------------
 
     async def filter_model_input(self, data: CallModelData[Any]) -> ModelInputData:
-        """``RunConfig.call_model_input_filter``: warnings in, or the run stopped (after
-        the filter the caller's run config already had, if any)."""
+        """``RunConfig.call_model_input_filter``: the verdict on the tool results just
+        published awaited (bounded), then the run stopped, or its warnings added to this
+        call's instructions (after the filter the caller's run config already had)."""
+        await asyncio.to_thread(self.guard.await_verdict, self.loop_id)
         self._raise_if_stopped()
         model_data = data.model_data
         if self.user_filter is not None:
             filtered = self.user_filter(data)
             model_data = await filtered if inspect.isawaitable(filtered) else filtered
-        self.shown += self.guard.take(self.loop_id)
-        if not self.shown:
+        note = self.guard.note(self.loop_id)
+        if note is None:
             return model_data
-        message: Any = {"role": "user", "content": context_text(self.shown)}
-        return ModelInputData(
-            input=[*model_data.input, message], instructions=model_data.instructions
-        )
+        instructions = f"{model_data.instructions}\n\n{note}" if model_data.instructions else note
+        return ModelInputData(input=model_data.input, instructions=instructions)
 
     def check_tool_call(self) -> ToolGuardrailFunctionOutput:
         """The tool guardrail's verdict for this run."""

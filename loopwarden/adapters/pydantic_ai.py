@@ -12,8 +12,11 @@
   (``after_model_request``) as the agent's message turn, so an agent asking again for
   what the person keeps answering is seen (a delegated run's prompt comes from its
   caller, not a person: it is its ``task``);
-- before each model request (``before_model_request``) the loop's pending warnings are
-  enqueued with ``priority="asap"``: they go into the request being prepared;
+- before each model request (``before_model_request``) it waits, bounded
+  (``adapters.verdict_wait_ms``), for the verdict on the tool results just published,
+  and the run's warnings go into that request as an instruction part: the model reads
+  a warning in the very next request, and every later one, without a prompt kept in
+  the message history;
 - a ``stop`` recommendation cancels the run through ``RunContext.cancel()``: the
   caller gets Pydantic AI's :class:`~pydantic_ai.exceptions.RunCancelled`, with the
   history of what completed before; ``Loopwarden.stopped`` says which loops and why;
@@ -35,15 +38,16 @@ Install with ``pip install 'loopwarden[pydantic-ai]'``.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.exceptions import ModelRetry, SkipModelRequest, ToolRetryError
-from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.messages import InstructionPart, ModelResponse, TextPart, ToolCallPart
 
 from loopwarden.adapters.guard import LoopGuard, shared_guard
 from loopwarden.adapters.lineage import (
@@ -53,7 +57,7 @@ from loopwarden.adapters.lineage import (
     parent,
     start_delegated,
 )
-from loopwarden.schemas.tool_calls import context_text, stop_text, turn_text
+from loopwarden.schemas.tool_calls import stop_text, turn_text
 from loopwarden.schemas.warnings import LoopWarning
 
 log = logging.getLogger("loopwarden.adapters")
@@ -98,6 +102,8 @@ class Loopwarden(AbstractCapability[Any]):
 
     async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
         loop_id = self._loop_id(ctx)
+        # the verdict on the tool results just published, bounded
+        await asyncio.to_thread(self._guard.await_verdict, loop_id)
         stop = family_stop(self._guard, loop_id)
         if stop is not None:
             self.stopped[loop_id] = stop
@@ -106,10 +112,18 @@ class Loopwarden(AbstractCapability[Any]):
             log.warning("loopwarden: run %s cancelled: %s", loop_id, stop_text(stop))
             ctx.cancel()  # delivered at the run's next await: the model is not called again
             raise SkipModelRequest(ModelResponse(parts=[TextPart(stop_text(stop))]))
-        warnings = self._guard.take(loop_id)
-        if warnings:
-            ctx.enqueue(context_text(warnings), priority="asap")
-        return request_context
+        note = self._guard.note(loop_id)
+        if note is None:
+            return request_context
+        # an instruction of this request only: not a prompt kept in the message history
+        parameters = request_context.model_request_parameters
+        parts = [*(parameters.instruction_parts or []), InstructionPart(note, dynamic=True)]
+        return replace(
+            request_context,
+            model_request_parameters=replace(
+                parameters, instruction_parts=InstructionPart.sorted(parts)
+            ),
+        )
 
     async def after_model_request(
         self, ctx: Any, *, request_context: Any, response: ModelResponse

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from loopwarden.schemas import codec
+from loopwarden.settings.adapters import AdapterSettings as AdapterSettings
 from loopwarden.settings.detection import DetectionSettings as DetectionSettings
 from loopwarden.settings.detection import Language as Language
 from loopwarden.settings.experience import ExperienceSettings as ExperienceSettings
@@ -317,6 +318,7 @@ class Settings(BaseSettings):
     limits: LimitSettings = LimitSettings()
     errors: ErrorSettings = ErrorSettings()
     publisher: PublisherSettings = PublisherSettings()
+    adapters: AdapterSettings = AdapterSettings()
     telemetry: TelemetrySettings = TelemetrySettings()
     webhook: WebhookSettings = WebhookSettings()
     sinks: tuple[str, ...] = Field(

@@ -23,13 +23,18 @@ def is_stop(warning: LoopWarning) -> bool:
     return warning.step == "stop" or "stop" in warning.next_actions
 
 
+TRIGGERS_KEPT = 64
+"""Per loop, the trigger event ids of its latest warnings kept for :meth:`answered`."""
+
+
 class _LoopBox:
-    __slots__ = ("pending", "seen", "stop")
+    __slots__ = ("pending", "seen", "stop", "triggers")
 
     def __init__(self) -> None:
         self.pending: list[LoopWarning] = []
         self.stop: LoopWarning | None = None
         self.seen = 0
+        self.triggers: dict[str, None] = {}
 
 
 class WarningInbox:
@@ -57,6 +62,9 @@ class WarningInbox:
             box = self._box(warning.loop_id)
             box.pending.append(warning)
             box.seen += 1
+            box.triggers[warning.trigger_event_id] = None
+            if len(box.triggers) > TRIGGERS_KEPT:
+                del box.triggers[next(iter(box.triggers))]
             if is_stop(warning) and box.stop is None:
                 box.stop = warning
             self._changed.notify_all()
@@ -102,6 +110,17 @@ class WarningInbox:
 
         with self._changed:
             return self._changed.wait_for(ready, timeout_s)
+
+    def wait_answer(self, loop_id: str, event_id: str, *, timeout_s: float) -> bool:
+        """Block until a warning about event ``event_id`` arrived for the loop, or a stop
+        recommendation is in force for it; False on timeout (most events warn nothing)."""
+
+        def answered() -> bool:
+            box = self._boxes.get(loop_id)
+            return box is not None and (box.stop is not None or event_id in box.triggers)
+
+        with self._changed:
+            return self._changed.wait_for(answered, timeout_s)
 
     def forget(self, loop_id: str) -> None:
         """Drop what is kept for the loop (its run is over)."""

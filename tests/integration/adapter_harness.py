@@ -21,6 +21,16 @@ WARN_AT = 4
 patterns profile's ``repeat_result_count``)."""
 STOP_AT = WARN_AT + 6
 """The ladder's stop is its 7th finding: the 10th identical call."""
+VERDICT_WAIT_S = 5.0
+"""The adapters' bounded wait for a verdict where the tests expect one: it ends when
+the warning arrives, and is generous so a loaded machine cannot make it one call late."""
+
+
+def verdict_wait_after(call: int) -> float:
+    """The guard's bound for the wait after the ``call``-th identical call: generous
+    after the calls that bring the first warning and the stop, none after the others
+    (nothing to wait for before the first finding; between, nothing checked)."""
+    return VERDICT_WAIT_S if call in (WARN_AT, STOP_AT) else 0.0
 
 
 def laddered_settings(broker, name: str) -> Settings:

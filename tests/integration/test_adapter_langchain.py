@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from typing import Any
 
 import pytest
 from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, SystemMessage
 from langchain_core.tools import tool
 from pydantic import Field
 
@@ -23,6 +24,7 @@ from .adapter_harness import (
     assert_no_warning_for,
     assert_published_conversation,
     published_events,
+    verdict_wait_after,
 )
 
 pytestmark = pytest.mark.integration
@@ -34,12 +36,17 @@ class ScriptedChatModel(GenericFakeChatModel):
 
     requests: list = Field(default_factory=list)
     waits: dict = Field(default_factory=dict)
+    pace: Any = None
+    """Called with ``k`` before request ``k`` is answered (sets the guard's bound for
+    the wait that follows the call it makes)."""
 
     def bind_tools(self, tools, **kwargs):
         return self
 
     def _generate(self, messages, stop=None, run_manager=None, **kwargs):
         self.requests.append(list(messages))
+        if self.pace is not None:
+            self.pace(len(self.requests) - 1)
         wait = self.waits.get(len(self.requests) - 1)
         if wait is not None:
             assert wait(), f"no verdict before request {len(self.requests) - 1}"
@@ -67,16 +74,19 @@ def injected(request) -> list[str]:
 
 
 @pytest.mark.parametrize("mode", ["invoke", "ainvoke"])  # the sync and the async hooks
-def test_a_spinning_agent_is_warned_in_its_next_request_then_stopped(laddered, mode):
+def test_a_spinning_agent_is_warned_in_its_very_next_request_then_stopped(
+    laddered, mode, monkeypatch
+):
+    """No stand-in latency in the model: the middleware itself waits for the verdict on
+    the call just made, and the note goes into the system message of that request
+    only."""
     _, guard = laddered
+    monkeypatch.setattr(guard, "verdict_wait_s", 0.0)
     loop_id = f"lc-spin-{mode}-{uuid.uuid4().hex[:6]}"
     model = ScriptedChatModel(
         messages=iter(same_call(n) for n in range(40)),
         requests=[],
-        waits={
-            WARN_AT: lambda: guard.inbox.wait(loop_id, count=1, timeout_s=60),
-            STOP_AT: lambda: guard.inbox.wait(loop_id, stop=True, timeout_s=60),
-        },
+        pace=lambda k: setattr(guard, "verdict_wait_s", verdict_wait_after(k + 1)),
     )
     agent = create_agent(model, [search], middleware=[LoopwardenMiddleware(guard)])
     config = {"configurable": {"thread_id": loop_id}, "recursion_limit": 200}
@@ -87,16 +97,20 @@ def test_a_spinning_agent_is_warned_in_its_next_request_then_stopped(laddered, m
     else:
         result = asyncio.run(agent.ainvoke(task, config))
 
-    before = [injected(request) for request in model.requests[: WARN_AT + 1]]
-    assert before == [[]] * (WARN_AT + 1), "warned before the spin"
-    warning_text = injected(model.requests[WARN_AT + 1])
-    assert len(warning_text) == 1 and "search" in warning_text[0]
-    # the stop arrived while request STOP_AT was answered: the run ended before another
-    assert len(model.requests) == STOP_AT + 1
+    # request k follows call k: the 4th identical call's warning is in request 4
+    before = [injected(request) for request in model.requests[:WARN_AT]]
+    assert before == [[]] * WARN_AT, "warned before the spin"
+    notes = [m for m in model.requests[WARN_AT] if CONTEXT_HEADER in str(m.content)]
+    assert len(notes) == 1 and isinstance(notes[0], SystemMessage)
+    assert "search" in notes[0].content
+    # the stop came with the 10th call: the run ended before another request
+    assert len(model.requests) == STOP_AT
     final = result["messages"][-1]
     assert isinstance(final, AIMessage) and final.content.startswith(STOP_HEADER)
     tool_calls = [m for m in result["messages"] if getattr(m, "tool_call_id", None)]
-    assert len(tool_calls) == STOP_AT + 1
+    assert len(tool_calls) == STOP_AT
+    # the transcript kept no note: it went into the requests only
+    assert not any(CONTEXT_HEADER in str(m.content) for m in result["messages"])
 
 
 def test_a_healthy_run_gets_nothing(laddered):

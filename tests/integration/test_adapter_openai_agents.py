@@ -21,6 +21,7 @@ from .adapter_harness import (
     assert_no_warning_for,
     assert_published_conversation,
     published_events,
+    verdict_wait_after,
 )
 
 pytestmark = pytest.mark.integration
@@ -39,7 +40,9 @@ def broken() -> str:
 
 
 def injected(call) -> list[str]:
-    return [
+    """loopwarden's notes in a model call: in its instructions (or, wrongly, as input)."""
+    notes = [call.system_instructions] if CONTEXT_HEADER in str(call.system_instructions) else []
+    return notes + [
         item["content"]
         for item in call.input
         if isinstance(item, dict) and CONTEXT_HEADER in str(item.get("content"))
@@ -62,29 +65,53 @@ def scripted(steps, waits) -> ScriptedModel:
     return ScriptedModel([responder(step, k) for k, step in enumerate(steps)])
 
 
-async def test_a_spinning_agent_is_warned_in_its_next_request_then_stopped(laddered):
+async def test_a_spinning_agent_is_warned_in_its_very_next_request_then_stopped(
+    laddered, monkeypatch
+):
+    """No stand-in latency in the model: the input filter waits for the verdict on the
+    call just made, and the note goes into that call's instructions only."""
     _, guard = laddered
+    monkeypatch.setattr(guard, "verdict_wait_s", 0.0)
     loop_id = f"oai-spin-{uuid.uuid4().hex[:6]}"
+
+    def paced(k: int):
+        async def respond(call):
+            guard.verdict_wait_s = verdict_wait_after(k + 1)
+            return [function_call("lookup", {"query": "x"}, call_id=f"c{k}")]
+
+        return ModelStep.respond(respond)
+
+    model = ScriptedModel([paced(k) for k in range(40)])
+    agent = Agent(name="spinner", model=model, tools=[lookup], instructions="Find things.")
+
+    # the stop came with the 10th call: the run ends before another model call
+    with pytest.raises(LoopwardenStopped, match="same result"):
+        await Runner.run(agent, "find x", max_turns=100, **watch(loop_id, guard=guard))
+
+    calls = model.calls
+    # call k follows tool call k: the 4th identical call's warning is in call 4
+    assert all(not injected(call) for call in calls[:WARN_AT])
+    warning_text = injected(calls[WARN_AT])
+    assert len(warning_text) == 1 and "lookup" in warning_text[0]
+    assert warning_text[0].startswith("Find things.")  # after the agent's own instructions
+    assert len(calls) == STOP_AT, "the run went on past the stop"
+
+
+async def test_a_stop_that_arrives_during_a_model_call_refuses_its_tool_call(laddered, monkeypatch):
+    """Without the wait (or past its bound) the stop can arrive while the model answers:
+    loopwarden's tool guardrail refuses the tool call that answer makes."""
+    _, guard = laddered
+    monkeypatch.setattr(guard, "verdict_wait_s", 0.0)
+    loop_id = f"oai-late-{uuid.uuid4().hex[:6]}"
     steps = [[function_call("lookup", {"query": "x"}, call_id=f"c{k}")] for k in range(40)]
-    waits = {
-        WARN_AT: lambda: guard.inbox.wait(loop_id, count=1, timeout_s=60),
-        STOP_AT: lambda: guard.inbox.wait(loop_id, stop=True, timeout_s=60),
-    }
-    model = scripted(steps, waits)
+    model = scripted(steps, {STOP_AT: lambda: guard.inbox.wait(loop_id, stop=True, timeout_s=60)})
     agent = Agent(name="spinner", model=model, tools=[lookup])
 
-    # the stop arrived while request STOP_AT was answered: the tool call it made is refused
-    # by loopwarden's tool guardrail (a stop found before a model call: LoopwardenStopped)
     with pytest.raises(ToolInputGuardrailTripwireTriggered) as stopped:
         await Runner.run(agent, "find x", max_turns=100, **watch(loop_id, guard=guard))
     assert stopped.value.guardrail.get_name() == GUARDRAIL_NAME
     assert "same result" in stopped.value.output.output_info
-
-    calls = model.calls
-    assert all(not injected(call) for call in calls[: WARN_AT + 1])
-    warning_text = injected(calls[WARN_AT + 1])
-    assert len(warning_text) == 1 and "lookup" in warning_text[0]
-    assert len(calls) == STOP_AT + 1, "the run went on past the stop"
+    assert len(model.calls) == STOP_AT + 1
 
 
 async def test_a_healthy_run_gets_nothing_and_failures_are_published(laddered):

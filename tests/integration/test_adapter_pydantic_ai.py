@@ -17,19 +17,24 @@ from .adapter_harness import (
     AGENT_SAYS,
     PERSON_SAYS,
     STOP_AT,
+    VERDICT_WAIT_S,
     WARN_AT,
     assert_no_warning_for,
     assert_published_conversation,
     delegation_cycle_warned_then_stopped,
     published_events,
     read_topic,
+    verdict_wait_after,
 )
 
 pytestmark = pytest.mark.integration
 
 
 def injected(messages) -> list[str]:
-    return [
+    """loopwarden's notes in a request: in its instructions (or, wrongly, as a prompt)."""
+    last = messages[-1]
+    notes = [last.instructions] if CONTEXT_HEADER in str(getattr(last, "instructions", "")) else []
+    return notes + [
         part.content
         for message in messages
         for part in getattr(message, "parts", ())
@@ -53,29 +58,37 @@ def lookup(query: str) -> str:
     return f"nothing about {query}"
 
 
-def test_a_spinning_agent_is_warned_in_its_next_request_then_cancelled(laddered):
+def test_a_spinning_agent_is_warned_in_its_very_next_request_then_cancelled(laddered, monkeypatch):
+    """No stand-in latency in the model: the capability waits for the verdict on the
+    call just made, and the note is an instruction of that request only."""
     _, guard = laddered
+    monkeypatch.setattr(guard, "verdict_wait_s", 0.0)
     loop_id = f"pai-spin-{uuid.uuid4().hex[:6]}"
     requests: list = []
-    waits = {
-        WARN_AT: lambda: guard.inbox.wait(loop_id, count=1, timeout_s=60),
-        STOP_AT: lambda: guard.inbox.wait(loop_id, stop=True, timeout_s=60),
-    }
 
     def same_call(k: int) -> ModelResponse:
+        guard.verdict_wait_s = verdict_wait_after(k + 1)
         return ModelResponse(parts=[ToolCallPart("lookup", {"query": "x"}, tool_call_id=f"c{k}")])
 
     capability = Loopwarden(guard)
-    agent = Agent(scripted(same_call, waits, requests), tools=[lookup], capabilities=[capability])
+    agent = Agent(scripted(same_call, {}, requests), tools=[lookup], capabilities=[capability])
 
-    with pytest.raises(RunCancelled):
+    with pytest.raises(RunCancelled) as cancelled:
         agent.run_sync("find x", conversation_id=loop_id)
 
-    assert all(not injected(request) for request in requests[: WARN_AT + 1])
-    warning_text = injected(requests[WARN_AT + 1])
+    # request k follows call k: the 4th identical call's warning is in request 4
+    assert all(not injected(request) for request in requests[:WARN_AT])
+    warning_text = injected(requests[WARN_AT])
     assert len(warning_text) == 1 and "lookup" in warning_text[0]
-    assert len(requests) == STOP_AT + 1, "the run went on past the stop"
+    assert len(requests) == STOP_AT, "the run went on past the stop"
     assert capability.stopped[loop_id].step == "stop"
+    # no prompt was added to the conversation: the notes were instructions
+    history = cancelled.value.messages if hasattr(cancelled.value, "messages") else []
+    assert not any(
+        part.part_kind == "user-prompt" and CONTEXT_HEADER in str(part.content)
+        for message in history
+        for part in getattr(message, "parts", ())
+    )
 
 
 def test_a_healthy_run_gets_nothing_and_failures_are_published(laddered):
@@ -134,7 +147,9 @@ def test_a_conversation_publishes_both_sides_and_its_restating_is_found(laddered
 TASK = "Find the cheapest direct flight from Berlin to Lisbon on 12 December"
 
 
-def test_two_agents_delegating_in_a_circle_are_one_family_warned_then_stopped(laddered):
+def test_two_agents_delegating_in_a_circle_are_one_family_warned_then_stopped(
+    laddered, monkeypatch
+):
     """Pydantic AI's agent delegation (an agent run inside another's tool): each run is a
     loop of the root's family, so the fleet role sees the circle no per-run guard sees."""
     settings, guard = laddered
@@ -149,14 +164,20 @@ def test_two_agents_delegating_in_a_circle_are_one_family_warned_then_stopped(la
 
         return respond
 
-    # the 4th planner run is the family's second finding: its model answers once the
-    # stop is out (the researcher's 3rd run, the first finding, warned everyone)
+    # the researcher's 3rd run is the first finding (warns everyone), the 4th planner run
+    # the second (the stop): from the planner's 3rd answer on, each run's first request
+    # waits for its verdict (generously: each comes), so the 4th planner run is stopped
+    # before its first model request
+    monkeypatch.setattr(guard, "verdict_wait_s", 0.0)
+    to_researcher = hand_over("ask_researcher")
+
+    def planner_answer(k: int) -> ModelResponse:
+        if k == 2:
+            guard.verdict_wait_s = VERDICT_WAIT_S
+        return to_researcher(k)
+
     planner = Agent(
-        scripted(
-            hand_over("ask_researcher"),
-            {3: lambda: guard.inbox.wait(root, stop=True, timeout_s=90)},
-            planner_requests,
-        ),
+        scripted(planner_answer, {}, planner_requests),
         name="planner",
         capabilities=[Loopwarden(guard)],
     )
@@ -179,25 +200,25 @@ def test_two_agents_delegating_in_a_circle_are_one_family_warned_then_stopped(la
     # the stop cancels the run that reads it, and each caller's tool with it
     with pytest.raises(RunCancelled):
         planner.run_sync(TASK, conversation_id=root)
-    # planner ×4 (the root and 3 delegated runs), researcher ×3: the 4th researcher run
-    # started after the stop and was cancelled before its first model request
-    assert len(planner_requests) == 4 and len(researcher_requests) == 3
+    # planner ×4 (the root and 3 delegated runs), researcher ×3: the 4th planner run was
+    # cancelled before its first model request
+    assert len(planner_requests) == 3 and len(researcher_requests) == 3
 
-    delegation_cycle_warned_then_stopped(settings, root)
+    delegation_cycle_warned_then_stopped(settings, root, loops=7)
 
     # every delegated run published its start under the root, with its parent and task
     starts = read_topic(
         settings,
         settings.topics.actions,
         lambda e: e.get("payload", {}).get("root_loop_id") == root,
-        7,
+        6,
     )
     first = {e["loop_id"]: e["payload"] for e in reversed(starts)}
-    assert len(first) == 7 and root not in first
+    assert len(first) == 6 and root not in first
     assert {p["action_type"] for p in first.values()} == {"delegated_run_start"}
     assert all(p["task"] == TASK for p in first.values())
     agents = [p["agent"] for p in first.values()]
-    assert sorted(agents) == ["planner"] * 3 + ["researcher"] * 4
+    assert sorted(agents) == ["planner"] * 3 + ["researcher"] * 3
 
 
 def test_a_call_the_tool_refuses_with_model_retry_is_published_rejected(laddered):

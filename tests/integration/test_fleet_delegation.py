@@ -27,7 +27,7 @@ from loopwarden.adapters.langchain import LoopwardenMiddleware
 from loopwarden.schemas.tool_calls import STOP_HEADER
 from loopwarden.settings import settings_env
 
-from .adapter_harness import delegation_cycle_warned_then_stopped, read_topic
+from .adapter_harness import VERDICT_WAIT_S, delegation_cycle_warned_then_stopped, read_topic
 
 pytestmark = pytest.mark.integration
 
@@ -41,12 +41,17 @@ class DelegatingModel(GenericFakeChatModel):
 
     requests: int = 0
     waits: dict = Field(default_factory=dict)
+    pace: dict = Field(default_factory=dict)
+    """Request number → called before it is answered."""
 
     def bind_tools(self, tools, **kwargs):
         return self
 
     def _generate(self, messages, stop=None, run_manager=None, **kwargs):
         wait = self.waits.get(self.requests)
+        pace = self.pace.get(self.requests)
+        if pace is not None:
+            pace()
         self.requests += 1
         if wait is not None:
             assert wait(), f"no verdict before request {self.requests - 1}"
@@ -62,20 +67,22 @@ def delegation(tool_name: str, count: int) -> list[AIMessage]:
     ]
 
 
-def test_a_two_agent_delegation_cycle_is_warned_then_every_loop_is_stopped(laddered):
+def test_a_two_agent_delegation_cycle_is_warned_then_every_loop_is_stopped(laddered, monkeypatch):
     settings, guard = laddered
     root = f"planner-{uuid.uuid4().hex[:8]}"
     calls = {"ask_researcher": 0, "ask_planner": 0}
     lock = threading.Lock()
 
     # the root says its task at its first model call, before it delegates: the 3rd
-    # planner run is the first finding (warned everyone), the 3rd researcher run the
-    # second (the stop); that run's model answers once the stop is out, so the 4th
-    # planner run it starts is stopped before its first model call
+    # planner run is the first finding (warns everyone), the 3rd researcher run the
+    # second (the stop). From the researcher's 2nd answer on, each run's first model call
+    # waits for the verdict on its start (generously: each comes), so the 3rd researcher
+    # run is stopped before its first model call
+    monkeypatch.setattr(guard, "verdict_wait_s", 0.0)
     planner_model = DelegatingModel(messages=iter(delegation("ask_researcher", 10)))
     researcher_model = DelegatingModel(
         messages=iter(delegation("ask_planner", 10)),
-        waits={2: lambda: guard.inbox.wait(root, stop=True, timeout_s=90)},
+        pace={1: lambda: setattr(guard, "verdict_wait_s", VERDICT_WAIT_S)},
     )
 
     @tool
@@ -111,30 +118,28 @@ def test_a_two_agent_delegation_cycle_is_warned_then_every_loop_is_stopped(ladde
     # every run of the circle ended with the stop, the root's last
     final = result["messages"][-1]
     assert isinstance(final, AIMessage) and final.content.startswith(STOP_HEADER)
-    # planner ×4 (the root and 3 delegated runs), researcher ×3: the 4th planner run
-    # started after the stop and stopped before its first model call
-    assert calls == {"ask_researcher": 3, "ask_planner": 3}
-    assert researcher_model.requests == 3 and planner_model.requests == 3
+    # planner ×3 (the root and 2 delegated runs), researcher ×3: the 3rd researcher run
+    # stopped before its first model call
+    assert calls == {"ask_researcher": 3, "ask_planner": 2}
+    assert researcher_model.requests == 2 and planner_model.requests == 3
 
     # the family travels on its root's partition in the order it was published: the 3rd
     # planner run is the first finding (the root, planner ×2 and researcher ×2 are
-    # warned), the 3rd researcher run the second (all six are stopped; the 4th planner
-    # run when it shows up)
+    # warned), the 3rd researcher run the second (all six are stopped)
     warned, stopped = delegation_cycle_warned_then_stopped(settings, root, "planner", 6)
     assert root in warned.loop_ids and len(warned.loop_ids) == 5
 
-    # each loop's own warnings: warned then stopped, or stopped; the 4th planner run,
-    # which started after the stop, is stopped when it shows up
-    # (the family's loops: the root and the 6 runs it delegated, as published; the worker
+    # each loop's own warnings: warned then stopped, or stopped (the 3rd researcher run)
+    # (the family's loops: the root and the 5 runs it delegated, as published; the worker
     # is shared with other tests' families)
     delegated = read_topic(
         settings,
         settings.topics.actions,
         lambda e: e.get("payload", {}).get("root_loop_id") == root,
-        6,
+        5,
     )
     family = {root} | {e["loop_id"] for e in delegated}
-    expected = len(warned.loop_ids) + len(stopped.loop_ids) + 1
+    expected = len(warned.loop_ids) + len(stopped.loop_ids)
     told = read_topic(
         settings,
         settings.topics.warnings,
@@ -144,7 +149,7 @@ def test_a_two_agent_delegation_cycle_is_warned_then_every_loop_is_stopped(ladde
     steps: dict[str, list[str]] = {}
     for warning in told:
         steps.setdefault(warning["loop_id"], []).append(warning["step"])
-    assert len(told) == expected and len(steps) == 7
+    assert len(told) == expected and len(steps) == 6
     assert {loop for loop, s in steps.items() if s == ["warn", "stop"]} == set(warned.loop_ids)
     assert all(s == ["stop"] for loop, s in steps.items() if loop not in warned.loop_ids)
     assert all(w["next_actions"] == ["stop"] for w in told if w["step"] == "stop")

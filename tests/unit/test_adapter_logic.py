@@ -19,7 +19,7 @@ from loopwarden.streams.client.event_builder import make_action_event
 from loopwarden.streams.client.inbox import WarningInbox, is_stop
 
 
-def warning(loop_id="l1", n=0, step="warn", next_actions=()) -> LoopWarning:
+def warning(loop_id="l1", n=0, step="warn", next_actions=(), trigger="e") -> LoopWarning:
     return LoopWarning(
         warning_id=f"w{n}",
         kind="repeated_call",
@@ -27,7 +27,7 @@ def warning(loop_id="l1", n=0, step="warn", next_actions=()) -> LoopWarning:
         level="standard",
         reason="the same call returned the same result 4 times in a row",
         event_ids=["e"],
-        trigger_event_id="e",
+        trigger_event_id=trigger,
         action_type="search",
         iteration=n,
         timeline_message=f"message {n}",
@@ -123,6 +123,47 @@ def test_inbox_wait_wakes_on_arrival_and_times_out():
     adder.start()
     assert inbox.wait("l1", stop=True, timeout_s=10)
     adder.join()
+
+
+def test_inbox_wait_answer_ends_on_a_warning_about_that_event_or_a_stop():
+    """An adapter waits for the verdict on the event it just published: a late warning
+    about an earlier event does not end the wait (it did, with a count of warnings)."""
+    inbox = WarningInbox()
+    inbox.add(warning(n=1, trigger="e1"))
+    assert not inbox.wait_answer("l1", "e2", timeout_s=0.01)
+    adder = threading.Timer(0.05, inbox.add, [warning(n=2, trigger="e1")])
+    adder.start()
+    assert not inbox.wait_answer("l1", "e2", timeout_s=0.3)
+    adder.join()
+    inbox.add(warning(n=3, trigger="e2"))
+    assert inbox.wait_answer("l1", "e2", timeout_s=0.01)
+    inbox.add(warning(n=4, step="stop", trigger="e0"))
+    assert inbox.wait_answer("l1", "e9", timeout_s=0.01)  # a stop answers every wait
+
+
+def test_run_notes_repeat_the_latest_warnings():
+    from loopwarden.adapters.notes import RunNotes
+
+    notes = RunNotes(keep=2)
+    assert notes.note("l1", []) is None
+    first = notes.note("l1", [warning(n=1)])
+    assert first is not None and first.startswith(CONTEXT_HEADER) and "message 1" in first
+    assert notes.note("l1", []) == first  # every later call carries it again
+    latest = notes.note("l1", [warning(n=2), warning(n=3)])
+    assert "message 1" not in latest and "message 2" in latest and "message 3" in latest
+    notes.forget("l1")
+    assert notes.note("l1", []) is None
+
+
+def test_a_guard_without_a_broker_never_waits_for_a_verdict():
+    from loopwarden.adapters.guard import LoopGuard
+    from loopwarden.streams.tools.broker import free_port
+
+    guard = LoopGuard(bootstrap_servers=f"127.0.0.1:{free_port()}")  # nothing listens
+    guard.verdict_wait_s = 5.0
+    guard.publish("l1", "search", params={"q": 1})
+    assert guard.await_verdict("l1") == 0.0
+    guard.close()
 
 
 def test_claude_code_hook_inputs_and_answers():

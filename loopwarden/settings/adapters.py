@@ -1,0 +1,29 @@
+"""Settings of the framework adapters (``LOOPWARDEN_ADAPTERS__*``)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class AdapterSettings(BaseModel):
+    """How the adapters put loopwarden's warnings in front of the model."""
+
+    model_config = ConfigDict(frozen=True)
+
+    verdict_wait_ms: float = Field(
+        200.0,
+        ge=0,
+        description="Before a model call, wait at most this long after the last published "
+        "tool result for the warnings about it (it ends early when one arrives), so a "
+        "warning reaches the very next call; a step that brings no warning waits it out. "
+        "Measured with instant models on the embedded broker "
+        "(benchmarks/warning_delivery.py): tool result to injection 55-120 ms median, "
+        "270 ms slowest; 6-7 runs of 8 warned at the very next call at 200 ms, none at 0. "
+        "0: never wait (warnings then reach a fast agent calls later).",
+    )
+    shown_warnings: int = Field(
+        3,
+        ge=1,
+        description="The run's latest warnings repeated in the note of every later model "
+        "call (the note is not kept in the conversation).",
+    )
