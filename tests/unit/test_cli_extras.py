@@ -78,3 +78,45 @@ def test_a_module_imported_without_a_spec_counts_as_installed(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "faust", types.ModuleType("faust"))  # no __spec__
     assert extras.missing(("worker",)) == []
+
+
+RESTATED = [
+    "I cannot refund the travel insurance: it is non-refundable once purchased.",
+    "As I said, the travel insurance is non-refundable, so I cannot refund it.",
+    "The travel insurance cannot be refunded: it is non-refundable once it is purchased.",
+]
+
+
+@pytest.fixture
+def without_encoder(monkeypatch):
+    """As in the light client: the sentence encoder cannot be loaded."""
+    from loopwarden.agents.spin import meaning
+    from loopwarden.errors import ConfigurationError
+
+    def missing():
+        raise ConfigurationError("comparing messages by meaning needs the sentence encoder")
+
+    meaning._meaning.cache_clear()
+    monkeypatch.setattr(meaning, "_encoder", missing)
+    monkeypatch.setattr(meaning, "encoder_installed", lambda: False)
+    monkeypatch.setitem(meaning._fallback, "allowed", False)
+    yield
+    meaning._meaning.cache_clear()
+
+
+def test_detect_without_the_encoder_compares_words_and_finishes(without_encoder):
+    """It died at the first loop with enough message turns (exit 1, no summary)."""
+    import orjson
+
+    lines = [
+        orjson.dumps(
+            {"loop_id": "support", "action_type": "respond", "turn": "message", "result": text}
+        ).decode()
+        for text in RESTATED
+    ] + [orjson.dumps({"loop_id": "other", "action_type": "search", "params": {"q": 1}}).decode()]
+    result = CliRunner().invoke(main, ["detect", "--format", "json", "-"], input="\n".join(lines))
+    assert result.exit_code == 0, result.stderr
+    assert "compared by their words, not their meaning" in result.stderr
+    assert "4 event(s), 2 loop(s)" in result.stderr
+    kinds = [orjson.loads(line)["kind"] for line in result.stdout.splitlines() if line]
+    assert kinds == ["restated_message"]  # these three share most of their words
