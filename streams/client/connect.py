@@ -25,8 +25,9 @@ nothing answering."""
 def unreachable_message(bootstrap_servers: str) -> str:
     """What to tell someone whose broker does not answer."""
     return (
-        f"cannot reach a Kafka broker at {bootstrap_servers}: start one (`loopwarden broker`) "
-        "or point loopwarden at yours (--bootstrap-servers or LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS)"
+        f"cannot reach a Kafka broker at {bootstrap_servers}: start `loopwarden dev` (a broker "
+        "and a worker on this machine: warnings need both) or point loopwarden at yours "
+        "(--bootstrap-servers or LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS)"
     )
 
 

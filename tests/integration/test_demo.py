@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import socket
@@ -15,15 +16,35 @@ import pytest
 pytestmark = pytest.mark.integration
 
 
-def test_demo_runs_start_to_finish():
+DEV_ONLY = ("langchain", "langgraph", "pydantic_ai", "agents", "pytest", "mkdocs", "mypy")
+"""Top-level modules only the dev extra installs (`make demo` installs worker and
+embedded: issue 59 found it installing the whole dev extra, 1.3 GB)."""
+
+BLOCK_DEV_ONLY = f"""
+import sys
+
+class _DevOnly:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in {DEV_ONLY!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}} (dev extra only)", name=name)
+        return None
+
+sys.meta_path.insert(0, _DevOnly())
+"""
+
+
+def test_demo_runs_start_to_finish(tmp_path):
     temp = Path(tempfile.gettempdir())
     before = set(temp.glob("loopwarden-demo-*"))
+    # the demo and the worker it starts see none of the dev extra's packages
+    (tmp_path / "sitecustomize.py").write_text(BLOCK_DEV_ONLY)
     result = subprocess.run(
         [sys.executable, "-m", "loopwarden", "demo", "--timeout", "60"],
         capture_output=True,
         text=True,
         timeout=150,
         check=False,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     out = result.stdout

@@ -175,7 +175,7 @@ def test_a_misspelt_setting_offers_the_one_meant(given, meant):
     """Issue 47, item 12: ``--set`` with a misspelt key offered no "did you mean"."""
     with pytest.raises(ConfigurationError, match=rf": did you mean '{meant}'\?$"):
         with_overrides(SETTINGS, [given])
-    with pytest.raises(ConfigurationError, match="sections are analyst, api"):
+    with pytest.raises(ConfigurationError, match="sections are adapters, analyst, api"):
         with_overrides(SETTINGS, ["nothing.like_it=1"])  # nothing close: what there is
 
 

@@ -39,6 +39,8 @@ def test_no_broker_is_one_line_and_exit_code_3(nowhere, args):
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr  # no traceback, no client log lines
     assert lines[0].startswith(f"Error: cannot reach a Kafka broker at {nowhere}")
+    # a broker alone warns nothing: the command that starts one and a worker is named
+    assert "start `loopwarden dev`" in lines[0] and "loopwarden broker" not in lines[0]
 
 
 def test_the_option_also_works_after_the_subcommand(nowhere):
@@ -106,3 +108,17 @@ async def test_a_subscriber_without_broker_raises_broker_unavailable(nowhere):
     with pytest.raises(BrokerUnavailableError):
         async with WarningSubscriber(settings):
             pass
+
+
+def test_a_list_setting_that_is_not_json_says_how_to_write_it(monkeypatch):
+    """It was a bare `SettingsError: error parsing value for field "sinks"`."""
+    monkeypatch.setenv("LOOPWARDEN_SINKS", "my_team.sinks:jsonl_sink")
+    result = CliRunner().invoke(main, ["topics", "--plan"])
+    assert result.exit_code == 1
+    assert "setting sinks [LOOPWARDEN_SINKS] is not JSON" in result.stderr
+    assert """LOOPWARDEN_SINKS='["my_team.sinks:jsonl_sink"]'""" in result.stderr
+    monkeypatch.delenv("LOOPWARDEN_SINKS")
+    monkeypatch.setenv("LOOPWARDEN_DETECTION__TOOLS", "kubectl:poll")
+    result = CliRunner().invoke(main, ["topics", "--plan"])
+    assert result.exit_code == 1
+    assert "LOOPWARDEN_DETECTION__TOOLS is not JSON" in result.stderr
