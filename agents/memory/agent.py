@@ -42,7 +42,7 @@ from opentelemetry.trace import SpanKind
 
 from loopwarden.agents.capabilities import WorkerResources
 from loopwarden.agents.memory.batches import MemoryBatchWriter
-from loopwarden.agents.memory.maintenance import Maintenance
+from loopwarden.agents.memory.maintenance import Maintenance, MaintenanceReport
 from loopwarden.agents.memory.records import inputs_of
 from loopwarden.schemas.memory_outcomes import maintenance_report
 from loopwarden.streams.runtime.app import LoopwardenApp
@@ -112,10 +112,9 @@ def register_memory(app: LoopwardenApp, resources: WorkerResources, capability: 
     cfg = app.loopwarden.memory
     outputs = app.outputs
 
-    def maintain() -> dict[str, Any]:
+    def maintain() -> MaintenanceReport:
         with service.lock:
-            report = Maintenance(service.table, cfg).run(time.time())
-        return maintenance_report(report.to_json_dict(), time.time())
+            return Maintenance(service.table, cfg).run(time.time())
 
     if service.background_upkeep:
         interval = cfg.index.upkeep_interval_s
@@ -140,8 +139,10 @@ def register_memory(app: LoopwardenApp, resources: WorkerResources, capability: 
             except Exception as exc:
                 log.warning("memory maintenance failed (%s); next cycle as planned", exc)
                 return
-            log.info("memory maintenance: %s", report)
-            outputs.emit("memory_outcomes", report)
+            # an idle worker's log stays quiet: a cycle that changed nothing is debug
+            level = logging.INFO if report.changed() else logging.DEBUG
+            log.log(level, "memory maintenance: %s", report.line())
+            outputs.emit("memory_outcomes", maintenance_report(report.to_json_dict(), time.time()))
 
     @app.task
     async def open_memory_store() -> None:

@@ -60,6 +60,15 @@ class MaintenanceReport:
         """The counts as a dict."""
         return asdict(self)
 
+    def changed(self) -> bool:
+        """Whether the cycle changed any memory."""
+        return any(asdict(self).values())
+
+    def line(self) -> str:
+        """The cycle for the worker's log: its non-zero counts in words."""
+        counts = [f"{n} {name.replace('_', ' ')}" for name, n in asdict(self).items() if n]
+        return ", ".join(counts) or "nothing to do"
+
 
 class Maintenance:
     """Runs maintenance over a :class:`MemoryTable`."""

@@ -20,6 +20,7 @@ the sink's name and where it came from: a sink silently missing would lose outpu
 
 from __future__ import annotations
 
+import logging
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,6 +38,8 @@ BUILT_IN: dict[str, str] = {
     "webhook": "loopwarden.streams.runtime.webhook_sink:webhook_from_settings",
 }
 """Sink name → import path of the factory, shipped with loopwarden."""
+
+log = logging.getLogger("loopwarden.worker")
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,4 +125,14 @@ def attach_output_sinks(app: LoopwardenApp) -> dict[str, Any]:
             app.task(sink.run)
         attached[factory.name] = sink
     app.output_sinks = attached
+    log.info("output sinks: %s", attached_text(attached))
     return attached
+
+
+def attached_text(attached: dict[str, Any]) -> str:
+    """The attached sinks for the worker's log: each with the outputs it receives."""
+    if not attached:
+        return "none besides the Kafka topics"
+    return "; ".join(
+        f"{name} ({', '.join(sorted(sink.outputs))})" for name, sink in attached.items()
+    )

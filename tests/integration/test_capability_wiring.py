@@ -10,6 +10,7 @@ are all exercised. Behaviour in depth is the subprocess tests' and the unit test
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 from pathlib import Path
@@ -156,9 +157,11 @@ async def test_a_warning_reaches_the_webhook_after_a_failed_post(broker):
     assert not sink.dropped
 
 
-async def test_a_sink_of_the_users_own_receives_the_warning(broker, tmp_path, monkeypatch):
+async def test_a_sink_of_the_users_own_receives_the_warning(broker, tmp_path, monkeypatch, caplog):
     """examples/jsonl_sink.py, named in the ``sinks`` setting: nothing in loopwarden is
-    edited, and the worker hands it the warning as it queues the Kafka record."""
+    edited, and the worker hands it the warning as it queues the Kafka record; its log
+    says which sinks it attached (it did not)."""
+    caplog.set_level(logging.INFO, logger="loopwarden.worker")
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "examples"))
     monkeypatch.setenv("WARNINGS_FILE", str(tmp_path / "warnings.jsonl"))
     settings = only(broker, "wire-own-sink", "monitor", sinks=("jsonl_sink:warnings_to_file",))
@@ -166,6 +169,8 @@ async def test_a_sink_of_the_users_own_receives_the_warning(broker, tmp_path, mo
     async with running_app(settings) as app:
         sink = app.output_sinks["jsonl_sink:warnings_to_file"]
         assert sink in app.outputs.sinks("warnings")
+        said = [r.getMessage() for r in caplog.records if r.name == "loopwarden.worker"]
+        assert "output sinks: jsonl_sink:warnings_to_file (warnings)" in said
         async with WarningSubscriber(settings, loop_id=loop_id) as warnings:
             async with AsyncPublisher(settings) as publisher:
                 for _ in range(3):

@@ -284,3 +284,14 @@ def test_consolidation_compares_the_newest_members_of_a_large_entity_group(tmp_p
     live = {r["id"] for r in table.columns(["id"], where="deleted = false").to_pylist()}
     assert {"new-a", "new-b"}.isdisjoint(live) and {"old-a", "old-b"} <= live
     assert Maintenance(table, CFG).run(T0 + DAY).consolidated == 1  # a larger limit: the old pair
+
+
+def test_a_cycle_is_logged_in_words_and_an_idle_one_not_at_info():
+    """An idle `loopwarden dev` logged `memory maintenance: {'promoted': 0, …}` every
+    5 minutes."""
+    from loopwarden.agents.memory.maintenance import MaintenanceReport
+
+    idle = MaintenanceReport()
+    assert not idle.changed() and idle.line() == "nothing to do"
+    busy = MaintenanceReport(promoted=2, conflicts_resolved=1)
+    assert busy.changed() and busy.line() == "2 promoted, 1 conflicts resolved"
