@@ -11,6 +11,7 @@ the settings are printed with ``--settings-stamp`` only.
 from __future__ import annotations
 
 import sys
+import time
 from typing import IO, TYPE_CHECKING, Any
 
 import click
@@ -76,6 +77,9 @@ def detect(
     assert replay is not None  # the monitor is replayable
     processor: RecordProcessor = replay.build(Settings())  # the worker's processor
     states: dict[str, LoopState] = {}
+    # an event without a time is stamped at the run's start plus its line number in
+    # seconds: time windows see one second a line, and outputs carry a date of today
+    started = float(int(time.time()))
     name = getattr(source, "name", "-")
     show = progress if progress is not None else (name != "<stdin>" and sys.stderr.isatty())
     fmt = fmt or ("text" if sys.stdout.isatty() else "json")
@@ -90,7 +94,9 @@ def detect(
     ) as bar:
         for line_no, line in input_lines(source):
             bar.update(len(line) + 1)
-            read = _detect_line(processor, states, line_no, line, emit, requests, counts)
+            read = _detect_line(
+                processor, states, line_no, line, emit, requests, counts, started + line_no
+            )
             counts["bad"] += report(line_no, read)
     out.flush()
     duplicates = counts["duplicates"]
@@ -132,13 +138,14 @@ def _detect_line(
     emit: Any,
     requests: bool,
     counts: dict[str, int],
+    default_time: float,
 ) -> LineEvents:
     from loopwarden.cli.json_input import line_events
     from loopwarden.schemas import codec
     from loopwarden.schemas.dead_letter import SourcePosition
     from loopwarden.streams.client.event_builder import event_json
 
-    read = line_events(line, line_no, processor.max_event_bytes)  # as `publish` reads it
+    read = line_events(line, line_no, processor.max_event_bytes, default_time)  # as publish
     if not read.events:
         return read
     events = [event_json(event) for event in read.events]

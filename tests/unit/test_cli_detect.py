@@ -1,5 +1,7 @@
 """`loopwarden detect`: the worker's detectors over a JSON-lines file, no broker."""
 
+import time
+
 import orjson
 from click.testing import CliRunner
 
@@ -31,6 +33,11 @@ def test_detect_prints_warnings_as_json_lines(tmp_path):
     ]
     assert warnings[0]["event_ids"] == ["line-1", "line-2", "line-3"]
     assert "4 event(s), 2 loop(s), 2 warning(s), 0 bad line(s)" in result.stderr
+    # lines without a time are stamped from the run's start, one second a line (the
+    # warnings said occurred_at 3.0 and 4.0: 1970)
+    started = time.time()
+    assert started - 60 < warnings[0]["occurred_at"] < warnings[1]["occurred_at"] < started + 60
+    assert warnings[1]["occurred_at"] - warnings[0]["occurred_at"] == 1.0
 
 
 def test_detect_reports_bad_lines_and_goes_on():
