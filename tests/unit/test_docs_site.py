@@ -37,3 +37,20 @@ def test_getting_started_is_the_readmes_install_demo_and_tour():
     assert "](docs/" not in page  # links point at the pages beside it
     assert "pip install '.[worker]'" in page and "tour.py" in page
     assert "getting-started.md" in (ROOT / "mkdocs.yml").read_text()
+
+
+MAX_LINES_WITHOUT_A_HEADING = 75
+"""A page's table of contents is its headings: detection.md, memory.md and
+experience.md had none below the title (issue 59)."""
+
+
+def test_every_page_has_a_heading_at_least_every_75_lines():
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        last, code, longest = 0, False, 0
+        lines = page.read_text().splitlines()
+        for number, line in enumerate(lines, 1):
+            code ^= line.startswith("```")
+            if not code and re.match(r"#{1,3} ", line):
+                longest, last = max(longest, number - last), number
+        longest = max(longest, len(lines) - last)
+        assert longest <= MAX_LINES_WITHOUT_A_HEADING, f"{page.name}: {longest} lines"
