@@ -417,6 +417,21 @@ async def test_loop_health_page_shows_a_spinning_loop_and_updates(telemetry_work
                 "1 / 3",
                 "rerun",
             ]
+            # into one loop: its link opens its view, each warning with what it was told
+            await row.locator("td").first.locator("a").click()
+            await page.wait_for_function(
+                "!document.getElementById('loop-detail').hidden", timeout=30_000
+            )
+            assert f"loop={loop}" in page.url
+            assert await page.text_content("#loop-detail-id") == loop
+            told = page.locator("#loop-warnings tbody tr")
+            await page.wait_for_function(
+                f"document.querySelectorAll('#loop-warnings tbody tr').length === "
+                f"{len(reference.warnings)}",
+                timeout=30_000,
+            )
+            newest = await told.first.locator("td.message").text_content()
+            assert newest == last["timeline_message"]
             shot = tmp_path / "loops.png"
             await page.screenshot(path=str(shot), full_page=True)
             assert shot.stat().st_size > 10_000  # a rendered page, looked at by people too

@@ -4,7 +4,8 @@ Pure and bounded: the last ``recent`` warnings, the loops warned about a spin in
 the last ``episode_s`` seconds (a loop in a spin episode), the families whose
 completions this worker decided (fatigue, reruns), the families of delegated loops
 this worker's fleet role keeps (as trees) and its last fleet warnings, at most
-``max_loops`` of each.
+``max_loops`` of each; per loop, its last ``per_loop`` warnings with what the agent was
+told (the page's view of one loop).
 Only what this worker produced is here: each worker's page shows the loops it owns.
 """
 
@@ -39,10 +40,15 @@ class SpinEpisode:
 class LoopHealth:
     """Recent warnings, loops in a spin episode, families' fatigue and reruns."""
 
-    def __init__(self, recent: int = 50, episode_s: float = 120.0, max_loops: int = 500) -> None:
+    def __init__(
+        self, recent: int = 50, episode_s: float = 120.0, max_loops: int = 500, per_loop: int = 20
+    ) -> None:
         self.episode_s = episode_s
         self.max_loops = max_loops
+        self.per_loop = per_loop
         self.recent: deque[dict[str, Any]] = deque(maxlen=recent)
+        self.by_loop: OrderedDict[str, deque[dict[str, Any]]] = OrderedDict()
+        """Loop id → its last warnings, the loops warned most recently kept."""
         self.kinds: Counter[str] = Counter()
         self.episodes: OrderedDict[str, SpinEpisode] = OrderedDict()
         self.families: OrderedDict[str, dict[str, Any]] = OrderedDict()
@@ -59,17 +65,21 @@ class LoopHealth:
         now = time.time() if now is None else now
         kind, loop_id = warning["kind"], warning["loop_id"]
         self.kinds[kind] += 1
-        self.recent.appendleft(
-            {
-                "at": now,
-                "loop_id": loop_id,
-                "kind": kind,
-                "level": warning.get("level"),
-                "reason": warning.get("reason"),
-                "consecutive_count": warning.get("consecutive_count"),
-                "step": warning.get("step"),
-            }
-        )
+        row = {
+            "at": now,
+            "loop_id": loop_id,
+            "kind": kind,
+            "level": warning.get("level"),
+            "reason": warning.get("reason"),
+            "consecutive_count": warning.get("consecutive_count"),
+            "step": warning.get("step"),
+        }
+        self.recent.appendleft(row)
+        mine = self.by_loop.pop(loop_id, None) or deque(maxlen=self.per_loop)
+        mine.appendleft({**row, "message": warning.get("timeline_message")})
+        self.by_loop[loop_id] = mine
+        while len(self.by_loop) > self.max_loops:
+            self.by_loop.popitem(last=False)
         if kind in NOT_A_SPIN:
             return
         episode = self.episodes.pop(loop_id, None)
@@ -167,6 +177,10 @@ class LoopHealth:
         for row in rows:
             row["outage"] = self.outages.get(row["tool"])
         return rows
+
+    def loop(self, loop_id: str) -> dict[str, Any]:
+        """One loop's view: its last warnings, newest first, with what it was told."""
+        return {"loop_id": loop_id, "warnings": list(self.by_loop.get(loop_id, ()))}
 
     def snapshot(self, now: float | None = None) -> dict[str, Any]:
         """The page's data: JSON-ready."""

@@ -67,8 +67,10 @@ class Throughput:
         return self.rate
 
 
-def health_snapshot(app: Any, throughput: Throughput, now: float | None = None) -> dict[str, Any]:
-    """Everything the loop-health page shows."""
+def health_snapshot(
+    app: Any, throughput: Throughput, now: float | None = None, loop_id: str | None = None
+) -> dict[str, Any]:
+    """Everything the loop-health page shows (with ``loop_id``: that loop's view too)."""
     now = time.time() if now is None else now
     totals = app.metrics.totals
     events, warnings, dead = totals.sums()
@@ -97,6 +99,7 @@ def health_snapshot(app: Any, throughput: Throughput, now: float | None = None) 
             "partitions_at_zero": len(lags) - len(behind),
         },
         **app.loop_health.snapshot(now),
+        **({"loop": app.loop_health.loop(loop_id)} if loop_id else {}),
     }
 
 
@@ -142,4 +145,5 @@ def register_telemetry_web(app: Any) -> None:
         async def get(self, request: Request) -> Response:
             if not authorised(request):
                 return self.json({"error": "missing or wrong API token"}, status=401)
-            return self.json(health_snapshot(app, throughput))
+            loop_id = request.query.get("loop") or None
+            return self.json(health_snapshot(app, throughput, loop_id=loop_id))
