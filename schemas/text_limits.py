@@ -1,10 +1,12 @@
 """Text limits of an action's payload: long text is cut at the edge, never refused.
 
 Where any producer's event is validated (the client, ``publish`` and ``detect``, the
-worker, the HTTP hooks, OTLP), a text over its limit keeps its first part, a cut
-``result`` keeps the digest of the whole, ``truncated`` names the fields cut, and the
-text is redacted around the cut first. :class:`~loopwarden.schemas.events.ActionPayload`
-applies :func:`cut_long_text` before it validates.
+worker, the HTTP hooks, OTLP), a text over its limit keeps its first part — a
+``result`` its start and its end, where a test run, a traceback or a build says why it
+failed — a cut ``result`` keeps the digest of the whole, ``truncated`` names the fields
+cut, and the text is redacted around each cut first.
+:class:`~loopwarden.schemas.events.ActionPayload` applies :func:`cut_long_text` before
+it validates.
 """
 
 from __future__ import annotations
@@ -34,13 +36,35 @@ TEXT_LIMITS = {
 }
 """The action payload's text fields with a limit, in characters. Longer text is cut at
 the edge, where any producer's event is validated, never refused (a real tool's
-output is routinely longer): the first part is kept, a cut ``result`` keeps the digest
-of the whole in ``result_digest``, and ``truncated`` names the fields cut."""
+output is routinely longer): the first part is kept (a ``result``: its start and its
+last :data:`RESULT_TAIL_CHARS`), a cut ``result`` keeps the digest of the whole in
+``result_digest``, and ``truncated`` names the fields cut."""
+
+RESULT_TAIL_CHARS = 600
+"""The end of a cut result that is kept: the last lines of a traceback or a test run
+(``E   CardDeclined: insufficient_funds``, ``FAILED …``) say why it failed."""
+
+
+def cut_marker(cut: int) -> str:
+    """What stands where a result's middle was cut out."""
+    return f"\n… [{cut} characters cut] …\n"
 
 
 CUT_MARGIN = 4096
 """Characters past a limit redacted with the kept part before it is cut (a key or a
 private-key block that straddles the cut is still seen whole)."""
+
+
+def _head(value: str, limit: int) -> str:
+    return redact_text(value[: limit + CUT_MARGIN])[:limit]
+
+
+def _head_and_tail(value: str) -> str:
+    """A long result's start and end, within :data:`RESULT_MAX_CHARS`."""
+    marker = cut_marker(len(value) - RESULT_MAX_CHARS)
+    head = RESULT_MAX_CHARS - RESULT_TAIL_CHARS - len(marker)
+    tail = redact_text(value[-(RESULT_TAIL_CHARS + CUT_MARGIN) :])[-RESULT_TAIL_CHARS:]
+    return _head(value, head) + marker + tail
 
 
 def cut_long_text(data: Any) -> Any:
@@ -58,7 +82,7 @@ def cut_long_text(data: Any) -> Any:
             if name == "result" and not data.get("result_digest"):
                 data["result_digest"] = result_digest(value)  # of the whole result
             # redacted around the cut first: a key cut in half no longer looks like one
-            data[name] = redact_text(value[: limit + CUT_MARGIN])[:limit]
+            data[name] = _head_and_tail(value) if name == "result" else _head(value, limit)
             if name not in cut:
                 cut.append(name)
     if cut is not None:

@@ -1,5 +1,6 @@
 """Text longer than a field's limit is cut at the edge, never refused: the first part
-kept, the digest of the whole result, and the cut fields named (issue 47, item 1)."""
+kept (a result's start and end), the digest of the whole result, and the cut fields
+named (issue 47, item 1; the end since issue 59)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from loopwarden.schemas.events import (
     result_digest,
     validate_action,
 )
+from loopwarden.schemas.text_limits import RESULT_TAIL_CHARS, cut_marker
 from loopwarden.streams.client.event_builder import make_action_event
 
 LOG = "".join(f"test_{n} PASSED in 0.{n % 10}s\n" for n in range(400))  # ≈ 10 KB of output
@@ -31,11 +33,16 @@ def raw(**payload) -> dict:
     }
 
 
-def test_a_long_result_is_cut_with_the_digest_of_the_whole():
-    event = validate_action(raw(result=LOG))
+def test_a_long_result_keeps_its_start_and_its_end_with_the_digest_of_the_whole():
+    """The end of a test run or a traceback says why it failed: it was cut away."""
+    ending = "E   CardDeclined: insufficient_funds\nFAILED tests/test_billing.py::test_charge\n"
+    event = validate_action(raw(result=LOG + ending))
     payload = event.payload
-    assert len(LOG) > RESULT_MAX_CHARS and payload.result == LOG[:RESULT_MAX_CHARS]
-    assert payload.result_digest == result_digest(LOG)
+    assert len(payload.result) <= RESULT_MAX_CHARS
+    assert payload.result.startswith(LOG[:1000])
+    assert payload.result.endswith(ending)
+    assert f"[{len(LOG + ending) - RESULT_MAX_CHARS} characters cut]" in payload.result
+    assert payload.result_digest == result_digest(LOG + ending)
     assert payload.truncated == ["result"]
 
 
@@ -80,9 +87,17 @@ def test_a_secret_across_the_cut_is_redacted_not_left_half_in_clear():
     """A key cut in half no longer looks like a key to the redactor: the text is
     redacted around the cut before it is cut."""
     secret = "AKIAIOSFODNN7EXAMPLE"
-    text = "x " * 995 + f"{secret} and more output " * 20
-    start = text.index(secret)
-    assert start < RESULT_MAX_CHARS < start + len(secret)  # the cut falls inside it
+    head = RESULT_MAX_CHARS - RESULT_TAIL_CHARS - len(cut_marker(1000))
+    text = (
+        "x" * (head - 8)
+        + f" {secret} "
+        + "y" * 1400
+        + f" {secret} "
+        + "z" * (RESULT_TAIL_CHARS - 12)
+    )
+    # the start's cut and the end's cut each fall inside a key
+    assert text.index(secret) < head < text.index(secret) + len(secret)
+    assert text.rindex(secret) < len(text) - RESULT_TAIL_CHARS < text.rindex(secret) + 20
     payload = validate_action(raw(result=text)).payload
-    assert "AKIAIOSF" not in payload.result
+    assert "AKIAIOSF" not in payload.result and "ODNN7EXAMPLE" not in payload.result
     assert payload.result_digest == result_digest(text)
