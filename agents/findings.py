@@ -36,6 +36,7 @@ def warning(
     consecutive_count: int | None = None,
     edit: Output | None = None,
     step: str | None = None,
+    repeated: Output | None = None,
 ) -> Output:
     """A warning for ``loop_id``; its id derives from kind, loop and triggering event."""
     return {
@@ -59,6 +60,7 @@ def warning(
         "produced_by": stamp,
         "trace_context": None,
         "step": step,
+        "repeated": repeated,
     }
 
 

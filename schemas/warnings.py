@@ -32,6 +32,31 @@ class WarningKind(StrEnum):
     """Guardrail: reruns stopped improving; the loop is finalized."""
 
 
+class Repeated(BaseModel):
+    """What repeated, as facts: the warning's text is written from them, and the page
+    shows them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    how: Literal["same_result", "same_failure", "very_same_call", "refused", "said"] = Field(
+        description="same_result / same_failure: a call and its outcome again; "
+        "very_same_call: the call again, no result published; refused: the tool refused "
+        "it for the same reason; said: a message said again."
+    )
+    tool: str = Field(description="The action type (tool) that repeated.")
+    call: str | None = Field(
+        None, description="The part of its arguments that identifies it (redacted, short)."
+    )
+    line: str | None = Field(
+        None,
+        description="The line that repeats: a failure's reason (an exception, FAILED or "
+        "E line, an error message), a result's telling line, the message said.",
+    )
+    count: int = Field(description="How many times.")
+    since: int = Field(description="The action it started at.")
+    agent: str | None = Field(None, description="Who repeated it (the event's agent).")
+
+
 class LoopWarning(BaseModel):
     """A warning for one loop, with a ready-made ``timeline_message`` to inject."""
 
@@ -63,6 +88,9 @@ class LoopWarning(BaseModel):
     )
     produced_by: ProducedBy | None = Field(
         None, description="The component, logic version and settings that produced it."
+    )
+    repeated: Repeated | None = Field(
+        None, description="What repeated, for the repetition detectors' warnings."
     )
     trace_context: TraceContext | None = Field(
         None,

@@ -33,9 +33,13 @@ log = logging.getLogger(__name__)
 
 
 def logic_spin_warning(
-    analysis: dict[str, Any], event_ids: list[str], stamp: dict[str, Any] | None = None
+    analysis: dict[str, Any],
+    event_ids: list[str],
+    stamp: dict[str, Any] | None = None,
+    iteration: int = 0,
 ) -> dict[str, Any]:
-    """The warning an agent receives when the analyst confirms a logic spin."""
+    """The warning an agent receives when the analyst confirms a logic spin, at the
+    ``iteration`` of the action that triggered the check."""
     return findings.warning(
         kind=WarningKind.LOGIC_SPIN.value,
         loop_id=analysis["loop_id"],
@@ -46,7 +50,7 @@ def logic_spin_warning(
         next_actions=analysis["next_actions"],
         event_ids=event_ids,
         action_type="semantic_spin_check",
-        iteration=0,
+        iteration=iteration,
         timeline_message=analysis["timeline_message"],
         occurred_at=analysis["occurred_at"],
         stamp=stamp,
@@ -122,8 +126,11 @@ def register_analyst(
                 span.set_attribute("loopwarden.spin.confirmed", bool(analysis["is_spinning"]))
         outputs.emit("reflections", analysis)
         if analysis["kind"] == "semantic_spin_check" and analysis["is_spinning"]:
-            event_ids = [a["event_id"] for a in request.get("recent_actions", [])]
-            warning = logic_spin_warning(analysis, event_ids, stamp)
+            recent = request.get("recent_actions") or []
+            event_ids = [a["event_id"] for a in recent]
+            # the check's trigger is the latest of the recent actions (it said iteration 0)
+            iteration = int(recent[-1].get("iteration") or 0) if recent else 0
+            warning = logic_spin_warning(analysis, event_ids, stamp, iteration)
             outputs.emit("warnings", carried(warning, request.get("trace_context")))
         outputs.emit("loop_completions", cached(analysis))
 

@@ -64,13 +64,12 @@ BUDGET_SUGGESTIONS = (
 
 
 def timeline(kind: str, step: str, reason: str, suggestions: Sequence[str]) -> str:
-    """The message an agent reads in its timeline."""
-    title = "FAMILY STOP" if step == "stop" else "FAMILY LOOP DETECTED"
-    if kind == "family_budget":
-        title = "FAMILY BUDGET STOP" if step == "stop" else "FAMILY BUDGET WARNING"
-    lines = [f"{title} ({kind}): {reason}.", STEP_WORDS.get(step, "")]
+    """The message an agent reads in its timeline: the monitor's family of texts (what
+    repeated, then what to do), about the family of delegated runs."""
+    lines = [f"⚠️ [LOOP] In your family of delegated runs ({kind}): {reason}."]
     if step == "stop":
-        lines.append("Stop now: end this run and report what you have.")
+        lines.append("STOP NOW: end this run and report what you have.")
     elif suggestions:
-        lines.append("Suggestions: " + " ".join(suggestions))
+        lines.append(" ".join(suggestions))
+    lines.append(STEP_WORDS.get(step, ""))
     return "\n".join(line for line in lines if line)

@@ -248,6 +248,7 @@ class LoopMonitor:
             stamp=self.stamp,
             step=step,
             next_actions=("stop",) if step == "stop" else (),
+            repeated=finding.repeated,
         )
 
     def _request(

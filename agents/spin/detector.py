@@ -81,6 +81,9 @@ class Finding:
     """Ask the analyst for a Layer 2 semantic check of the recent actions."""
     needs_reflection: bool = False
     """Only shown when the action's reflection level is not None (the seed's failure)."""
+    repeated: dict[str, Any] | None = None
+    """What repeated (:func:`~loopwarden.agents.spin.what_repeated.repeated`), for the
+    warning's ``repeated`` field."""
 
 
 class Detector(ABC):

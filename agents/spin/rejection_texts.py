@@ -18,16 +18,3 @@ def rejection_suggestion(language: str) -> str:
         "The call was refused before it had any effect: read the reason word for word and "
         "fix what it names before you call again"
     )
-
-
-def rejection_timeline(
-    language: str, action_type: str, count: int, since: int, reason: str, suggestion: str
-) -> str:
-    """The text to inject for a repeated rejection."""
-    if language == "zh":
-        text = f"⚠️ [循环] 自第 {since} 步起，{action_type} 已 {count} 次拒绝你的调用"
-        text += f"，每次的原因相同：「{reason}」。" if reason else "，每次的原因相同。"
-        return f"{text}\n{suggestion}。"
-    text = f"⚠️ [LOOP] Since action {since}, {action_type} has refused your call {count} times"
-    text += f" for the same reason: “{reason}”." if reason else " for the same reason."
-    return f"{text}\n{suggestion}."

@@ -1,23 +1,11 @@
 """Texts of the repetition detectors and of the ladder's steps, in English and Chinese.
 
-Written to the agent, in the second person: what you repeated (quoted briefly;
-events are redacted before any detector sees them), since which action, and one
-concrete thing to do instead, fitted to the kind of repetition.
+The reasons (the warning's ``reason``, for operators) and the next steps, fitted to the
+kind of repetition; the text an agent reads is written from what repeated
+(:mod:`~loopwarden.agents.spin.what_repeated`), with these next steps.
 """
 
 from __future__ import annotations
-
-QUOTE_CHARS = 120
-
-
-def quote(text: str | None) -> str:
-    """The first non-empty line of ``text``, at most ``QUOTE_CHARS`` characters."""
-    for line in (text or "").splitlines():
-        line = line.strip()
-        if line:
-            line = line if len(line) <= QUOTE_CHARS else line[: QUOTE_CHARS - 1] + "…"
-            return line.rstrip(".")
-    return ""
 
 
 def outcome_reason(
@@ -81,55 +69,6 @@ def message_suggestion(language: str) -> str:
     return (
         "Repeating the request has not moved anything: change the approach or the target, "
         "or say what blocks you"
-    )
-
-
-def outcome_timeline(
-    language: str,
-    action_type: str,
-    count: int,
-    since: int,
-    call: str,
-    result: str,
-    suggestion: str,
-    unknown: bool = False,
-) -> str:
-    """The text to inject for a repeated call and result (``unknown``: the very same
-    call, nothing known of its result)."""
-    if unknown:
-        if language == "zh":
-            text = f"⚠️ [循环] 自第 {since} 步起，你已 {count} 次完全相同地调用 {action_type}"
-            return text + (f"（{call}）。" if call else "。") + f"\n{suggestion}。"
-        text = f"⚠️ [LOOP] Since action {since} you have made the very same call to {action_type}"
-        text += f" {count} times" + (f" ({call})." if call else ".")
-        return f"{text}\n{suggestion}."
-    if language == "zh":
-        text = f"⚠️ [循环] 自第 {since} 步起，你已 {count} 次调用 {action_type}"
-        text += f"（{call}）" if call else ""
-        text += f"，每次得到相同的结果：「{result}」。" if result else "，每次得到相同的结果。"
-        return f"{text}\n{suggestion}。"
-    text = f"⚠️ [LOOP] Since action {since} you have called {action_type} {count} times"
-    text += f" ({call})" if call else ""
-    text += (
-        f" and got the same result each time: “{result}”."
-        if result
-        else (" and got the same result each time.")
-    )
-    return f"{text}\n{suggestion}."
-
-
-def message_timeline(
-    language: str, action_type: str, count: int, since: int, said: str, suggestion: str
-) -> str:
-    """The text to inject for a repeated message."""
-    if language == "zh":
-        return (
-            f"⚠️ [循环] 自第 {since} 步起，{action_type} 已 {count} 次说了相同的话："
-            f"「{said}」。\n{suggestion}。"
-        )
-    return (
-        f"⚠️ [LOOP] Since action {since}, {action_type} has said the same thing {count} "
-        f"times: “{said}”.\n{suggestion}."
     )
 
 

@@ -40,6 +40,7 @@ from loopwarden.agents.spin.normalise import (
     targets,
     word_count,
 )
+from loopwarden.agents.spin.what_repeated import repeated, timeline
 
 MAX_SPEAKERS = 16
 """(speaker, kind of turn) pairs remembered per loop."""
@@ -99,17 +100,17 @@ def message_finding(kind: str, seen: Observation, same: list[Turn], said: str) -
     (event id and iteration first), ``said`` what to quote of it."""
     lang = seen.settings.language
     suggestion = texts.message_suggestion(lang)
-    action_type = seen.event.payload.action_type
+    payload = seen.event.payload
     count = len(same) + 1
+    facts = repeated("said", payload, count, same[0][1], said, call="")
     return Finding(
         kind=kind,
-        reason=texts.message_reason(lang, count, action_type),
+        reason=texts.message_reason(lang, count, payload.agent or payload.action_type),
         suggestions=(suggestion,),
         event_ids=(*(turn[0] for turn in same), seen.event.event_id),
-        timeline_message=texts.message_timeline(
-            lang, action_type, count, same[0][1], texts.quote(said), suggestion
-        ),
+        timeline_message=timeline(facts, suggestion, lang),
         consecutive_count=count,
+        repeated={**facts, "call": None},
     )
 
 

@@ -50,6 +50,7 @@ from loopwarden.agents.spin.failure_line import failure_key, failure_line
 from loopwarden.agents.spin.normalise import normalised, similarity, sketch
 from loopwarden.agents.spin.progress import figures_key, polls, tool_rule
 from loopwarden.agents.spin.read_region import narrows, read_region, same_file, same_region
+from loopwarden.agents.spin.what_repeated import repeated, telling_line, timeline
 from loopwarden.schemas.events import result_digest
 
 MAX_ACTORS = 8
@@ -282,23 +283,17 @@ class RepeatedOutcome(Detector):
         lang = cfg.language
         action_type = payload.action_type
         suggestion = texts.outcome_suggestion(lang, payload.failed, unknown)
-        result = texts.quote(failure_line(payload) if payload.failed else payload.result)
+        how = "very_same_call" if unknown else "same_failure" if payload.failed else "same_result"
+        line = failure_line(payload) if payload.failed else telling_line(payload.result)
+        facts = repeated(how, payload, count, same[0][1], "" if unknown else line)
         return Finding(
             kind=self.kind,
             reason=texts.outcome_reason(lang, count, cfg.outcome_window, action_type, unknown),
             suggestions=(suggestion,),
             event_ids=(*(item[0] for item in same), seen.event.event_id),
-            timeline_message=texts.outcome_timeline(
-                lang,
-                action_type,
-                count,
-                same[0][1],
-                texts.quote(payload.action_name),
-                result,
-                suggestion,
-                unknown,
-            ),
+            timeline_message=timeline(facts, suggestion, lang),
             consecutive_count=count,
+            repeated=facts,
         )
 
     def snapshot(self) -> Any:

@@ -35,7 +35,7 @@ from loopwarden.agents.spin.detector import (
     restored_histories,
 )
 from loopwarden.agents.spin.failure_line import failure_key, failure_line
-from loopwarden.agents.spin.repeat_texts import quote
+from loopwarden.agents.spin.what_repeated import repeated, timeline
 
 TARGET_CHARS = 100
 """Longer argument values are texts (a script, a message), not targets."""
@@ -86,20 +86,15 @@ class RepeatedRejection(Detector):
         count = len(same) + 1
         lang = cfg.language
         suggestion = texts.rejection_suggestion(lang)
+        facts = repeated("refused", payload, count, same[0][1], failure_line(payload))
         return Finding(
             kind=self.kind,
             reason=texts.rejection_reason(lang, count, payload.action_type),
             suggestions=(suggestion,),
             event_ids=(*(item[0] for item in same), seen.event.event_id),
-            timeline_message=texts.rejection_timeline(
-                lang,
-                payload.action_type,
-                count,
-                same[0][1],
-                quote(failure_line(payload)),
-                suggestion,
-            ),
+            timeline_message=timeline(facts, suggestion, lang),
             consecutive_count=count,
+            repeated=facts,
         )
 
     def snapshot(self) -> Any:

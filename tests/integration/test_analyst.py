@@ -116,6 +116,8 @@ async def test_model_answers_are_used_and_failures_fall_back(broker, worker_fact
     slow = received[loops["slow"]]
     assert slow["analysis"] == "heuristic" and "timed out" in slow["fallback_reason"]
     assert logic and logic[0].reason == "model: same query again"
+    # at the action that triggered the check, the 3rd of the loop (it said iteration 0)
+    assert logic[0].iteration == 3
     sent = model.requests[0]
     assert sent["auth"] == "Bearer k-123"
     assert sent["body"]["response_format"]["json_schema"]["schema"]["required"] == [

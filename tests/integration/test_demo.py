@@ -65,9 +65,15 @@ def test_demo_runs_start_to_finish(tmp_path):
     assert len(out.splitlines()) < 90
     assert "logs and data kept in" not in out
     assert set(temp.glob("loopwarden-demo-*")) == before  # its temporary folder is removed
-    assert "⚠️ [LOOP] Since action 1 you have called web_search 3 times" in out
+    # what repeated: the call that identifies it, and the line that says why it failed
+    assert (
+        "⚠️ [LOOP] Since action 1 you have called web_search (`latest release notes`) 3 times" in out
+    )
     assert "STOP NOW" in out  # the ladder's last step, said in words
-    assert "you have called shell 3 times and got the same result" in out
+    assert (
+        "you have called shell (`./deploy.sh --prod`) 3 times and it failed the same way each "
+        "time: “permission denied: ./deploy.sh”"
+    ) in out
     assert "[CODE EDIT SPIN WARNING]" in out
     assert "dead letter (validation)" in out and "dead letter (too_large)" in out
     # issue 47 item 12: the header's words are explained, and a family finding every live

@@ -284,7 +284,7 @@ def test_a_warning_on_unknown_results_does_not_claim_they_were_the_same():
     events = [action("search", params={"q": "sympify"}) for _ in range(3)]
     (warning,) = shown(events, ["repeated_outcome"])[2]
     assert "same result" not in warning["timeline_message"] + warning["reason"]
-    assert "very same call to search 3 times" in warning["timeline_message"]
+    assert "very same call to search (`sympify`) 3 times" in warning["timeline_message"]
     assert "no result was published" in warning["reason"]
 
 

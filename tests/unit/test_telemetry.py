@@ -364,3 +364,30 @@ def test_an_episode_keeps_the_kind_that_started_it():
     (episode,) = health.snapshot(now=2)["spinning_loops"]
     assert episode["kind"] == "failure_streak"
     assert episode["kinds"] == ["repeated_outcome", "action_failed", "failure_streak"]
+
+
+def test_the_page_says_what_repeated():
+    from loopwarden.streams.runtime.telemetry.loop_health import LoopHealth
+
+    health = LoopHealth()
+    facts = {
+        "how": "same_failure",
+        "tool": "shell",
+        "call": "pytest -x",
+        "line": "E   boom",
+        "count": 3,
+        "since": 1,
+        "agent": None,
+    }
+    base = {
+        "kind": "repeated_outcome",
+        "loop_id": "L",
+        "level": "standard",
+        "reason": "r",
+        "timeline_message": "told",
+    }
+    health.warning({**base, "repeated": facts}, now=1.0)
+    health.warning({**base, "kind": "action_failed"}, now=2.0)
+    recent = health.snapshot(now=3.0)["recent_warnings"]
+    assert [row["what"] for row in recent] == [None, "shell `pytest -x` ×3 → “E   boom”"]
+    assert health.loop("L")["warnings"][1]["message"] == "told"

@@ -37,6 +37,16 @@ class SpinEpisode:
     stays in view when another takes over."""
 
 
+def what_repeated(facts: dict[str, Any] | None) -> str | None:
+    """A warning's ``repeated`` facts in one line for the page (None without them)."""
+    if not facts:
+        return None
+    who = f"{facts['agent']}: " if facts.get("agent") else ""
+    call = f" `{facts['call']}`" if facts.get("call") else ""
+    line = f" → “{facts['line']}”" if facts.get("line") else ""
+    return f"{who}{facts['tool']}{call} ×{facts['count']}{line}"
+
+
 class LoopHealth:
     """Recent warnings, loops in a spin episode, families' fatigue and reruns."""
 
@@ -73,6 +83,7 @@ class LoopHealth:
             "reason": warning.get("reason"),
             "consecutive_count": warning.get("consecutive_count"),
             "step": warning.get("step"),
+            "what": what_repeated(warning.get("repeated")),
         }
         self.recent.appendleft(row)
         mine = self.by_loop.pop(loop_id, None) or deque(maxlen=self.per_loop)
