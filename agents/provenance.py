@@ -18,15 +18,19 @@ from loopwarden.settings import (
     GuardrailSettings,
 )
 
-MONITOR_LOGIC_VERSION = 4
+MONITOR_LOGIC_VERSION = 5
 """2: a loop idle longer than ``limits.idle_loop_ttl_s`` starts afresh when its next event
 is applied (event time); before, a wall-clock sweep decided it. 3: detectors and
 profiles; warnings carry ``step`` and an edit's ``file`` (the seed profile decides as
 before). 4: calls compare strings with whitespace runs and quote marks made alike, and
-only request ids are volatile keys; laddered warnings say their step in words."""
+only request ids are volatile keys; laddered warnings say their step in words. 5: refused
+calls (``rejected``) and the counterpart's turns, progress that is not a repeat, a run's
+end inside a restating streak; warnings carry ``repeated`` and are written from it; a
+long result keeps its end."""
 
 GUARDRAILS_LOGIC_VERSION = 1
-ANALYST_LOGIC_VERSION = 1
+ANALYST_LOGIC_VERSION = 2
+"""2: a logic-spin warning carries its trigger's iteration (it was 0)."""
 
 
 def _ttl(seconds: float) -> float | None:
@@ -59,7 +63,8 @@ def analyst_stamp(analyst: AnalystSettings) -> dict[str, Any]:
     return produced_by("analyst", ANALYST_LOGIC_VERSION, values)
 
 
-FLEET_LOGIC_VERSION = 1
+FLEET_LOGIC_VERSION = 2
+"""2: the timeline message in the monitor's family of texts."""
 
 
 def fleet_stamp(fleet: FleetSettings, max_event_bytes: int) -> dict[str, Any]:
