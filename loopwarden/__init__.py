@@ -46,6 +46,7 @@ _EXPORTS = {
     "WarningSubscriber": "loopwarden.streams.client.subscriber",
     "end_task": "loopwarden.streams.client.tasks",
     "make_action_event": "loopwarden.streams.client.publisher",
+    "search_memories": "loopwarden.streams.client.memory_search",
     "start_task": "loopwarden.streams.client.tasks",
 }
 
@@ -73,6 +74,7 @@ __all__ = [
     "__version__",
     "end_task",
     "make_action_event",
+    "search_memories",
     "start_task",
 ]
 
@@ -106,6 +108,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names as if imported eagerl
         DecisionSubscriber,
         MemoryOutcomeSubscriber,
     )
+    from loopwarden.streams.client.memory_search import search_memories
     from loopwarden.streams.client.publisher import AsyncPublisher, make_action_event
     from loopwarden.streams.client.subscriber import (
         DeadLetterSubscriber,

@@ -41,6 +41,7 @@ from typing import Any
 from opentelemetry.trace import SpanKind
 
 from loopwarden.agents.capabilities import WorkerResources
+from loopwarden.agents.memory.api import register_memory_api
 from loopwarden.agents.memory.batches import MemoryBatchWriter
 from loopwarden.agents.memory.maintenance import Maintenance, MaintenanceReport
 from loopwarden.agents.memory.records import inputs_of
@@ -111,6 +112,8 @@ def register_memory(app: LoopwardenApp, resources: WorkerResources, capability: 
     service = resources.memory
     cfg = app.loopwarden.memory
     outputs = app.outputs
+    if app.loopwarden.web_port:
+        register_memory_api(app, service)
 
     def maintain() -> MaintenanceReport:
         with service.lock:

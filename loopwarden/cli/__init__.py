@@ -71,7 +71,7 @@ class LoopwardenGroup(click.Group):
         if rest and not ctx.resilient_parsing and not {"--help", "-h"} & set(rest):
             from loopwarden.cli.extras import require
 
-            require(rest[0])
+            require(rest[0], rest[1:])
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, summary) for name, (_, _, summary) in COMMANDS.items()]

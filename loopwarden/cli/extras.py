@@ -66,8 +66,16 @@ def _installed(module: str) -> bool:
         return True  # there, but odd: let the import itself say what is wrong
 
 
-def require(command: str | None) -> None:
-    """Raise :class:`ConfigurationError` when ``command`` needs extras not installed."""
+LIGHT_FORMS = {("memory", "search"): "--worker"}
+"""A subcommand that needs no extra when given this option (it asks a worker)."""
+
+
+def require(command: str | None, args: list[str] | tuple[str, ...] = ()) -> None:
+    """Raise :class:`ConfigurationError` when ``command`` (with ``args``, its
+    subcommand and options) needs extras not installed."""
+    option = LIGHT_FORMS.get((command or "", args[0] if args else ""))
+    if option and any(a == option or a.startswith(option + "=") for a in args):
+        return
     absent = missing(NEEDS.get(command or "", ()))
     if absent:
         raise ConfigurationError(

@@ -6,6 +6,7 @@ LanceDB (about 1.7 s to import) is loaded only when a memory command runs.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 import click
@@ -193,17 +194,49 @@ def _import_table(importer: Any, data: bytes, batch: int) -> tuple[Any, int]:
 @click.option("--scope", default="default", show_default=True)
 @click.option("--budget", default=4096, show_default=True, help="Bytes of content.")
 @click.option("--json", "as_json", is_flag=True, help="JSON lines instead of text.")
-def search(query: str, scope: str, budget: int, as_json: bool) -> None:
+@click.option(
+    "--worker",
+    "worker",
+    metavar="URL",
+    help="Ask a running worker's API (e.g. http://127.0.0.1:6066, what `loopwarden dev` "
+    "serves) instead of opening the store here: the light client needs no LanceDB.",
+)
+def search(query: str, scope: str, budget: int, as_json: bool, worker: str | None) -> None:
     """Ranked memories for QUERY, with scores and matched_by."""
+    if worker is not None:
+        from loopwarden.streams.client.memory_search import search_memories
+
+        found = search_memories(query, scope=scope, budget_bytes=budget, url=worker)
+        _show(found.memories, found.intent, found.content_bytes, as_json)
+        return
+    _existing_store()
     result = _service().search.search(query, scope=scope, budget_bytes=budget, now=time.time())
+    _show(result.memories, result.intent, result.content_bytes, as_json)
+
+
+def _existing_store() -> None:
+    """Refuse, saying where to look, when the configured store is a folder that does not
+    exist here (opening it would make an empty one and answer "0 memories")."""
+    from loopwarden.errors import ConfigurationError
+    from loopwarden.settings import Settings
+
+    uri = Settings().memory.uri
+    if "://" in uri or Path(uri).exists():
+        return
+    raise ConfigurationError(
+        f"no memory store at {Path(uri).resolve()}: point LOOPWARDEN_MEMORY__URI at the "
+        "store a worker uses (`loopwarden dev` prints it), or ask a running worker: "
+        "--worker http://127.0.0.1:6066"
+    )
+
+
+def _show(memories: list[Any], intent: Any, content_bytes: int, as_json: bool) -> None:
     if as_json:
-        for item in result.memories:
+        for item in memories:
             click.echo(codec.dumps(item).decode())
         return
-    click.echo(
-        f"intent: {result.intent}; {len(result.memories)} memories, {result.content_bytes} bytes"
-    )
-    for i, item in enumerate(result.memories, 1):
+    click.echo(f"intent: {intent}; {len(memories)} memories, {content_bytes} bytes")
+    for i, item in enumerate(memories, 1):
         click.echo(
             f"{i}. [{item['relevance']:.3f} rrf {item['rrf']:.4f} "
             f"{'+'.join(item['matched_by'])}] {item['content']}"

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -140,8 +141,12 @@ def dev(port: int, web_port: int) -> None:
             base = f"http://127.0.0.1:{settings.web_port}"
             click.echo(
                 f"worker API on {base}: loop health {base}/loops, Prometheus {base}/metrics, "
-                "guardrails and Claude Code hooks (`loopwarden hooks`)"
+                "memory search (`loopwarden memory search --worker "
+                f"{base} QUESTION`), guardrails and Claude Code hooks (`loopwarden hooks`)"
             )
+        store = settings.memory.uri
+        where = store if "://" in store else str(Path(store).resolve())
+        click.echo(f"memory store: {where} (LOOPWARDEN_MEMORY__URI)")
         if stop.requested:
             return
         process = start_worker_process(settings)

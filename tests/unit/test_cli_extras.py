@@ -120,3 +120,28 @@ def test_detect_without_the_encoder_compares_words_and_finishes(without_encoder)
     assert "4 event(s), 2 loop(s)" in result.stderr
     kinds = [orjson.loads(line)["kind"] for line in result.stdout.splitlines() if line]
     assert kinds == ["restated_message"]  # these three share most of their words
+
+
+def test_memory_search_through_a_worker_needs_no_extra(light_client):
+    """The light client asks a worker's API (nothing listens here: a clear error, not
+    'needs the worker extra')."""
+    from loopwarden.streams.tools.broker import free_port
+
+    url = f"http://127.0.0.1:{free_port()}"
+    result = CliRunner().invoke(main, ["memory", "search", "--worker", url, "why?"])
+    assert result.exit_code == 1
+    assert "needs the worker extra" not in result.stderr
+    assert f"cannot reach a worker's API at {url}" in result.stderr
+    refused = CliRunner().invoke(main, ["memory", "search", "why?"])
+    assert "needs the worker extra" in refused.stderr
+
+
+def test_memory_search_refuses_a_store_that_is_not_there(tmp_path, monkeypatch):
+    """It made an empty store in the folder it was run from and answered '0 memories'."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("LOOPWARDEN_MEMORY__URI", raising=False)
+    result = CliRunner().invoke(main, ["memory", "search", "why did it fail?"])
+    assert result.exit_code == 1
+    assert f"no memory store at {tmp_path.resolve() / '.loopwarden' / 'memory'}" in result.stderr
+    assert "--worker http://127.0.0.1:6066" in result.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing made

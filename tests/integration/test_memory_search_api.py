@@ -1,0 +1,61 @@
+"""Memories an agent can search (issue 59, item 3): written through the stream, read
+back from the light client through a worker's API, ranked as the analyst reads them."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+from pydantic import SecretStr
+
+from loopwarden.errors import LoopwardenError
+from loopwarden.streams.client.json_subscribers import MemoryOutcomeSubscriber
+from loopwarden.streams.client.memory_search import search_memories
+from loopwarden.streams.client.publisher import AsyncPublisher
+from loopwarden.streams.tools.broker import free_port
+
+from .conftest import isolated_settings
+
+pytestmark = pytest.mark.integration
+
+MEMORIES = [
+    "The deploy to prod fails with 'permission denied' unless it runs as the deploy user.",
+    "Flaky test test_billing passes when run alone: it shares a fixture with test_refund.",
+    "The staging database is reset every night at 02:00 UTC.",
+]
+
+
+async def test_write_then_search_from_the_light_client(broker, worker_factory):
+    port = free_port()
+    settings = isolated_settings(broker, "memory-api", ["memory"])
+    token = SecretStr(f"t-{uuid.uuid4().hex}")
+    api = settings.api.model_copy(update={"token": token, "overrides_enabled": False})
+    settings = settings.model_copy(update={"web_port": port, "api": api})
+    worker_factory(settings)  # its API answers once it has applied the writes below
+    scope = f"ops-{uuid.uuid4().hex[:6]}"
+    async with MemoryOutcomeSubscriber(settings, scope=scope) as outcomes:
+        async with AsyncPublisher(settings) as publisher:
+            for n, content in enumerate(MEMORIES):
+                await publisher.remember(content, event_id=f"{scope}-{n}", scope=scope)
+        stored = await outcomes.collect(len(MEMORIES), 60)
+    assert len(stored) == len(MEMORIES)
+
+    url = f"http://127.0.0.1:{port}"
+    found = await asyncio.to_thread(
+        search_memories, "why does the deploy fail?", scope=scope, url=url, settings=settings
+    )
+    assert found.scope == scope and found.memories
+    assert found.memories[0]["content"] == MEMORIES[0]  # the best first
+    assert MEMORIES[0] in found.text  # ready for the model's context
+    elsewhere = await asyncio.to_thread(
+        search_memories, "why does the deploy fail?", scope="nobody", url=url, settings=settings
+    )
+    assert elsewhere.memories == []  # a scope is a wall
+
+    # memories are what agents learned: with a token set, the API wants it
+    anonymous = settings.model_copy(update={"api": settings.api.model_copy(update={"token": None})})
+    with pytest.raises(LoopwardenError, match="memory searches need 'Authorization: Bearer"):
+        await asyncio.to_thread(search_memories, "deploy", scope=scope, url=url, settings=anonymous)
+    with pytest.raises(LoopwardenError, match=r"give the question as \?q="):
+        await asyncio.to_thread(search_memories, " ", scope=scope, url=url, settings=settings)
