@@ -27,7 +27,8 @@ from cachetools import TTLCache
 from opentelemetry import context as otel_context
 
 from loopwarden.adapters.connection import Connection, Event
-from loopwarden.adapters.notes import RunNotes
+from loopwarden.adapters.notes import RunNotes, memory_text
+from loopwarden.adapters.recall import memories_for
 from loopwarden.errors import LoopwardenError
 from loopwarden.schemas.ids import new_event_id
 from loopwarden.schemas.tool_calls import HEARD_ACTION, SAID_ACTION, tool_call_fields
@@ -82,6 +83,7 @@ class LoopGuard:
         """Connection attempts so far (the first, then one every ``retry_s``)."""
         self._closing = False
         self._said_unavailable = False
+        self._said_no_memories = False
         self._connection: Connection | None = None
         self._outbox: asyncio.Queue[Event] | None = None
         self._loop = asyncio.new_event_loop()
@@ -248,6 +250,20 @@ class LoopGuard:
         started = time.monotonic()
         self.inbox.wait_answer(loop_id, event_id, timeout_s=remaining)
         return time.monotonic() - started
+
+    def recall(self, loop_id: str, task: str | None) -> int:
+        """At a run's start: the memories of ``adapters.memory_scope`` that fit ``task``
+        (:mod:`~loopwarden.adapters.recall`), kept in the loop's note; how many (0 when
+        off, nothing fits, or no worker answers: said once in the log, the run goes on)."""
+        try:
+            contents = memories_for(self.settings, task)
+        except LoopwardenError as exc:
+            if not self._said_no_memories:
+                self._said_no_memories = True
+                log.warning("loopwarden: no memories for this agent's runs: %s", exc)
+            return 0
+        self.notes.learned(loop_id, memory_text(contents))
+        return len(contents)
 
     def note(self, loop_id: str) -> str | None:
         """The note for the loop's next model call: its latest warnings (new ones

@@ -19,6 +19,9 @@
   turn kept in the conversation;
 - a ``stop`` recommendation ends the run through LangGraph's own ``jump_to="end"``
   with a final message saying why;
+- with ``adapters.memory_scope`` set, what earlier runs learned that fits the run's
+  request (the worker's memory search, once per run at ``before_agent``) goes into the
+  same system note;
 - the end of the run is published as a terminating turn (``after_agent``).
 
 The loop id is the LangGraph ``thread_id`` when the run has one, else one per run
@@ -157,6 +160,21 @@ class LoopwardenMiddleware(AgentMiddleware):
         return None if name is None else str(name)
 
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        started = self._start(state)
+        self.guard.recall(started[LOOP_KEY], self._request(state))
+        return started
+
+    async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        started = self._start(state)
+        await asyncio.to_thread(self.guard.recall, started[LOOP_KEY], self._request(state))
+        return started
+
+    @staticmethod
+    def _request(state: Any) -> str:
+        """What this run was asked: the human messages not answered yet."""
+        return "\n".join(unanswered_person_turns((state or {}).get("messages", [])))
+
+    def _start(self, state: Any) -> dict[str, Any]:
         agent = self._agent_name()
         caller = parent()
         if caller is None:
@@ -169,9 +187,6 @@ class LoopwardenMiddleware(AgentMiddleware):
         loop_id = given or f"{agent or 'subagent'}-{uuid.uuid4().hex[:12]}"
         start_delegated(self.guard, loop_id, caller, agent, _task(state))
         return {LOOP_KEY: loop_id}
-
-    async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        return self.before_agent(state, runtime)
 
     # -- inject / stop ---------------------------------------------------------------------------
 

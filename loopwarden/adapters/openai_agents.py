@@ -21,6 +21,8 @@
   and the run's warnings are added to that call's instructions: the model reads a
   warning in the very next call, and every later one, without an input item kept in
   the history;
+- with ``adapters.memory_scope`` set, what earlier runs learned that fits the run's
+  request (the worker's memory search, once per run) goes into the same instructions;
 - a ``stop`` recommendation ends the run: before the next model call with
   :class:`LoopwardenStopped` (an ``AgentsException``), and at a tool call already on
   its way with the SDK's own ``ToolInputGuardrailTripwireTriggered`` — loopwarden's
@@ -103,6 +105,7 @@ class LoopwardenRun(RunHooks[Any]):
         """The run config's own input filter, applied first."""
         self.stopped: LoopWarning | None = None
         self._heard = False
+        self._recalled = False
         guard.watch(loop_id)
 
     # -- hooks ---------------------------------------------------------------------------------
@@ -161,6 +164,10 @@ class LoopwardenRun(RunHooks[Any]):
         await asyncio.to_thread(self.guard.await_verdict, self.loop_id)
         self._raise_if_stopped()
         model_data = data.model_data
+        if not self._recalled:  # the run's request: what the person said last
+            self._recalled = True
+            request = "\n".join(unanswered_user_turns(list(model_data.input)))
+            await asyncio.to_thread(self.guard.recall, self.loop_id, request)
         if self.user_filter is not None:
             filtered = self.user_filter(data)
             model_data = await filtered if inspect.isawaitable(filtered) else filtered

@@ -17,6 +17,9 @@
   and the run's warnings go into that request as an instruction part: the model reads
   a warning in the very next request, and every later one, without a prompt kept in
   the message history;
+- with ``adapters.memory_scope`` set, what earlier runs learned that fits the run's
+  prompt (the worker's memory search, once per run at ``before_run``) goes into the
+  same instructions;
 - a ``stop`` recommendation cancels the run through ``RunContext.cancel()``: the
   caller gets Pydantic AI's :class:`~pydantic_ai.exceptions.RunCancelled`, with the
   history of what completed before; ``Loopwarden.stopped`` says which loops and why;
@@ -95,10 +98,12 @@ class Loopwarden(AbstractCapability[Any]):
             prompt = _task(ctx.prompt)
             if prompt:
                 self._guard.heard(loop_id, prompt)
+            await asyncio.to_thread(self._guard.recall, loop_id, prompt)
             return
         if loop_id == caller.loop_id:  # the caller's history passed on: a run of its own
             loop_id = self._delegated[ctx.run_id] = f"{agent or 'subagent'}-{ctx.run_id}"
         start_delegated(self._guard, loop_id, caller, agent, _task(ctx.prompt))
+        await asyncio.to_thread(self._guard.recall, loop_id, _task(ctx.prompt))
 
     async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
         loop_id = self._loop_id(ctx)

@@ -27,3 +27,17 @@ class AdapterSettings(BaseModel):
         description="The run's latest warnings repeated in the note of every later model "
         "call (the note is not kept in the conversation).",
     )
+    memory_scope: str | None = Field(
+        None,
+        description="Put the memories of this scope that fit a run's task in front of its "
+        "model calls (searched once per run at the worker's API, "
+        "loopwarden.search_memories); None: off.",
+    )
+    memory_budget_bytes: int = Field(
+        2048, ge=1, le=65536, description="Bytes of memories put in front of a run."
+    )
+    worker_url: str | None = Field(
+        None,
+        description="The worker API the memories are asked from (default: this machine's "
+        "web port, 6066 as `loopwarden dev` serves it).",
+    )

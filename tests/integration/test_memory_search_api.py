@@ -59,3 +59,57 @@ async def test_write_then_search_from_the_light_client(broker, worker_factory):
         await asyncio.to_thread(search_memories, "deploy", scope=scope, url=url, settings=anonymous)
     with pytest.raises(LoopwardenError, match=r"give the question as \?q="):
         await asyncio.to_thread(search_memories, " ", scope=scope, url=url, settings=settings)
+
+
+async def test_an_adapter_puts_what_earlier_runs_learned_in_front_of_the_model(
+    broker, worker_factory
+):
+    """With adapters.memory_scope, a run's first model call reads the memories that fit
+    its request, in the system note (not a turn kept in the conversation)."""
+    from langchain.agents import create_agent
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage, SystemMessage
+
+    from loopwarden.adapters.guard import LoopGuard
+    from loopwarden.adapters.langchain import LoopwardenMiddleware
+    from loopwarden.adapters.notes import MEMORY_HEADER
+
+    port = free_port()
+    settings = isolated_settings(broker, "memory-recall", ["memory"])
+    settings = settings.model_copy(update={"web_port": port})
+    worker_factory(settings)
+    scope = f"ops-{uuid.uuid4().hex[:6]}"
+    async with MemoryOutcomeSubscriber(settings, scope=scope) as outcomes:
+        async with AsyncPublisher(settings) as publisher:
+            for n, content in enumerate(MEMORIES):
+                await publisher.remember(content, event_id=f"{scope}-{n}", scope=scope)
+        assert len(await outcomes.collect(len(MEMORIES), 60)) == len(MEMORIES)
+
+    adapters = settings.adapters.model_copy(
+        update={"memory_scope": scope, "worker_url": f"http://127.0.0.1:{port}"}
+    )
+    requests: list = []
+
+    class Model(GenericFakeChatModel):
+        def bind_tools(self, tools, **kwargs):
+            return self
+
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+            requests.append(list(messages))
+            return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+
+    guard = LoopGuard(settings.model_copy(update={"adapters": adapters}))
+    try:
+        agent = create_agent(
+            Model(messages=iter([AIMessage("Run it as the deploy user.")])),
+            [],
+            middleware=[LoopwardenMiddleware(guard)],
+        )
+        ask = {"messages": [{"role": "user", "content": "Why does the deploy to prod fail?"}]}
+        result = await agent.ainvoke(ask, {"configurable": {"thread_id": f"recall-{scope}"}})
+    finally:
+        await asyncio.to_thread(guard.close)
+    (first,) = requests
+    notes = [m for m in first if isinstance(m, SystemMessage) and MEMORY_HEADER in m.content]
+    assert len(notes) == 1 and f"- {MEMORIES[0]}" in notes[0].content
+    assert not any(MEMORY_HEADER in str(m.content) for m in result["messages"])

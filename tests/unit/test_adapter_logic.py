@@ -246,3 +246,35 @@ def test_a_claude_code_sub_agent_is_a_loop_of_the_sessions_family():
     assert (
         len(HookInput(**{**inside, "session_id": "s" * 256}, hook_event_name="Stop").loop_id) <= 256
     )
+
+
+def test_a_runs_note_carries_its_memories_before_its_warnings():
+    from loopwarden.adapters.notes import MEMORY_HEADER, RunNotes, memory_text
+
+    notes = RunNotes(keep=3)
+    assert memory_text([]) is None
+    notes.learned("l1", memory_text(["deploy as the deploy user"]))
+    only = notes.note("l1", [])
+    assert only == f"{MEMORY_HEADER}\n- deploy as the deploy user"
+    both = notes.note("l1", [warning(n=1)])
+    assert both.startswith(MEMORY_HEADER) and both.endswith("- (standard) message 1")
+
+
+def test_recall_is_off_by_default_and_a_missing_worker_is_said_once(caplog):
+    from loopwarden.adapters.guard import LoopGuard
+    from loopwarden.settings import Settings
+    from loopwarden.streams.tools.broker import free_port
+
+    nowhere = f"127.0.0.1:{free_port()}"
+    assert LoopGuard(bootstrap_servers=nowhere).recall("l1", "why?") == 0  # off: not asked
+    base = Settings()
+    adapters = base.adapters.model_copy(
+        update={"memory_scope": "ops", "worker_url": f"http://127.0.0.1:{free_port()}"}
+    )
+    guard = LoopGuard(base.model_copy(update={"adapters": adapters}), bootstrap_servers=nowhere)
+    with caplog.at_level("WARNING", logger="loopwarden.adapters"):
+        assert guard.recall("l1", "why?") == 0
+        assert guard.recall("l2", "why again?") == 0
+    said = [r for r in caplog.records if "no memories for this agent's runs" in r.getMessage()]
+    assert len(said) == 1
+    assert guard.note("l1") is None
