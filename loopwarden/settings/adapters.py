@@ -17,9 +17,10 @@ class AdapterSettings(BaseModel):
         "tool result for the warnings about it (it ends early when one arrives), so a "
         "warning reaches the very next call; a step that brings no warning waits it out. "
         "Measured with instant models on the embedded broker "
-        "(benchmarks/warning_delivery.py): tool result to injection 55-120 ms median, "
-        "270 ms slowest; 6-7 runs of 8 warned at the very next call at 200 ms, none at 0. "
-        "0: never wait (warnings then reach a fast agent calls later).",
+        "(benchmarks/warning_delivery.py, two runs): tool result to injection 31-170 ms "
+        "median, 410 ms slowest; 5-8 runs of 8 warned at the very next call at 200 ms "
+        "(none at 0), every run stopped by its 10th call (none at 0). 0: never wait "
+        "(warnings then reach a fast agent calls later).",
     )
     shown_warnings: int = Field(
         3,
