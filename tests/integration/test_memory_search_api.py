@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from dataclasses import dataclass
 
 import pytest
 from pydantic import SecretStr
 
 from loopwarden.errors import LoopwardenError
+from loopwarden.settings import Settings
 from loopwarden.streams.client.json_subscribers import MemoryOutcomeSubscriber
 from loopwarden.streams.client.memory_search import search_memories
 from loopwarden.streams.client.publisher import AsyncPublisher
@@ -26,25 +28,49 @@ MEMORIES = [
 ]
 
 
-async def test_write_then_search_from_the_light_client(broker, worker_factory):
+@dataclass
+class Stored:
+    settings: Settings
+    url: str
+    scope: str
+
+
+@pytest.fixture(scope="module")
+def stored(broker, tmp_path_factory):
+    """One worker (memory role, web port, an API token) with MEMORIES stored in a scope of
+    their own, shared by this module's tests (a worker start costs seconds of CPU)."""
+    from .conftest import WorkerProcess, create_topics
+
     port = free_port()
     settings = isolated_settings(broker, "memory-api", ["memory"])
     token = SecretStr(f"t-{uuid.uuid4().hex}")
     api = settings.api.model_copy(update={"token": token, "overrides_enabled": False})
     settings = settings.model_copy(update={"web_port": port, "api": api})
-    worker_factory(settings)  # its API answers once it has applied the writes below
+    create_topics(settings)
+    worker = WorkerProcess(settings, tmp_path_factory.mktemp("memory-api") / "worker.log").start()
     scope = f"ops-{uuid.uuid4().hex[:6]}"
-    async with MemoryOutcomeSubscriber(settings, scope=scope) as outcomes:
-        async with AsyncPublisher(settings) as publisher:
-            for n, content in enumerate(MEMORIES):
-                await publisher.remember(content, event_id=f"{scope}-{n}", scope=scope)
-        stored = await outcomes.collect(len(MEMORIES), 60)
-    assert len(stored) == len(MEMORIES)
 
-    url = f"http://127.0.0.1:{port}"
+    async def store() -> int:
+        async with MemoryOutcomeSubscriber(settings, scope=scope) as outcomes:
+            async with AsyncPublisher(settings) as publisher:
+                for n, content in enumerate(MEMORIES):
+                    await publisher.remember(content, event_id=f"{scope}-{n}", scope=scope)
+            return len(await outcomes.collect(len(MEMORIES), 60))
+
+    try:
+        # the worker's API answers once it has applied the writes
+        assert asyncio.run(store()) == len(MEMORIES), worker.log()[-3000:]
+        yield Stored(settings, f"http://127.0.0.1:{port}", scope)
+    finally:
+        worker.stop()
+
+
+async def test_write_then_search_from_the_light_client(stored):
+    settings, url, scope = stored.settings, stored.url, stored.scope
     found = await asyncio.to_thread(
         search_memories, "why does the deploy fail?", scope=scope, url=url, settings=settings
     )
+
     assert found.scope == scope and found.memories
     assert found.memories[0]["content"] == MEMORIES[0]  # the best first
     assert MEMORIES[0] in found.text  # ready for the model's context
@@ -61,9 +87,7 @@ async def test_write_then_search_from_the_light_client(broker, worker_factory):
         await asyncio.to_thread(search_memories, " ", scope=scope, url=url, settings=settings)
 
 
-async def test_an_adapter_puts_what_earlier_runs_learned_in_front_of_the_model(
-    broker, worker_factory
-):
+async def test_an_adapter_puts_what_earlier_runs_learned_in_front_of_the_model(stored):
     """With adapters.memory_scope, a run's first model call reads the memories that fit
     its request, in the system note (not a turn kept in the conversation)."""
     from langchain.agents import create_agent
@@ -74,19 +98,9 @@ async def test_an_adapter_puts_what_earlier_runs_learned_in_front_of_the_model(
     from loopwarden.adapters.langchain import LoopwardenMiddleware
     from loopwarden.adapters.notes import MEMORY_HEADER
 
-    port = free_port()
-    settings = isolated_settings(broker, "memory-recall", ["memory"])
-    settings = settings.model_copy(update={"web_port": port})
-    worker_factory(settings)
-    scope = f"ops-{uuid.uuid4().hex[:6]}"
-    async with MemoryOutcomeSubscriber(settings, scope=scope) as outcomes:
-        async with AsyncPublisher(settings) as publisher:
-            for n, content in enumerate(MEMORIES):
-                await publisher.remember(content, event_id=f"{scope}-{n}", scope=scope)
-        assert len(await outcomes.collect(len(MEMORIES), 60)) == len(MEMORIES)
-
+    settings, scope = stored.settings, stored.scope
     adapters = settings.adapters.model_copy(
-        update={"memory_scope": scope, "worker_url": f"http://127.0.0.1:{port}"}
+        update={"memory_scope": scope, "worker_url": stored.url}
     )
     requests: list = []
 
