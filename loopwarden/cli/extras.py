@@ -78,8 +78,10 @@ def require(command: str | None, args: list[str] | tuple[str, ...] = ()) -> None
         return
     absent = missing(NEEDS.get(command or "", ()))
     if absent:
+        light = LIGHT_FORMS.get((command or "", args[0] if args else ""))
+        instead = f" (or, with no extra, ask a running worker: {light} URL)" if light else ""
         raise ConfigurationError(
-            f"`loopwarden {command}` needs {_named(absent)}: " + install_hint(absent)
+            f"`loopwarden {command}` needs {_named(absent)}{instead}: " + install_hint(absent)
         )
 
 

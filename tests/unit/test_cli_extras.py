@@ -133,7 +133,9 @@ def test_memory_search_through_a_worker_needs_no_extra(light_client):
     assert "needs the worker extra" not in result.stderr
     assert f"cannot reach a worker's API at {url}" in result.stderr
     refused = CliRunner().invoke(main, ["memory", "search", "why?"])
-    assert "needs the worker extra" in refused.stderr
+    assert "needs the worker extra (or, with no extra, ask a running worker: --worker URL)" in (
+        refused.stderr
+    )
 
 
 def test_memory_search_refuses_a_store_that_is_not_there(tmp_path, monkeypatch):
