@@ -25,15 +25,14 @@ on long topics does not apply.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import statistics
-import tempfile
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
+from bench_measure import patterns_worker
 from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
@@ -41,10 +40,8 @@ from langchain_core.tools import tool
 
 from loopwarden.adapters.guard import LoopGuard
 from loopwarden.adapters.langchain import LoopwardenMiddleware
-from loopwarden.cli.runtime import start_worker_process, stop_process
 from loopwarden.settings import Settings
-from loopwarden.streams.tools.broker import EmbeddedBroker, free_port
-from loopwarden.streams.tools.topics import ensure_topics
+from loopwarden.streams.tools.broker import free_port
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -132,33 +129,17 @@ def main() -> None:
         rows["tool_call_us_broker_down"] = per_call_us(offline.tool_call, args.calls)
     rows["noop_call_us"] = per_call_us(noop, args.calls)
 
-    with tempfile.TemporaryDirectory() as home, EmbeddedBroker() as broker:
-        settings = Settings().namespaced("bench", bootstrap_servers=broker.bootstrap_servers)
-        detection = settings.detection.model_copy(update={"profile": "patterns"})
-        memory = settings.memory.model_copy(update={"uri": f"{home}/memory"})
-        settings = settings.model_copy(
-            update={"detection": detection, "memory": memory, "data_dir": f"{home}/data"}
-        )
-        asyncio.run(ensure_topics(settings))
-        worker = start_worker_process(settings, f"{home}/worker.log")
-        try:
-            with LoopGuard(settings) as guard:
-                assert guard.wait_ready(60)
-                verdict_latencies_ms(guard, 3)  # the worker's group is joined and warm
-                rows["tool_call_us_connected"] = per_call_us(guard.tool_call, args.calls)
-                # the middleware's own work per step: no verdict wait (its cost, a bounded
-                # wait on every healthy step, is measured by warning_delivery.py)
-                guard.verdict_wait_s = 0.0
-                plain = [langchain_run_ms(args.steps, []) for _ in range(5)]
-                hooks_only = [
-                    langchain_run_ms(args.steps, [NullMiddleware(guard)]) for _ in range(5)
-                ]
-                watched = [
-                    langchain_run_ms(args.steps, [LoopwardenMiddleware(guard)]) for _ in range(5)
-                ]
-                latencies = verdict_latencies_ms(guard, args.loops)
-        finally:
-            stop_process(worker)
+    with patterns_worker("bench") as settings, LoopGuard(settings) as guard:
+        assert guard.wait_ready(60)
+        verdict_latencies_ms(guard, 3)  # the worker's group is joined and warm
+        rows["tool_call_us_connected"] = per_call_us(guard.tool_call, args.calls)
+        # the middleware's own work per step: no verdict wait (its cost, a bounded wait
+        # on every healthy step, is measured by warning_delivery.py)
+        guard.verdict_wait_s = 0.0
+        plain = [langchain_run_ms(args.steps, []) for _ in range(5)]
+        hooks_only = [langchain_run_ms(args.steps, [NullMiddleware(guard)]) for _ in range(5)]
+        watched = [langchain_run_ms(args.steps, [LoopwardenMiddleware(guard)]) for _ in range(5)]
+        latencies = verdict_latencies_ms(guard, args.loops)
 
     rows["langchain_step_ms_plain"] = statistics.median(plain) / args.steps
     rows["langchain_step_ms_empty_hooks"] = statistics.median(hooks_only) / args.steps

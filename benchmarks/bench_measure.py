@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
@@ -53,6 +54,29 @@ def bench_broker(kind: str) -> Iterator[Any]:
 
 
 __all__ = ["bench_broker", "embedded_broker", "kafka_worker_settings", "write_results"]
+
+
+@contextmanager
+def patterns_worker(tag: str) -> Iterator[Settings]:
+    """An embedded broker and one worker running the ``patterns`` profile (the 4th
+    identical call is the first finding, the 10th the stop), in a temporary folder:
+    the worker's settings, both stopped after."""
+    from loopwarden.cli.runtime import start_worker_process, stop_process
+    from loopwarden.streams.tools.topics import ensure_topics
+
+    with tempfile.TemporaryDirectory() as home, EmbeddedBroker() as broker:
+        settings = Settings().namespaced(tag, bootstrap_servers=broker.bootstrap_servers)
+        detection = settings.detection.model_copy(update={"profile": "patterns"})
+        memory = settings.memory.model_copy(update={"uri": f"{home}/memory"})
+        settings = settings.model_copy(
+            update={"detection": detection, "memory": memory, "data_dir": f"{home}/data"}
+        )
+        asyncio.run(ensure_topics(settings))
+        worker = start_worker_process(settings, f"{home}/worker.log")
+        try:
+            yield settings
+        finally:
+            stop_process(worker)
 
 
 def write_results(name: str, payload: object) -> Path:

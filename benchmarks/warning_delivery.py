@@ -28,7 +28,6 @@ import asyncio
 import contextlib
 import json
 import statistics
-import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -39,6 +38,7 @@ from agents import Agent as OpenAIAgent
 from agents import Runner, function_tool
 from agents.exceptions import ToolInputGuardrailTripwireTriggered
 from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
+from bench_measure import patterns_worker
 from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
@@ -51,11 +51,8 @@ from loopwarden.adapters.guard import LoopGuard
 from loopwarden.adapters.langchain import LoopwardenMiddleware
 from loopwarden.adapters.openai_agents import LoopwardenStopped, watch
 from loopwarden.adapters.pydantic_ai import Loopwarden
-from loopwarden.cli.runtime import start_worker_process, stop_process
 from loopwarden.schemas.tool_calls import CONTEXT_HEADER
 from loopwarden.settings import Settings
-from loopwarden.streams.tools.broker import EmbeddedBroker
-from loopwarden.streams.tools.topics import ensure_topics
 
 RESULTS = Path(__file__).parent / "results"
 WARN_AT, STOP_AT, MAX_CALLS = 4, 10, 16
@@ -177,32 +174,20 @@ def main() -> None:
     args = parser.parse_args()
     default_ms = Settings().adapters.verdict_wait_ms
     rows: dict[str, dict[str, Any]] = {}
-    with tempfile.TemporaryDirectory() as home, EmbeddedBroker() as broker:
-        settings = Settings().namespaced("delivery", bootstrap_servers=broker.bootstrap_servers)
-        detection = settings.detection.model_copy(update={"profile": "patterns"})
-        memory = settings.memory.model_copy(update={"uri": f"{home}/memory"})
-        settings = settings.model_copy(
-            update={"detection": detection, "memory": memory, "data_dir": f"{home}/data"}
-        )
-        asyncio.run(ensure_topics(settings))
-        worker = start_worker_process(settings, f"{home}/worker.log")
-        try:
-            with LoopGuard(settings) as guard:
-                assert guard.wait_ready(60)
-                for n in range(WARN_AT):  # the worker's group is joined and warm
-                    guard.tool_call("warm-up", "probe", {}, result="same", tool_call_id=f"w{n}")
-                assert guard.inbox.wait("warm-up", count=1, timeout_s=90), "worker not up"
-                for name, run in ADAPTERS.items():
-                    for bound_ms in (0.0, default_ms):
-                        guard.verdict_wait_s = bound_ms / 1000
-                        traces = []
-                        for _ in range(args.runs):
-                            trace = Trace()
-                            run(guard, trace)
-                            traces.append(trace)
-                        rows[f"{name} @ {bound_ms:.0f} ms"] = summarise(traces)
-        finally:
-            stop_process(worker)
+    with patterns_worker("delivery") as settings, LoopGuard(settings) as guard:
+        assert guard.wait_ready(60)
+        for n in range(WARN_AT):  # the worker's group is joined and warm
+            guard.tool_call("warm-up", "probe", {}, result="same", tool_call_id=f"w{n}")
+        assert guard.inbox.wait("warm-up", count=1, timeout_s=90), "worker not up"
+        for name, run in ADAPTERS.items():
+            for bound_ms in (0.0, default_ms):
+                guard.verdict_wait_s = bound_ms / 1000
+                traces = []
+                for _ in range(args.runs):
+                    trace = Trace()
+                    run(guard, trace)
+                    traces.append(trace)
+                rows[f"{name} @ {bound_ms:.0f} ms"] = summarise(traces)
 
     print(
         f"{'adapter @ verdict wait':<28}{'on time':>9}{'late':>7}{'inject ms':>11}"
