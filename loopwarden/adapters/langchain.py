@@ -111,16 +111,17 @@ def with_note(system: SystemMessage | None, note: str) -> SystemMessage:
 
 def unanswered_person_turns(messages: list[Any]) -> list[str]:
     """The texts of the human messages after the model's last answer (all of them
-    before its first), loopwarden's own injected warnings left out."""
+    before its first), loopwarden's own injected warnings left out. Read from the end
+    back to that answer: a long run's history is not scanned at every step."""
     turns: list[str] = []
-    for message in messages:
+    for message in reversed(messages):
         if isinstance(message, AIMessage):
-            turns = []
-        elif isinstance(message, HumanMessage):
+            break
+        if isinstance(message, HumanMessage):
             text = turn_text(message.content)
             if text is not None and not is_injected(text):
                 turns.append(text)
-    return turns
+    return turns[::-1]
 
 
 class LoopwardenMiddleware(AgentMiddleware):
