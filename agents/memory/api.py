@@ -10,7 +10,6 @@ that does. With ``api.token`` set the token is needed: memories are what agents 
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 from faust.web import Request, Response, View
@@ -43,12 +42,9 @@ def register_memory_api(app: LoopwardenApp, service: MemoryService) -> None:
     settings = app.loopwarden
 
     def search(question: str, scope: str, budget: int) -> dict[str, Any]:
-        with service.lock, service.boundary.calls("memory search"):
-            if service.table.count() == 0:
-                return {"intent": None, "content_bytes": 0, "memories": [], "text": ""}
-            found = service.search.search(
-                question, scope=scope, budget_bytes=budget, now=time.time()
-            )
+        found = service.recall(question, scope, budget)
+        if found is None:
+            return {"intent": None, "content_bytes": 0, "memories": [], "text": ""}
         return {
             "intent": found.intent,
             "content_bytes": found.content_bytes,

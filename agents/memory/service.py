@@ -10,7 +10,7 @@ from functools import cached_property
 from loopwarden.agents.memory.embedding import Embedder, make_embedder
 from loopwarden.agents.memory.importer import MemoryImporter
 from loopwarden.agents.memory.judge import ConflictJudge
-from loopwarden.agents.memory.retrieval import MemorySearch
+from loopwarden.agents.memory.retrieval import MemorySearch, SearchResult
 from loopwarden.agents.memory.writer import MemoryWriter
 from loopwarden.settings import MemorySettings
 from loopwarden.storage.boundary import StorageBoundary, boundary_for
@@ -76,6 +76,17 @@ class MemoryService:
         """The read path."""
         return MemorySearch(self.table, self.embedder, self.settings)
 
+    def recall(self, query: str, scope: str, budget_bytes: int) -> SearchResult | None:
+        """The memories for ``query`` within ``budget_bytes`` (an access, as reading them
+        is), inside the storage boundary: a store that is away raises as writes do.
+        None while the store is empty."""
+        with self.lock, self.boundary.calls("memory search"):
+            if self.table.count() == 0:
+                return None
+            return self.search.search(
+                query, scope=scope, budget_bytes=budget_bytes, now=time.time()
+            )
+
 
 class LanceMemoryContext:
     """The analyst's memory seam filled from LanceDB (seed 000 §1.3 stage 3)."""
@@ -90,11 +101,7 @@ class LanceMemoryContext:
         def run() -> str:
             # inside the storage boundary, as writes are: a store that is away pauses
             # the analyst's partition (and retries the request), it does not fail it
-            with self.service.lock, self.service.boundary.calls("memory search"):
-                if self.service.table.count() == 0:
-                    return ""
-                return self.service.search.search(  # what the analyst reads counts as access
-                    query, scope=self.scope, budget_bytes=budget_bytes, now=time.time()
-                ).text
+            found = self.service.recall(query, self.scope, budget_bytes)
+            return "" if found is None else found.text
 
         return await asyncio.to_thread(run)

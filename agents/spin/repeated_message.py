@@ -40,7 +40,7 @@ from loopwarden.agents.spin.normalise import (
     targets,
     word_count,
 )
-from loopwarden.agents.spin.what_repeated import repeated, timeline
+from loopwarden.agents.spin.what_repeated import repeated, repetition_finding
 
 MAX_SPEAKERS = 16
 """(speaker, kind of turn) pairs remembered per loop."""
@@ -103,15 +103,8 @@ def message_finding(kind: str, seen: Observation, same: list[Turn], said: str) -
     payload = seen.event.payload
     count = len(same) + 1
     facts = repeated("said", payload, count, same[0][1], said, call="")
-    return Finding(
-        kind=kind,
-        reason=texts.message_reason(lang, count, payload.agent or payload.action_type),
-        suggestions=(suggestion,),
-        event_ids=(*(turn[0] for turn in same), seen.event.event_id),
-        timeline_message=timeline(facts, suggestion, lang),
-        consecutive_count=count,
-        repeated={**facts, "call": None},
-    )
+    reason = texts.message_reason(lang, count, payload.agent or payload.action_type)
+    return repetition_finding(kind, seen, same, facts, reason, suggestion)
 
 
 def narrows(earlier: Turn, now: Turn) -> bool:

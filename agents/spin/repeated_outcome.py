@@ -50,7 +50,7 @@ from loopwarden.agents.spin.failure_line import failure_key, failure_line
 from loopwarden.agents.spin.normalise import normalised, similarity, sketch
 from loopwarden.agents.spin.progress import figures_key, polls, tool_rule
 from loopwarden.agents.spin.read_region import narrows, read_region, same_file, same_region
-from loopwarden.agents.spin.what_repeated import repeated, telling_line, timeline
+from loopwarden.agents.spin.what_repeated import repeated, repetition_finding, telling_line
 from loopwarden.schemas.events import result_digest
 
 MAX_ACTORS = 8
@@ -286,15 +286,8 @@ class RepeatedOutcome(Detector):
         how = "very_same_call" if unknown else "same_failure" if payload.failed else "same_result"
         line = failure_line(payload) if payload.failed else telling_line(payload.result)
         facts = repeated(how, payload, count, same[0][1], "" if unknown else line)
-        return Finding(
-            kind=self.kind,
-            reason=texts.outcome_reason(lang, count, cfg.outcome_window, action_type, unknown),
-            suggestions=(suggestion,),
-            event_ids=(*(item[0] for item in same), seen.event.event_id),
-            timeline_message=timeline(facts, suggestion, lang),
-            consecutive_count=count,
-            repeated=facts,
-        )
+        reason = texts.outcome_reason(lang, count, cfg.outcome_window, action_type, unknown)
+        return repetition_finding(self.kind, seen, same, facts, reason, suggestion)
 
     def snapshot(self) -> Any:
         return [self.calls, self.polls] if self.polls else self.calls

@@ -35,7 +35,7 @@ from loopwarden.agents.spin.detector import (
     restored_histories,
 )
 from loopwarden.agents.spin.failure_line import failure_key, failure_line
-from loopwarden.agents.spin.what_repeated import repeated, timeline
+from loopwarden.agents.spin.what_repeated import repeated, repetition_finding
 
 TARGET_CHARS = 100
 """Longer argument values are texts (a script, a message), not targets."""
@@ -87,15 +87,8 @@ class RepeatedRejection(Detector):
         lang = cfg.language
         suggestion = texts.rejection_suggestion(lang)
         facts = repeated("refused", payload, count, same[0][1], failure_line(payload))
-        return Finding(
-            kind=self.kind,
-            reason=texts.rejection_reason(lang, count, payload.action_type),
-            suggestions=(suggestion,),
-            event_ids=(*(item[0] for item in same), seen.event.event_id),
-            timeline_message=timeline(facts, suggestion, lang),
-            consecutive_count=count,
-            repeated=facts,
-        )
+        reason = texts.rejection_reason(lang, count, payload.action_type)
+        return repetition_finding(self.kind, seen, same, facts, reason, suggestion)
 
     def snapshot(self) -> Any:
         return self.calls

@@ -13,7 +13,10 @@ warnings.Repeated`), so the JSON, the page and the text never disagree.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
+
+from loopwarden.agents.spin.detector import Finding, Observation
 
 QUOTE_CHARS = 160
 CALL_CHARS = 100
@@ -87,7 +90,7 @@ def repeated(
     return {
         "how": how,
         "tool": payload.action_type,
-        "call": call if call is not None else (call_label(payload) or None),
+        "call": (call if call is not None else call_label(payload)) or None,
         "line": _short(line, QUOTE_CHARS) or None,
         "count": count,
         "since": since,
@@ -157,3 +160,24 @@ def timeline(facts: dict[str, Any], suggestion: str, language: str) -> str:
     """The text an agent reads: what repeated, then one next step."""
     stop = "。" if language == "zh" else "."
     return f"{headline(facts, language)}\n{suggestion}{stop}"
+
+
+def repetition_finding(
+    kind: str,
+    seen: Observation,
+    earlier: Sequence[Sequence[Any]],
+    facts: dict[str, Any],
+    reason: str,
+    suggestion: str,
+) -> Finding:
+    """The finding of a repetition: ``earlier`` are the remembered items it repeats (each
+    its event id first), the text written from ``facts`` with ``suggestion``."""
+    return Finding(
+        kind=kind,
+        reason=reason,
+        suggestions=(suggestion,),
+        event_ids=(*(item[0] for item in earlier), seen.event.event_id),
+        timeline_message=timeline(facts, suggestion, seen.settings.language),
+        consecutive_count=facts["count"],
+        repeated=facts,
+    )
