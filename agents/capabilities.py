@@ -21,7 +21,10 @@ from loopwarden.streams.runtime.capability import Capability, Replay
 
 if TYPE_CHECKING:
     from loopwarden.agents.experience.store import ExperienceStore
+    from loopwarden.agents.fleet.outage_board import OutageBoard
     from loopwarden.agents.memory.service import MemoryService
+    from loopwarden.schemas.shared_decode import SharedActionDecodes
+    from loopwarden.streams.runtime.app import LoopwardenApp
 
 
 CAPABILITIES: tuple[Capability, ...] = (
@@ -142,6 +145,25 @@ class WorkerResources:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        self._outage_board: OutageBoard | None = None
+
+    @cached_property
+    def action_decodes(self) -> SharedActionDecodes:
+        """The actions records decoded once for the monitor and the fleet."""
+        from loopwarden.schemas.shared_decode import SharedActionDecodes
+
+        return SharedActionDecodes()
+
+    def outage_board(self, app: LoopwardenApp) -> OutageBoard:
+        """The tool outages declared, shared by the monitor and the fleet; the task that
+        follows the tool-outages topic into it is declared on ``app`` on first use."""
+        if self._outage_board is None:
+            from loopwarden.agents.fleet.outage_board import OutageBoard
+            from loopwarden.agents.fleet.outage_notices import follow_outage_notices
+
+            self._outage_board = OutageBoard()
+            follow_outage_notices(app, self._outage_board)
+        return self._outage_board
 
     @cached_property
     def memory(self) -> MemoryService:

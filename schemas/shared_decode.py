@@ -3,8 +3,10 @@ worker.
 
 The monitor and the fleet both read every record of the actions topic, and each
 decoded and validated it: about 40 µs an event of real traffic, half of the fleet's
-own cost. :data:`ACTION_DECODES` keeps the validated events (not redacted) of the last
-records that had no dead letter, by their value's bytes; the monitor redacts its copy,
+own cost. A worker makes one :class:`SharedActionDecodes`
+(:class:`~loopwarden.agents.capabilities.WorkerResources`) and hands it to both
+processors; each processor made without one has its own. It keeps the validated
+events (not redacted) of the last records that had no dead letter, by their value's bytes; the monitor redacts its copy,
 the fleet reads it as it is (events are frozen). A record with a dead letter is not
 kept: each reader decodes it again and handles what is wrong its own way (the monitor
 dead-letters it, the fleet passes it over).
@@ -70,7 +72,3 @@ class SharedActionDecodes:
             with self._lock:
                 self._known[(value, max_event_bytes)] = known
         return DecodedRecord(events=[(index, finish(event)) for index, event in known])
-
-
-ACTION_DECODES = SharedActionDecodes()
-"""The worker's one cache of decoded actions records (monitor and fleet)."""

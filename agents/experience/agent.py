@@ -32,45 +32,22 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from loopwarden.agents.capabilities import WorkerResources
+from loopwarden.agents.experience.declaration import OPEN_TASKS
 from loopwarden.agents.experience.learning import learnable
 from loopwarden.agents.experience.metrics import ExperienceMetrics
 from loopwarden.agents.experience.records import TaskOutcome, TaskProcessor
 from loopwarden.agents.experience.store import ExperienceStore
-from loopwarden.agents.experience.tasks import OpenTask
 from loopwarden.schemas.tasks import TaskSpec, TaskStart
 from loopwarden.schemas.trace_context import carried
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.capability import Capability
 from loopwarden.streams.runtime.capability_runner import Batches
-from loopwarden.streams.runtime.state.keyed import KeyedDeclaration, run_keyed
-from loopwarden.streams.tools.topics import TASK_TABLE
+from loopwarden.streams.runtime.state.keyed import run_keyed
 
 log = logging.getLogger(__name__)
 REPLAYS = frozenset({"direct_replay", "adaptive_replay"})
 """Routes that follow one experience: their outcome updates its success rate."""
 BATCH_MAX_MESSAGES = 64
-
-
-def _peek_task(data: bytes) -> tuple[int, float]:
-    task = OpenTask.restore(data)
-    return task.partition, task.last_seen
-
-
-OPEN_TASKS = KeyedDeclaration(
-    table=TASK_TABLE,
-    help="Open tasks: what they are, the advice they got, their steps so far.",
-    home_topic=lambda t: t.actions,
-    reroute_topic=lambda t: t.actions_reroute,  # never used: tasks stay where they arrive
-    restore=lambda key, data: OpenTask.restore(data),
-    peek_expiry=_peek_task,
-    seen_at=lambda task: task.last_seen,
-    idle_ttl_s=lambda s: s.experience.task_ttl_s,
-    ttl_setting="experience.task_ttl_s",
-    noun="open task(s)",
-    writes="every_record",  # at each batch's end: an outage reverts only the failed batch
-    sweep_quiet_partitions=True,
-)
-"""The open tasks: one per loop id, on the partition its events arrive on."""
 
 
 def settle_with(
@@ -120,7 +97,6 @@ def register_experience(
     settings = app.loopwarden
     cfg = settings.experience
     metrics = ExperienceMetrics(app.telemetry.meter)
-    app.experience_metrics = metrics  # type: ignore[attr-defined]
     processor = TaskProcessor.for_settings(settings)
     wiring = run_keyed(
         app,

@@ -13,50 +13,35 @@ dead-letter).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from loopwarden.agents.experience.declaration import OPEN_TASKS
 from loopwarden.agents.experience.steps import step_of
 from loopwarden.agents.experience.tasks import OpenTask
 from loopwarden.errors import EventError
-from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
+from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.events import TASK_EVENT_TYPES, validate_action
 from loopwarden.schemas.positions import Origin
 from loopwarden.schemas.records import decode_record
 from loopwarden.schemas.tasks import TaskEnd, TaskStart, validate_task_event
 from loopwarden.settings import DetectionSettings, ExperienceSettings, Settings
-from loopwarden.streams.runtime.state.reroute import Reroute
+from loopwarden.streams.runtime.state.protocol import KeyedOutcome
 
 TaskLoader = Callable[[str], OpenTask | None]
 """A loop's open task as stored, or None."""
 
 
 @dataclass(slots=True)
-class TaskOutcome:
-    """What one record changed."""
+class TaskOutcome(KeyedOutcome[OpenTask]):
+    """What one record changed: loop id → its open task, or None once it ended; ``seen``
+    holds the task events applied (an audit's triggers). No re-routes: a task is kept
+    on the partition its events arrive on; no outputs of its own: advice comes from
+    settling the batch against the store."""
 
-    states: dict[str, OpenTask | None] = field(default_factory=dict)
-    """loop id → its open task, or None once it ended."""
     lifecycle: list[tuple[OpenTask, TaskStart | TaskEnd]] = field(default_factory=list)
     """Starts and ends in the order they arrived (a start after an end sees what it taught)."""
-    dead_letters: list[DeadLetter] = field(default_factory=list)
-    events: int = 0
-    """Task events and steps applied."""
-
-    @property
-    def seen(self) -> list[tuple[str, str]]:
-        """(event id, loop id) of the task events applied (an audit's triggers)."""
-        return [(event.event_id, event.loop_id) for _, event in self.lifecycle]
-
-    @property
-    def reroutes(self) -> Sequence[Reroute]:
-        """None: a task is kept on the partition its events arrive on."""
-        return ()
-
-    def outputs(self) -> Iterator[tuple[str, Any]]:
-        """None of its own: advice comes from settling the batch against the store."""
-        return iter(())
 
 
 @dataclass
@@ -68,7 +53,7 @@ class TaskProcessor:
     any_open: Callable[[], bool] = lambda: True
     """Whether any task is open at all (the worker's table, written or pending): when
     none is, a record without a task event is not decoded."""
-    touched: list[str] = field(default_factory=list)
+    touched: set[str] = field(default_factory=set)
 
     @classmethod
     def for_settings(cls, settings: Settings) -> TaskProcessor:
@@ -86,18 +71,11 @@ class TaskProcessor:
     ) -> TaskOutcome:
         """Apply one record: its task events and its open tasks' steps."""
         outcome = TaskOutcome()
-        self.touched = []
+        view = OPEN_TASKS.view(load_state, outcome.states, float("inf"), source.partition)
+        self.touched = view.touched
         if not value or (b"task_" not in value and not self.any_open()):
             return outcome
-        loaded: dict[str, OpenTask | None] = {}
-
-        def task_of(loop_id: str) -> OpenTask | None:
-            if loop_id in outcome.states:
-                return outcome.states[loop_id]
-            if loop_id not in loaded:
-                loaded[loop_id] = load_state(loop_id)
-                self.touched.append(loop_id)
-            return loaded[loop_id]
+        task_of = view.stored
 
         def ours(obj: Any) -> Any:
             """A task event (validated), an open task's step (as it came), else None."""
@@ -118,12 +96,6 @@ class TaskProcessor:
                 self._task_event(outcome, item, source.partition, task_of)
         return outcome
 
-    def forget(self) -> None:
-        """Nothing cached: every task is read through the loader."""
-
-    def evict(self, key: str) -> None:
-        """Nothing cached: every task is read through the loader."""
-
     @staticmethod
     def _task_event(
         outcome: TaskOutcome, event: TaskStart | TaskEnd, partition: int, task_of: TaskLoader
@@ -143,10 +115,12 @@ class TaskProcessor:
                 )
             outcome.states[event.loop_id] = task
             outcome.lifecycle.append((task, event))
+            outcome.seen.append((event.event_id, event.loop_id))
             outcome.events += 1
         elif current is not None:
             outcome.states[event.loop_id] = None
             outcome.lifecycle.append((current, event))
+            outcome.seen.append((event.event_id, event.loop_id))
             outcome.events += 1
 
     def _step(self, outcome: TaskOutcome, obj: dict[str, Any], task_of: TaskLoader) -> None:

@@ -18,47 +18,26 @@ import logging
 from typing import Any
 
 from loopwarden.agents.capabilities import WorkerResources
-from loopwarden.agents.fleet.outage_notices import outage_board
+from loopwarden.agents.fleet.declaration import FAMILY_STATES
 from loopwarden.agents.fleet.records import FleetProcessor, FleetRecordOutcome
 from loopwarden.agents.fleet.state import FamilyState
-from loopwarden.agents.fleet.tool_outage import TOOL_KEY_PREFIX, ToolOutages
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.capability import Capability
 from loopwarden.streams.runtime.runner import Record
-from loopwarden.streams.runtime.state.expiry import snapshot_expiry
-from loopwarden.streams.runtime.state.keyed import KeyedDeclaration, run_keyed
-from loopwarden.streams.tools.topics import FLEET_TABLE
+from loopwarden.streams.runtime.state.keyed import run_keyed
 
 log = logging.getLogger(__name__)
-
-
-def restore_state(key: str, data: bytes) -> FamilyState | ToolOutages:
-    """A stored snapshot: a tool's outage state (``tool\x1f…``) or a family's."""
-    if key.startswith(TOOL_KEY_PREFIX):
-        return ToolOutages.restore(key[len(TOOL_KEY_PREFIX) :], data)
-    return FamilyState.restore(key, data)
-
-
-FAMILY_STATES: KeyedDeclaration[FamilyState | ToolOutages] = KeyedDeclaration(
-    table=FLEET_TABLE,
-    help="Per-family fleet state (loop tree, sums, ladder, fleet detectors).",
-    home_topic=lambda t: t.actions,
-    reroute_topic=lambda t: t.fleet_reroute,
-    restore=restore_state,
-    peek_expiry=snapshot_expiry,
-    seen_at=lambda state: state.updated_at,
-    idle_ttl_s=lambda s: s.fleet.idle_family_ttl_s,
-    ttl_setting="fleet.idle_family_ttl_s",
-    noun="famil(ies)",
-)
-"""Families by root loop id, and tools' outage state by tool key."""
 
 
 def register_fleet(app: LoopwardenApp, resources: WorkerResources, capability: Capability) -> Any:
     """Declare the family table and the ``watch_fleet`` agent on ``app``."""
     settings = app.loopwarden
-    processor = FleetProcessor.for_settings(settings, partitions=settings.topics.partitions)
-    processor.board = outage_board(app)  # declared outages: their failures, every partition
+    processor = FleetProcessor.for_settings(
+        settings,
+        partitions=settings.topics.partitions,
+        decodes=resources.action_decodes,
+        board=resources.outage_board(app),  # declared outages: their failures, every partition
+    )
     app.loop_health.tools = processor.tally
     passed_over = 0
 

@@ -25,7 +25,6 @@ from loopwarden.settings import Settings
 from loopwarden.streams.runtime.app import LoopwardenApp
 
 log = logging.getLogger(__name__)
-ATTRIBUTE = "_loopwarden_outage_board"
 QUIET_WAIT_FACTOR = 4
 """While no notice comes, the reader's fetch wait doubles up to this many times
 ``kafka.idle_fetch_max_wait_ms`` (2 s by default)."""
@@ -41,13 +40,10 @@ def notice_reader_settings(settings: Settings) -> Settings:
     return settings.model_copy(update={"kafka": kafka})
 
 
-def outage_board(app: LoopwardenApp) -> OutageBoard:
-    """The worker's board, created (with the task that follows the topic) on first use."""
-    board: OutageBoard | None = getattr(app, ATTRIBUTE, None)
-    if board is not None:
-        return board
-    board = OutageBoard()
-    setattr(app, ATTRIBUTE, board)
+def follow_outage_notices(app: LoopwardenApp, board: OutageBoard) -> None:
+    """Declare the task that follows the tool-outages topic into ``board`` (from every
+    partition, from the start); a worker declares it once, for the board its monitor
+    and fleet share (:meth:`~loopwarden.agents.capabilities.WorkerResources.outage_board`)."""
     settings = app.loopwarden
     topic = settings.topics.tool_outages
     reader_settings = notice_reader_settings(settings)
@@ -70,5 +66,3 @@ def outage_board(app: LoopwardenApp) -> OutageBoard:
             except Exception as exc:  # failures keep being counted meanwhile
                 log.warning("following %s failed (%s); retrying in 5 s", topic, exc)
                 await asyncio.sleep(5)
-
-    return board

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
+from loopwarden.agents.fleet.declaration import FAMILY_STATES, FleetState
 from loopwarden.agents.fleet.family_monitor import FamilyMonitor, Output
 from loopwarden.agents.fleet.outage_board import OutageBoard
 from loopwarden.agents.fleet.state import FamilyState
@@ -32,15 +33,15 @@ from loopwarden.schemas.events import (
 )
 from loopwarden.schemas.positions import Origin
 from loopwarden.schemas.records import decode_record
-from loopwarden.schemas.shared_decode import ACTION_DECODES, validate_unredacted
+from loopwarden.schemas.shared_decode import SharedActionDecodes, validate_unredacted
 from loopwarden.settings import FleetSettings, Settings
 from loopwarden.streams.client.event_builder import encode_event
-from loopwarden.streams.runtime.state.current import current_state
-from loopwarden.streams.runtime.state.reroute import Reroute, made_once, reroute_lazily
+from loopwarden.streams.runtime.state.protocol import KeyedOutcome
+from loopwarden.streams.runtime.state.reroute import made_once, reroute_lazily
+from loopwarden.streams.runtime.state.view import StateView
 
-FamilyLoader = Callable[[str], Any]
-"""A state by key: a :class:`FamilyState` (root loop id) or :class:`ToolOutages` (tool
-key), or None."""
+FamilyLoader = Callable[[str], FleetState | None]
+"""A state by key: a family's (root loop id) or a tool's (tool key), or None."""
 TOOL_KEY_BYTES = TOOL_KEY_PREFIX.encode()
 
 
@@ -50,23 +51,17 @@ def _as_is(event: ActionEvent) -> ActionEvent:
 
 
 @dataclass(slots=True)
-class FleetRecordOutcome:
-    """What one record produced; ``states`` are the families to write back."""
+class FleetRecordOutcome(KeyedOutcome[FleetState]):
+    """What one record produced; ``states`` are the families (by root loop id) and the
+    tools' outage states (by tool key) to write back. Its dead letters stay empty: the
+    monitor dead-letters bad actions (see :attr:`passed_over`)."""
 
-    states: dict[str, Any] = field(default_factory=dict)
-    """Families (by root loop id) and tools' outage state (by tool key) to write back."""
     warnings: list[Output] = field(default_factory=list)
     fleet_warnings: list[Output] = field(default_factory=list)
-    reroutes: list[Reroute] = field(default_factory=list)
-    dead_letters: list[Any] = field(default_factory=list)
-    """Always empty: the monitor dead-letters bad actions (see :attr:`passed_over`)."""
     passed_over: int = 0
     """Elements that were not valid actions (the monitor's dead letters)."""
     tool_outages: list[Output] = field(default_factory=list)
     """Outage notices, for the monitors (tool-outages topic)."""
-    seen: list[tuple[str, str]] = field(default_factory=list)
-    """(event id, loop id) of every event applied or skipped here (not re-routed)."""
-    events: int = 0
 
     def outputs(self) -> Iterator[tuple[str, Output]]:
         """The named outputs, in the order they are sent."""
@@ -86,7 +81,13 @@ class FleetProcessor:
         settings: FleetSettings | None = None,
         max_event_bytes: int = 256 * 1024,
         partitions: int = 0,
+        *,
+        decodes: SharedActionDecodes | None = None,
+        board: OutageBoard | None = None,
     ) -> None:
+        """``decodes``: the worker's decoded actions records, shared with the monitor
+        (else this processor's own); ``board``: the outages declared (the tool-outages
+        topic), whose failures go to the tool's owner from every partition."""
         settings = settings or FleetSettings()
         self.settings = settings
         self.outages = settings.outage_enabled
@@ -95,31 +96,39 @@ class FleetProcessor:
         """How each tool fares across the loops seen here (the loop-health page)."""
         self.touched: set[str] = set()
         """State keys the last (or current) :meth:`process` call loaded or changed."""
-        self.board: OutageBoard | None = None
-        """Set by the worker: the outages declared (the tool-outages topic); their
-        failures go to the tool's owner from every partition."""
+        self.board = board
+        self.decodes = decodes or SharedActionDecodes()
         self.health = ToolHealth(settings.outage_baseline_calls)
         """Each tool's recent calls and usual failure rate here: which failures may be
         an outage's."""
         self.max_event_bytes = max_event_bytes
         self.partitions = partitions
         self.idle_ttl_s = settings.idle_family_ttl_s
+        """As ``FAMILY_STATES.idle_ttl_s`` reads it."""
 
     @classmethod
-    def for_settings(cls, settings: Settings, partitions: int = 0) -> FleetProcessor:
-        """The processor every entry point uses: fleet settings and limits."""
-        return cls(settings.fleet, settings.limits.max_event_bytes, partitions=partitions)
+    def for_settings(
+        cls,
+        settings: Settings,
+        partitions: int = 0,
+        *,
+        decodes: SharedActionDecodes | None = None,
+        board: OutageBoard | None = None,
+    ) -> FleetProcessor:
+        """The processor every entry point uses: fleet settings and limits (the rest as
+        in the constructor)."""
+        return cls(
+            settings.fleet,
+            settings.limits.max_event_bytes,
+            partitions=partitions,
+            decodes=decodes,
+            board=board,
+        )
 
     @property
     def stamp(self) -> dict[str, Any]:
         """The ``produced_by`` stamp of this processor's outputs."""
         return self.monitor.stamp or {}
-
-    def forget(self) -> None:
-        """Nothing to drop: families are read from the state store, not cached here."""
-
-    def evict(self, key: str) -> None:
-        """Nothing to drop (see :meth:`forget`)."""
 
     def process(
         self,
@@ -134,18 +143,19 @@ class FleetProcessor:
         ``origin`` is set for a re-routed record (applied here, whatever its key); the
         record's ``headers`` are not read."""
         # decoded once for the monitor and the fleet (whichever reads it first)
-        decoded = ACTION_DECODES.decode(value, key, source, self.max_event_bytes, _as_is)
+        decoded = self.decodes.decode(value, key, source, self.max_event_bytes, _as_is)
         if decoded.dead_letters:  # the monitor's to dead-letter: read as a second reader
             decoded = decode_record(
                 value, key, source, self.max_event_bytes, validate_unredacted, owns_topic=False
             )
         outcome = FleetRecordOutcome(passed_over=len(decoded.dead_letters))
-        self.touched.clear()
+        view = FAMILY_STATES.view(load_state, outcome.states, self.idle_ttl_s, source.partition)
+        self.touched = view.touched
         for_tool = origin is not None and key is not None and key.startswith(TOOL_KEY_BYTES)
         for index, event in decoded.events:
             at = origin or Origin(source.partition, source.offset, index)
             if for_tool:  # a failure routed to its tool's owner
-                self._tool_failure(event, source, load_state, at, outcome)
+                self._tool_failure(event, view, at, outcome)
                 continue
             redacted = made_once(event.redacted)  # only for a re-route, once for either
             payload = event.payload
@@ -169,8 +179,8 @@ class FleetProcessor:
                 if moved is not None:
                     outcome.reroutes.append(moved)
                 else:
-                    self._tool_failure(event, source, load_state, at, outcome)
-            self._family_event(event, redacted, source, load_state, origin, at, outcome)
+                    self._tool_failure(event, view, at, outcome)
+            self._family_event(event, redacted, view, origin, at, outcome)
         return outcome
 
     def _tool_down(self, tool: str, lane: int) -> bool:
@@ -188,8 +198,7 @@ class FleetProcessor:
         self,
         event: ActionEvent,
         redacted: Callable[[], ActionEvent],
-        source: SourcePosition,
-        load_state: FamilyLoader,
+        view: StateView[FleetState],
         origin: Origin | None,
         at: Origin,
         outcome: FleetRecordOutcome,
@@ -200,12 +209,7 @@ class FleetProcessor:
             if reroute is not None:
                 outcome.reroutes.append(reroute)
                 return
-        self.touched.add(root)
-        state = current_state(
-            root, outcome.states, load_state, _new_family, _updated_at,
-            event.occurred_at, self.idle_ttl_s,
-        )  # fmt: skip
-        state.partition = source.partition
+        state = cast(FamilyState, view.current(root, event.occurred_at))  # a root: a family
         outcome.seen.append((event.event_id, event.loop_id))
         outcome.states[root] = state
         if state.applied.applied(at):
@@ -223,17 +227,15 @@ class FleetProcessor:
     def _tool_failure(
         self,
         event: ActionEvent,
-        source: SourcePosition,
-        load_state: FamilyLoader,
+        view: StateView[FleetState],
         at: Origin,
         outcome: FleetRecordOutcome,
     ) -> None:
         key = tool_key(event.payload.action_type)
-        self.touched.add(key)
-        tool = outcome.states.get(key) or load_state(key)
-        if tool is None:
+        tool = view.stored(key)  # an outage's state does not start afresh when idle
+        if not isinstance(tool, ToolOutages):
             tool = ToolOutages(event.payload.action_type)
-        tool.partition = source.partition
+        tool.partition = view.partition
         outcome.states[key] = tool
         if tool.applied.applied(at):
             return
@@ -242,15 +244,6 @@ class FleetProcessor:
         outcome.warnings.extend(warnings)
         outcome.fleet_warnings.extend(fleet_warnings)
         outcome.tool_outages.extend(notices)
-
-
-def _new_family(root: str, idle: Any) -> FamilyState:
-    """A new family state; after an idle one, its applied positions stay known."""
-    return FamilyState(root) if idle is None else FamilyState(root, applied=idle.applied)
-
-
-def _updated_at(state: Any) -> float:
-    return float(state.updated_at)
 
 
 def decide_offline(settings: Settings, events: Iterable[ActionEvent]) -> FleetRecordOutcome:

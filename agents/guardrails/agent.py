@@ -17,30 +17,13 @@ from typing import Any
 
 from loopwarden.agents.capabilities import WorkerResources
 from loopwarden.agents.guardrails.api import register_guardrails_api
+from loopwarden.agents.guardrails.declaration import FAMILY_STATES
 from loopwarden.agents.guardrails.records import GuardrailProcessor, GuardrailRecordOutcome
-from loopwarden.agents.guardrails.state import FamilyState
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.capability import Capability
 from loopwarden.streams.runtime.runner import Record
-from loopwarden.streams.runtime.state.expiry import snapshot_expiry
-from loopwarden.streams.runtime.state.keyed import KeyedDeclaration, run_keyed
+from loopwarden.streams.runtime.state.keyed import run_keyed
 from loopwarden.streams.runtime.table_store import TableStore
-from loopwarden.streams.tools.topics import FAMILY_TABLE
-
-FAMILY_STATES: KeyedDeclaration[FamilyState] = KeyedDeclaration(
-    table=FAMILY_TABLE,
-    help="Per-family guardrail state (traces, fatigue, reruns, bias history, overrides).",
-    home_topic=lambda t: t.loop_completions,
-    reroute_topic=lambda t: t.completions_reroute,
-    restore=FamilyState.restore,
-    peek_expiry=snapshot_expiry,
-    seen_at=lambda state: state.updated_at,
-    idle_ttl_s=lambda s: s.limits.idle_family_ttl_s,
-    ttl_setting="limits.idle_family_ttl_s",
-    noun="famil(ies)",
-    writes="every_record",  # the HTTP API reads families straight from the table
-)
-"""Families by family id (a loop and its reruns), on the completions topic's partitions."""
 
 
 def register_guardrails(

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from loopwarden.agents.guardrails.declaration import FAMILY_STATES
 from loopwarden.agents.guardrails.engine import GuardrailEngine, Output
 from loopwarden.agents.guardrails.state import FamilyState
 from loopwarden.agents.provenance import guardrails_stamp
@@ -27,26 +28,20 @@ from loopwarden.schemas.families import family_of
 from loopwarden.schemas.positions import Origin
 from loopwarden.schemas.records import decode_record
 from loopwarden.settings import GuardrailSettings, Settings
-from loopwarden.streams.runtime.state.current import current_state
-from loopwarden.streams.runtime.state.reroute import Reroute, routed
+from loopwarden.streams.runtime.state.protocol import KeyedOutcome
+from loopwarden.streams.runtime.state.reroute import routed
 
 FamilyLoader = Callable[[str], FamilyState | None]
 
 
 @dataclass(slots=True)
-class GuardrailRecordOutcome:
-    """What one record produced; ``states`` are the families to write back."""
+class GuardrailRecordOutcome(KeyedOutcome[FamilyState]):
+    """What one record produced; ``states`` are the families to write back; ``events``
+    counts the completions and overrides the record held."""
 
-    states: dict[str, FamilyState] = field(default_factory=dict)
     replies: list[tuple[str, Output]] = field(default_factory=list)
     decisions: list[Output] = field(default_factory=list)
     warnings: list[Output] = field(default_factory=list)
-    dead_letters: list[DeadLetter] = field(default_factory=list)
-    reroutes: list[Reroute] = field(default_factory=list)
-    seen: list[tuple[str, str]] = field(default_factory=list)
-    """(event id, loop id) of every event applied or skipped here (not re-routed)."""
-    events: int = 0
-    """Completions and overrides the record held."""
 
     def outputs(self) -> Iterator[tuple[str, Output]]:
         """The named outputs, in the order they are sent."""
@@ -83,19 +78,13 @@ class GuardrailProcessor:
             settings.guardrails,
             limits.max_event_bytes,
             partitions=partitions,
-            idle_ttl_s=limits.idle_family_ttl_s,
+            idle_ttl_s=FAMILY_STATES.idle_ttl_s(settings),
         )
 
     @property
     def stamp(self) -> dict[str, Any]:
         """The ``produced_by`` stamp of this processor's outputs."""
         return self.engine.stamp
-
-    def forget(self) -> None:
-        """Nothing to drop: families are read from the state store, not cached here."""
-
-    def evict(self, key: str) -> None:
-        """Nothing to drop (see :meth:`forget`)."""
 
     def process(
         self,
@@ -112,18 +101,15 @@ class GuardrailProcessor:
         outcome = GuardrailRecordOutcome(
             dead_letters=decoded.dead_letters, events=len(decoded.events)
         )
-        self.touched.clear()
+        states = outcome.states
+        view = FAMILY_STATES.view(load_state, states, self.idle_ttl_s, source.partition)
+        self.touched = view.touched
         here = routed(
             decoded.events, source, origin, self.partitions, _family_key, outcome.reroutes
         )
         for index, event, at in here:
             family = family_of(event.loop_id)
-            self.touched.add(family)
-            state = current_state(
-                family, outcome.states, load_state, _new_family, _updated_at,
-                event.occurred_at, self.idle_ttl_s,
-            )  # fmt: skip
-            state.partition = source.partition
+            state = view.current(family, event.occurred_at)
             outcome.seen.append((event.event_id, event.loop_id))
             remembered = state.results.get(event.event_id)
             if remembered is not None or state.applied.applied(at):
@@ -156,7 +142,7 @@ class GuardrailProcessor:
                 outcome.replies.append((event.event_id, self.engine.override(state, event)))
             state.applied.mark(at)
             state.updated_at = max(state.updated_at, event.occurred_at)
-            outcome.states[family] = state
+            states[family] = state
         return outcome
 
     def status(self, state: FamilyState | None, loop_id: str) -> Any:
@@ -171,15 +157,6 @@ def _rejected(
     value = codec.dumps(event.model_dump(mode="json", exclude_none=True))
     errors = (FieldError("loop_id", problem),)
     return DeadLetter("validation", problem, value, source, key, errors, index)
-
-
-def _new_family(family: str, idle: FamilyState | None) -> FamilyState:
-    """A new family state; after an idle one, its applied positions stay known."""
-    return FamilyState(family) if idle is None else FamilyState(family, applied=idle.applied)
-
-
-def _updated_at(state: FamilyState) -> float:
-    return state.updated_at
 
 
 def _family_key(event: Any) -> str:

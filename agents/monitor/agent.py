@@ -18,34 +18,17 @@ import time
 from typing import Any
 
 from loopwarden.agents.capabilities import WorkerResources
-from loopwarden.agents.fleet.outage_notices import outage_board
+from loopwarden.agents.monitor.declaration import LOOP_STATES
 from loopwarden.agents.monitor.records import RecordOutcome, RecordProcessor
-from loopwarden.agents.monitor.state import LoopState
 from loopwarden.agents.spin.meaning import meaning
 from loopwarden.errors import ConfigurationError
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.capability import Capability
 from loopwarden.streams.runtime.runner import Record
-from loopwarden.streams.runtime.state.keyed import KeyedDeclaration, run_keyed
+from loopwarden.streams.runtime.state.keyed import run_keyed
 from loopwarden.streams.runtime.telemetry.spans import EventSpans
-from loopwarden.streams.tools.topics import LOOP_STATE_TABLE
 
 log = logging.getLogger(__name__)
-
-LOOP_STATES = KeyedDeclaration(
-    table=LOOP_STATE_TABLE,
-    help="Per-loop monitor state (window, counters, reflections).",
-    home_topic=lambda t: t.actions,
-    reroute_topic=lambda t: t.actions_reroute,
-    restore=LoopState.restore,
-    peek_expiry=LoopState.peek_expiry,
-    seen_at=lambda state: state.last_seen,
-    idle_ttl_s=lambda s: s.limits.idle_loop_ttl_s,
-    ttl_setting="limits.idle_loop_ttl_s",
-    noun="loop(s)",
-    sweep_quiet_partitions=True,
-)
-"""The loop states: one per loop id, on the actions topic's partitions."""
 
 
 def register_action_monitor(
@@ -55,12 +38,12 @@ def register_action_monitor(
     settings = app.loopwarden
     processor = RecordProcessor.for_settings(
         settings,
-        cache_loops=settings.limits.state_cache_loops,
         partitions=settings.topics.partitions,
+        decodes=resources.action_decodes,
+        outages=resources.outage_board(app),  # the fleet role's declared outages
     )
     if app.otel_tracer is not None:
         processor.instrument = EventSpans(app.otel_tracer, settings.app_id)
-    processor.outages = outage_board(app)  # the fleet role's declared outages
     metrics = app.metrics
 
     def count(outcome: RecordOutcome, record: Record) -> None:

@@ -20,23 +20,23 @@ whatever the producer did.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from loopwarden.agents.monitor.declaration import LOOP_STATES
 from loopwarden.agents.monitor.loop_monitor import LoopMonitor, Output
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.agents.provenance import monitor_stamp
-from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
+from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.events import ActionEvent
 from loopwarden.schemas.positions import Origin
 from loopwarden.schemas.redaction import default_redactor
-from loopwarden.schemas.shared_decode import ACTION_DECODES
+from loopwarden.schemas.shared_decode import SharedActionDecodes
 from loopwarden.schemas.trace_context import carried
 from loopwarden.settings import DetectionSettings, Settings
-from loopwarden.streams.runtime.state.current import current_state
-from loopwarden.streams.runtime.state.reroute import Reroute, routed
+from loopwarden.streams.runtime.state.protocol import KeyedOutcome
+from loopwarden.streams.runtime.state.reroute import routed
 
 if TYPE_CHECKING:
     from loopwarden.agents.fleet.outage_board import OutageBoard
@@ -61,20 +61,14 @@ class EventInstrument(Protocol):
 
 
 @dataclass(slots=True)
-class RecordOutcome:
+class RecordOutcome(KeyedOutcome[LoopState]):
     """Everything one record produced; ``states`` are the loops to write back."""
 
-    states: dict[str, LoopState] = field(default_factory=dict)
     warnings: list[Output] = field(default_factory=list)
     requests: list[Output] = field(default_factory=list)
     lessons: list[Output] = field(default_factory=list)
-    dead_letters: list[DeadLetter] = field(default_factory=list)
-    reroutes: list[Reroute] = field(default_factory=list)
-    seen: list[tuple[str, str]] = field(default_factory=list)
-    """(event id, loop id) of every event applied or skipped here (not re-routed)."""
     warned: list[tuple[str, float]] = field(default_factory=list)
     """(kind, the triggering event's published_at) of each warning, for latency."""
-    events: int = 0
     skipped: int = 0
     duplicates: list[tuple[str, str, int]] = field(default_factory=list)
     """(loop id, event id, the loop's count so far) of each event skipped because its id
@@ -91,67 +85,61 @@ class RecordOutcome:
 
 
 class RecordProcessor:
-    """Decode a record and apply its events to per-loop state.
-
-    With ``cache_loops`` > 0 the processor keeps that many recently used loop
-    states in memory, so a loop's stored snapshot is decoded only when it is
-    not cached. The owner must call :meth:`forget` whenever the stored states
-    may have changed behind its back (a rebalance) and :meth:`evict` when it
-    deletes a loop.
-    """
+    """Decode a record and apply its events to per-loop state (module docstring)."""
 
     def __init__(
         self,
         detection: DetectionSettings | None = None,
         max_event_bytes: int = 256 * 1024,
-        cache_loops: int = 0,
         partitions: int = 0,
         idle_ttl_s: float = float("inf"),
+        *,
+        decodes: SharedActionDecodes | None = None,
+        outages: OutageBoard | None = None,
     ) -> None:
+        """``decodes``: the worker's decoded actions records, shared with the fleet
+        (else this processor's own); ``outages``: the tool outages the fleet role
+        announced (a failure one covers is applied without running the detectors)."""
         detection = detection or DetectionSettings()
         stamp = monitor_stamp(detection, idle_ttl_s, max_event_bytes)
         self.monitor = LoopMonitor(detection, stamp)
         self.max_event_bytes = max_event_bytes
-        self.cache_loops = cache_loops
         self.partitions = partitions
         self.idle_ttl_s = idle_ttl_s
-        self._cache: OrderedDict[str, LoopState] = OrderedDict()
         self.instrument: EventInstrument | None = None
         """Set by the worker when tracing is on: spans per event."""
         self.touched: set[str] = set()
         """Loops the last (or current) :meth:`process` call loaded or changed."""
-        self.outages: OutageBoard | None = None
-        """Set by the worker: the tool outages the fleet role announced (a failure one
-        covers is applied without running the detectors)."""
+        self.decodes = decodes or SharedActionDecodes()
+        self.outages = outages
 
     @classmethod
     def for_settings(
-        cls, settings: Settings, cache_loops: int = 0, partitions: int = 0
+        cls,
+        settings: Settings,
+        partitions: int = 0,
+        *,
+        decodes: SharedActionDecodes | None = None,
+        outages: OutageBoard | None = None,
     ) -> RecordProcessor:
-        """The processor every entry point uses: detection and limits from ``settings``.
-        Switches on the redaction prefilter of this process (built in the background)."""
+        """The processor every entry point uses: detection and limits from ``settings``
+        (the rest as in the constructor). Switches on the redaction prefilter of this
+        process (built in the background)."""
         default_redactor().use_prefilter()
         limits = settings.limits
         return cls(
             settings.detection,
             limits.max_event_bytes,
-            cache_loops,
             partitions,
-            idle_ttl_s=limits.idle_loop_ttl_s,
+            idle_ttl_s=LOOP_STATES.idle_ttl_s(settings),
+            decodes=decodes,
+            outages=outages,
         )
 
     @property
     def stamp(self) -> dict[str, Any]:
         """The ``produced_by`` stamp of this processor's outputs."""
         return self.monitor.stamp
-
-    def forget(self) -> None:
-        """Drop every cached state (after a rebalance)."""
-        self._cache.clear()
-
-    def evict(self, loop_id: str) -> None:
-        """Drop one loop's cached state (it was deleted)."""
-        self._cache.pop(loop_id, None)
 
     def process(
         self,
@@ -169,27 +157,14 @@ class RecordProcessor:
         requests carry the trace context of their event (its span's with tracing on;
         ``headers``: the record's, read for a single event's ``traceparent``).
         """
-        decoded = ACTION_DECODES.decode(value, key, source, self.max_event_bytes, _redacted)
+        decoded = self.decodes.decode(value, key, source, self.max_event_bytes, _redacted)
         outcome = RecordOutcome(dead_letters=decoded.dead_letters)
-        touched = self.touched
-        touched.clear()
         states = outcome.states
+        view = LOOP_STATES.view(load_state, states, self.idle_ttl_s, source.partition)
+        self.touched = view.touched
         here = routed(decoded.events, source, origin, self.partitions, _loop_of, outcome.reroutes)
-
-        def stored(loop_id: str) -> LoopState:
-            return self._state(loop_id, source, load_state)
-
         for _, event, at in here:
-            touched.add(event.loop_id)
-            state = current_state(
-                event.loop_id,
-                states,
-                stored,
-                self._new,
-                _last_seen,
-                event.occurred_at,
-                self.idle_ttl_s,
-            )
+            state = view.current(event.loop_id, event.occurred_at)
             instrument = self.instrument
             scope = None if instrument is None else instrument.begin(event, source, headers)
             duplicates = state.duplicates
@@ -228,34 +203,6 @@ class RecordProcessor:
             carried(output, trace_context)
         if event.published_at is not None:
             outcome.warned.extend((w["kind"], event.published_at) for w in findings.warnings)
-
-    def _new(self, loop_id: str, idle: LoopState | None) -> LoopState:
-        """A new state for a loop idle past the TTL; its applied positions are kept, so a
-        record processed again after a restart is still recognised."""
-        if idle is None:  # not reached: a loop's lookup (:meth:`_state`) makes new ones
-            return LoopState(loop_id)
-        state = LoopState(loop_id, partition=idle.partition, applied=idle.applied)
-        if loop_id in self._cache:
-            self._cache[loop_id] = state
-        return state
-
-    def _state(self, loop_id: str, source: SourcePosition, load_state: StateLoader) -> LoopState:
-        cache = self._cache
-        state = cache.get(loop_id)
-        if state is not None:
-            cache.move_to_end(loop_id)
-            return state
-        state = load_state(loop_id) or LoopState(loop_id)
-        state.partition = source.partition
-        if self.cache_loops:
-            cache[loop_id] = state
-            if len(cache) > self.cache_loops:
-                cache.popitem(last=False)
-        return state
-
-
-def _last_seen(state: LoopState) -> float | None:
-    return state.last_seen or None  # 0: the loop saw no event yet
 
 
 def _redacted(event: ActionEvent) -> ActionEvent:

@@ -76,7 +76,7 @@ def detect(
     replay = capability("monitor").replay
     assert replay is not None  # the monitor is replayable
     processor: RecordProcessor = replay.build(Settings())  # the worker's processor
-    states: dict[str, LoopState] = {}
+    states: dict[str, LoopState | None] = {}
     # an event without a time is stamped at the run's start plus its line number in
     # seconds: time windows see one second a line, and outputs carry a date of today
     started = float(int(time.time()))
@@ -132,7 +132,7 @@ def _render(output: dict[str, Any], fmt: str, settings_stamp: bool) -> bytes:
 
 def _detect_line(
     processor: RecordProcessor,
-    states: dict[str, LoopState],
+    states: dict[str, LoopState | None],
     line_no: int,
     line: bytes,
     emit: Any,

@@ -93,11 +93,9 @@ def run_roles(
     """Apply ``events`` in order to the monitor, with the fleet role beside it or not;
     with ``partitions``, each event is read from its loop's partition (as a worker
     reading that many partitions would see it), else all from one."""
-    monitor = RecordProcessor(settings.detection, settings.limits.max_event_bytes)
-    fleet_processor = FleetProcessor.for_settings(settings) if fleet else None
-    board = monitor.outages = OutageBoard()
-    if fleet_processor is not None:
-        fleet_processor.board = board  # one board per worker, as the worker shares it
+    board = OutageBoard()  # one board per worker, as the worker shares it
+    monitor = RecordProcessor(settings.detection, settings.limits.max_event_bytes, outages=board)
+    fleet_processor = FleetProcessor.for_settings(settings, board=board) if fleet else None
     loop_states: dict[str, Any] = {}
     fleet_states: dict[str, Any] = {}
     out = RoleOutputs()

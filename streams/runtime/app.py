@@ -107,7 +107,7 @@ class LoopwardenApp(faust.App):
                 headers=reroute.headers,
             )
 
-    def runner(self, name: str, on_error: Callable[[], None] | None = None) -> AgentRunner:
+    def runner(self, name: str, on_error: Callable[[], object] | None = None) -> AgentRunner:
         """The :class:`AgentRunner` for agent ``name``, with the configured error policy."""
         errors = self.loopwarden.errors
         runner = AgentRunner(

@@ -49,7 +49,7 @@ def run_capability(
     handle: Handler | BatchHandler,
     *,
     batches: Batches | None = None,
-    on_error: Callable[[], None] | None = None,
+    on_error: Callable[[], object] | None = None,
     concurrency: int = 1,
 ) -> Any:
     """Declare ``capability``'s topics and its Faust agent, which runs ``handle`` over

@@ -114,7 +114,7 @@ class AgentRunner:
         *,
         policy: ErrorPolicy = ErrorPolicy.DEAD_LETTER,
         retry: Backoff | None = None,
-        on_error: Callable[[], None] | None = None,
+        on_error: Callable[[], object] | None = None,
         flush_when_full: Callable[[], Awaitable[None] | None] | None = None,
         is_full: Callable[[], bool] | None = None,
         metrics: WorkerMetrics | None = None,

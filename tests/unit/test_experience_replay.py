@@ -14,7 +14,8 @@ from consumed_records import Rec
 from loopwarden.agents.audit.compare import AuditContext, AuditReport, compare
 from loopwarden.agents.audit.recorded import Recorded
 from loopwarden.agents.audit.replayer import Replayer
-from loopwarden.agents.experience.agent import OPEN_TASKS, settle_with
+from loopwarden.agents.experience.agent import settle_with
+from loopwarden.agents.experience.declaration import OPEN_TASKS
 from loopwarden.agents.experience.records import TaskOutcome, TaskProcessor
 from loopwarden.agents.experience.store import ExperienceStore
 from loopwarden.agents.experience.tasks import OpenTask

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from loopwarden.agents.experience.agent import OPEN_TASKS, settle_with
+from loopwarden.agents.experience.agent import settle_with
+from loopwarden.agents.experience.declaration import OPEN_TASKS
 from loopwarden.agents.experience.records import TaskOutcome, TaskProcessor
 from loopwarden.agents.experience.store import ExperienceStore
 from loopwarden.agents.experience.tasks import OpenTask
@@ -105,7 +106,7 @@ def test_records_are_not_decoded_when_no_task_is_open_and_none_starts():
     kit = harness(any_open=False)
     kit.feed(b"not json at all")  # the monitor's to dead-letter, not experience's
     outcome = kit.feed(action("loop-a", 1))
-    assert kit.dead_letters == [] and outcome.events == 0 and kit.processor.touched == []
+    assert kit.dead_letters == [] and outcome.events == 0 and kit.processor.touched == set()
 
 
 def test_a_task_is_restored_from_its_snapshot_between_records():

@@ -90,7 +90,7 @@ def test_a_loop_idle_longer_than_the_ttl_starts_afresh_in_event_time():
     live worker did not, so the two disagreed for a loop with a gap over the TTL."""
     records = [_event("L", "a", 0.0), _event("L", "b", 1.0)]
     records += [_event("L", "c", 3700.0), _event("L", "d", 3701.0), _event("L", "e", 3702.0)]
-    with_ttl = RecordProcessor(SEED, idle_ttl_s=3600, cache_loops=10)
+    with_ttl = RecordProcessor(SEED, idle_ttl_s=3600)
     assert _run(with_ttl, records) == ["e"]  # c, d, e: three in a row after the gap
     assert _run(RecordProcessor(SEED), records) == ["c", "d", "e"]  # no TTL: one streak
     # the gap must be *over* the TTL

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from guardrail_records import completion
 
-from loopwarden.agents.guardrails.agent import FAMILY_STATES as GUARDRAIL_FAMILIES
+from loopwarden.agents.guardrails.declaration import FAMILY_STATES as GUARDRAIL_FAMILIES
 from loopwarden.agents.guardrails.records import GuardrailProcessor
-from loopwarden.agents.monitor.agent import LOOP_STATES
+from loopwarden.agents.monitor.declaration import LOOP_STATES
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.positions import default_partition
@@ -77,7 +77,7 @@ def test_guardrails_through_the_kit_count_reruns_across_restored_family_states()
 
 
 def test_the_fleet_through_the_kit_finds_a_delegation_cycle_as_in_memory():
-    from loopwarden.agents.fleet.agent import FAMILY_STATES as FLEET_FAMILIES
+    from loopwarden.agents.fleet.declaration import FAMILY_STATES as FLEET_FAMILIES
     from loopwarden.agents.fleet.records import FleetProcessor
 
     agents = ["A", "B", "A", "B", "A", "B"]

@@ -102,30 +102,6 @@ def test_processor_skips_a_replayed_record():
     assert again.events == 0 and again.skipped == 3 and again.warnings == []
 
 
-def test_cached_states_are_used_until_forgotten():
-    stored = {}
-    loads = []
-
-    def load(loop_id):
-        loads.append(loop_id)
-        return stored.get(loop_id)
-
-    processor = RecordProcessor(SEED, cache_loops=10)
-    processor.process(codec.dumps([ev(0), ev(1)]), None, SRC, load)
-    processor.process(codec.dumps(ev(2)), None, SourcePosition("actions", 3, 43), load)
-    assert loads == ["L"]  # read once, then served from the cache
-    processor.forget()
-    processor.process(codec.dumps(ev(3)), None, SourcePosition("actions", 3, 44), load)
-    assert loads == ["L", "L"]
-
-
-def test_cache_is_bounded():
-    processor = RecordProcessor(SEED, cache_loops=2)
-    for i, loop in enumerate("ABC"):
-        processor.process(codec.dumps(ev(i, loop=loop)), None, SourcePosition("a", 0, i), {}.get)
-    assert list(processor._cache) == ["B", "C"]
-
-
 def test_a_rerouted_event_arrives_as_it_was_published_unknown_outcome_included():
     """A re-routed event is encoded as the client encodes it: an outcome that is not
     known (``success: null``) stays unknown, not the default (a success)."""

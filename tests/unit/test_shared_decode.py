@@ -21,18 +21,16 @@ def action(n: int, **payload: object) -> dict:
     }
 
 
-def fresh_cache(monkeypatch) -> SharedActionDecodes:
-    """A cache of this test's own, where both processors look."""
+def sharing(settings: Settings) -> tuple[SharedActionDecodes, RecordProcessor, FleetProcessor]:
+    """A monitor and a fleet given one cache, as a worker gives them its own."""
     cache = SharedActionDecodes(size=8)
-    monkeypatch.setattr("loopwarden.agents.monitor.records.ACTION_DECODES", cache)
-    monkeypatch.setattr("loopwarden.agents.fleet.records.ACTION_DECODES", cache)
-    return cache
+    monitor = RecordProcessor.for_settings(settings, decodes=cache)
+    return cache, monitor, FleetProcessor.for_settings(settings, decodes=cache)
 
 
-def test_the_fleet_reads_what_the_monitor_decoded_and_only_the_monitor_redacts(monkeypatch):
-    cache = fresh_cache(monkeypatch)
+def test_the_fleet_reads_what_the_monitor_decoded_and_only_the_monitor_redacts():
     settings = Settings()
-    monitor, fleet = RecordProcessor.for_settings(settings), FleetProcessor.for_settings(settings)
+    cache, monitor, fleet = sharing(settings)
     value = codec.dumps(action(1, success=False, error_message=f"key {SECRET} refused"))
     source = SourcePosition("actions", 0, 0)
     monitored = monitor.process(value, b"shared-loop", source, lambda _: None)
@@ -50,10 +48,9 @@ def test_the_fleet_reads_what_the_monitor_decoded_and_only_the_monitor_redacts(m
     assert cache.decoded == 2
 
 
-def test_a_record_with_a_bad_element_is_read_by_each_reader_its_own_way(monkeypatch):
-    cache = fresh_cache(monkeypatch)
+def test_a_record_with_a_bad_element_is_read_by_each_reader_its_own_way():
     settings = Settings()
-    monitor, fleet = RecordProcessor.for_settings(settings), FleetProcessor.for_settings(settings)
+    cache, monitor, fleet = sharing(settings)
     value = codec.dumps([action(3, result="fine"), {"loop_id": "shared-loop", "payload": 7}])
     source = SourcePosition("actions", 0, 2)
     monitored = monitor.process(value, b"shared-loop", source, lambda _: None)
@@ -62,6 +59,18 @@ def test_a_record_with_a_bad_element_is_read_by_each_reader_its_own_way(monkeypa
     assert read.dead_letters == [] and read.passed_over == 1 and read.events == 1
     assert cache.clean(value, settings.limits.max_event_bytes) is None  # not kept
     assert cache.decoded == 2  # each decoded it
+
+
+def test_processors_made_apart_keep_caches_of_their_own():
+    """No process-global cache: two workers' processors (or a test's) do not share."""
+    settings = Settings()
+    value = codec.dumps(action(5, result="ok"))
+    source = SourcePosition("actions", 0, 4)
+    first, second = RecordProcessor.for_settings(settings), RecordProcessor.for_settings(settings)
+    first.process(value, b"shared-loop", source, lambda _: None)
+    second.process(value, b"shared-loop", source, lambda _: None)
+    assert first.decodes is not second.decodes
+    assert (first.decodes.decoded, second.decodes.decoded) == (1, 1)
 
 
 def test_the_monitor_redacts_its_copy_of_a_shared_event():

@@ -50,6 +50,8 @@ class StateStore(Protocol):
 
     def delete(self, key: bytes, partition: int) -> None: ...
 
+    def keys(self) -> Iterable[bytes]: ...
+
 
 class PendingStates:
     """The live state of each loop changed since the last write, and its partition."""
@@ -77,6 +79,10 @@ class PendingStates:
         self._kept[key] = (state, partition)
         if len(self._kept) >= self.limit:
             self.write()
+
+    def holds(self, key: bytes) -> bool:
+        """True when a state (or an end) of ``key`` is kept, not yet written."""
+        return key in self._kept
 
     def load(self, key: bytes) -> Any:
         """The kept state, else the stored one (decoded), else None."""
