@@ -32,7 +32,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic
 
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.capability import Capability
@@ -78,98 +78,123 @@ def run_keyed(
     if settle is not None and batches is None:
         raise ValueError("settle works on batches: give run_keyed batches= too")
     settings = app.loopwarden
-    names = settings.topics
     table = app.Table(
         declaration.table,
-        partitions=names.partitions,
+        partitions=settings.topics.partitions,
         key_type=bytes,  # bytes → faust's "raw" codec: snapshots are orjson already
         value_type=bytes,
         help=declaration.help,
     )
     store = TableStore(table, app.sink)
     core: KeyedCore[S, Out] = KeyedCore(declaration, processor, store, settings)
+    driver = FaustDriver(app, core, after, record_span, settle)
     if core.writes_at_commit:
         app.sink.before_commit(core.pending.write_gradually)  # no commit passes a state not durable
-    follow_rebalances(app, core)
+    app.on_partitions_revoked.connect(driver.revoked)
+    app.on_partitions_assigned.connect(driver.assigned)
     if declaration.sweep_quiet_partitions:
-
-        @app.timer(
-            settings.limits.expiry_sweep_interval_s, name=f"expire_quiet_{declaration.table}"
+        interval = settings.limits.expiry_sweep_interval_s
+        app.timer(interval, name=f"expire_quiet_{declaration.table}")(driver.expire_quiet)
+    if batches is None:
+        agent = run_capability(app, capability, driver.handle, on_error=core.revert)
+    else:
+        agent = run_capability(
+            app, capability, driver.handle_batch, batches=batches, on_error=core.revert
         )
-        async def expire_quiet_partitions() -> None:
-            await core.expire_quiet(time.monotonic(), time.time())
+    return KeyedWiring(store, core, agent)
 
-    reroute_topic = declaration.reroute_topic(names)
 
-    def apply(record: Record) -> Out:
-        if record_span is None:
-            return core.apply(record.value, record.key, record.source, record.headers)
-        with process_span(
-            app.otel_tracer,
-            record.source,
-            key=record.key.decode("utf-8", "replace") if record.key else None,
-            trace_context=None,
-            headers=record.headers,
-            group=settings.app_id,
-        ) as span:
-            outcome = core.apply(record.value, record.key, record.source, record.headers)
-            if span is not None:
-                record_span(span, outcome)
-        return outcome
+class FaustDriver(Generic[Out]):
+    """Feeds a worker's records to a :class:`KeyedCore` and sends what they produced."""
 
-    def publish(outcome: Out, record: Record) -> None:
-        for letter in outcome.dead_letters:
-            app.dead_letters.send(letter)
-        app.reroute(reroute_topic, outcome.reroutes)
-        app.outputs.emit_all(outcome.outputs())
-        if after is not None:
-            after(outcome, record)
+    def __init__(
+        self,
+        app: LoopwardenApp,
+        core: KeyedCore[Any, Out],
+        after: Callable[[Out, Record], None] | None,
+        record_span: Callable[[Any, Out], None] | None,
+        settle: Settle[Out] | None,
+    ) -> None:
+        self.app = app
+        self.core = core
+        self.after = after
+        self.record_span = record_span
+        self.settle = settle
+        self.reroute_topic = core.declaration.reroute_topic(app.loopwarden.topics)
 
-    def handle(record: Record) -> int:
+    def handle(self, record: Record) -> int:
+        """One record: applied, its states written when the declaration says so, its
+        outputs sent, its partition swept."""
+        core = self.core
         core.begin()
-        outcome = apply(record)
+        outcome = self.apply(record)
         core.done()
-        publish(outcome, record)
+        self.publish(outcome, record)
         core.expire(record.source.partition, time.monotonic())
         return outcome.events
 
-    async def handle_batch(records: list[Record]) -> None:
+    async def handle_batch(self, records: list[Record]) -> None:
+        """A batch: applied, settled in a thread, its states kept again (settling may
+        change them) and written when the declaration says so, its outputs sent."""
+        core = self.core
         core.begin()
-        outcomes = [apply(record) for record in records]
+        outcomes = [self.apply(record) for record in records]
+        settle = self.settle
         settled = list(await asyncio.to_thread(settle, outcomes)) if settle else []
         for outcome, record in zip(outcomes, records, strict=True):
-            # settle may have changed a state an early write already took: keep it again
             core.keep(outcome, record.source.partition, record.source.timestamp_ms)
         core.done()
         for outcome, record in zip(outcomes, records, strict=True):
-            publish(outcome, record)
-        app.outputs.emit_all(settled)
+            self.publish(outcome, record)
+        self.app.outputs.emit_all(settled)
         now = time.monotonic()
         for partition in sorted({record.source.partition for record in records}):
             core.expire(partition, now)
 
-    if batches is None:
-        agent = run_capability(app, capability, handle, on_error=core.revert)
-    else:
-        agent = run_capability(app, capability, handle_batch, batches=batches, on_error=core.revert)
-    return KeyedWiring(store, core, agent)
+    def apply(self, record: Record) -> Out:
+        """Apply one record (inside a ``process`` span, described, when tracing is on)."""
+        core, describe = self.core, self.record_span
+        if describe is None:
+            return core.apply(record.value, record.key, record.source, record.headers)
+        with process_span(
+            self.app.otel_tracer,
+            record.source,
+            key=record.key.decode("utf-8", "replace") if record.key else None,
+            trace_context=None,
+            headers=record.headers,
+            group=self.app.loopwarden.app_id,
+        ) as span:
+            outcome = core.apply(record.value, record.key, record.source, record.headers)
+            if span is not None:
+                describe(span, outcome)
+        return outcome
 
+    def publish(self, outcome: Out, record: Record) -> None:
+        """Dead letters, re-routes and named outputs sent; then the capability's own."""
+        app = self.app
+        for letter in outcome.dead_letters:
+            app.dead_letters.send(letter)
+        app.reroute(self.reroute_topic, outcome.reroutes)
+        app.outputs.emit_all(outcome.outputs())
+        if self.after is not None:
+            self.after(outcome, record)
 
-def follow_rebalances(app: Any, core: KeyedCore[Any, Any]) -> None:
-    """Connect Faust's rebalance signals to ``core``: pending states written before the
-    home topic's partitions are revoked, the cache dropped and the sweeps reset."""
-    home = core.home
+    async def expire_quiet(self) -> None:
+        """The wall-clock sweep of quiet partitions (a timer)."""
+        await self.core.expire_quiet(time.monotonic(), time.time())
 
-    def partitions(changed: Any) -> set[int]:
+    async def revoked(self, sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:
+        """Partitions revoked (Faust's signal: the set of them): pending states written
+        first, the cache dropped."""
+        self.core.revoked(self._home_partitions(args, kwargs))
+        self.core.rebalance()
+
+    async def assigned(self, sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:
+        """Partitions assigned: swept afresh, the cache dropped."""
+        self.core.assigned(self._home_partitions(args, kwargs))
+        self.core.rebalance()
+
+    def _home_partitions(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> set[int]:
+        changed = args[0] if args else kwargs.get("changed", ())
+        home = self.core.home
         return {tp.partition for tp in changed if tp.topic == home}
-
-    async def revoked(sender: Any, changed: Any = (), **kwargs: Any) -> None:
-        core.revoked(partitions(changed))
-        core.rebalance()
-
-    async def assigned(sender: Any, changed: Any = (), **kwargs: Any) -> None:
-        core.assigned(partitions(changed))
-        core.rebalance()
-
-    app.on_partitions_revoked.connect(revoked)
-    app.on_partitions_assigned.connect(assigned)
