@@ -1,9 +1,10 @@
 """Warnings, fleet warnings, tool outage notices and reflection requests are built here,
 for every capability.
 
-The dicts are JSON-ready and shaped exactly as :class:`LoopWarning`,
-:class:`~loopwarden.schemas.fleet.FleetWarning` and :class:`ReflectionRequest` (tests
-hold them to it); the hot path builds and encodes them without a validation round
+The records are JSON-ready dicts of the types in :mod:`loopwarden.schemas.outputs`
+(:class:`WarningRecord`, :class:`FleetWarningRecord`, :class:`ToolOutageRecord`,
+:class:`ReflectionRequestRecord`), shaped exactly as their models (the contract test
+holds them to it); the hot path builds and encodes them without a validation round
 trip. A shape is written once: every producer of a kind calls its function here.
 """
 
@@ -12,10 +13,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from loopwarden.schemas.events import SCHEMA_VERSION
 from loopwarden.schemas.ids import derived_id
-
-Output = dict[str, Any]
+from loopwarden.schemas.outputs import (
+    FleetWarningRecord,
+    JsonObject,
+    ReflectionRequestRecord,
+    ToolOutageRecord,
+    WarningRecord,
+    versioned,
+)
 
 
 def warning(
@@ -30,19 +36,17 @@ def warning(
     iteration: int,
     timeline_message: str,
     occurred_at: float,
-    stamp: Output | None,
+    stamp: JsonObject | None,
     suggestions: Iterable[str] = (),
     next_actions: Iterable[str] = (),
     consecutive_count: int | None = None,
-    edit: Output | None = None,
+    edit: JsonObject | None = None,
     step: str | None = None,
-    repeated: Output | None = None,
-) -> Output:
+    repeated: JsonObject | None = None,
+) -> WarningRecord:
     """A warning for ``loop_id``; its id derives from kind, loop and triggering event."""
-    return {
+    fields = {
         "warning_id": derived_id(kind, loop_id, trigger_event_id),
-        "schema_version": SCHEMA_VERSION,
-        "type": "warning",
         "kind": kind,
         "loop_id": loop_id,
         "level": level,
@@ -62,6 +66,7 @@ def warning(
         "step": step,
         "repeated": repeated,
     }
+    return versioned("warning", fields)
 
 
 def fleet_warning(
@@ -81,20 +86,18 @@ def fleet_warning(
     steps: int,
     failures: int,
     occurred_at: float,
-    stamp: Output | None,
+    stamp: JsonObject | None,
     tokens: int = 0,
     cost: float = 0.0,
     tool: str | None = None,
     error: str | None = None,
-) -> Output:
+) -> FleetWarningRecord:
     """A fleet warning about the family of ``root_loop_id`` (a tool outage's: the tool's
     key, with ``tool`` and ``error``); its id derives from kind, root and triggering
     event. ``loops``, ``steps``, ``failures``, ``tokens`` and ``cost`` are the family's
     totals when the finding was made."""
-    return {
+    fields = {
         "warning_id": derived_id(kind, root_loop_id, trigger_event_id),
-        "schema_version": SCHEMA_VERSION,
-        "type": "fleet_warning",
         "kind": kind,
         "root_loop_id": root_loop_id,
         "tool": tool,
@@ -118,17 +121,17 @@ def fleet_warning(
         "occurred_at": occurred_at,
         "produced_by": stamp,
     }
+    return versioned("fleet_warning", fields)
 
 
 def outage_notice(
     *, tool: str, error_digest: str, error: str, since: float, until: float, loops: int
-) -> Output:
+) -> ToolOutageRecord:
     """A tool outage notice (the tool-outages topic, read by every monitor's
     :class:`~loopwarden.agents.fleet.outage_board.OutageBoard`): ``tool`` fails with the
     error of ``error_digest`` for ``loops`` runs, from ``since`` to ``until`` (event
     time; a later notice of the same outage extends it)."""
-    return {
-        "type": "tool_outage",
+    fields = {
         "tool": tool,
         "error_digest": error_digest,
         "error": error,
@@ -136,6 +139,7 @@ def outage_notice(
         "until": until,
         "loops": loops,
     }
+    return versioned("tool_outage", fields)
 
 
 def request(
@@ -145,14 +149,12 @@ def request(
     trigger_event_id: str,
     level: str,
     occurred_at: float,
-    stamp: Output | None,
-    **fields: Any,
-) -> Output:
-    """A reflection request; ``fields`` fill the optional parts (reflection, prompt, …)."""
-    return {
+    stamp: JsonObject | None,
+    **optional: Any,
+) -> ReflectionRequestRecord:
+    """A reflection request; ``optional`` fills the optional parts (reflection, prompt, …)."""
+    fields = {
         "request_id": derived_id(kind, loop_id, trigger_event_id),
-        "schema_version": SCHEMA_VERSION,
-        "type": "reflection_request",
         "kind": kind,
         "loop_id": loop_id,
         "level": level,
@@ -166,5 +168,6 @@ def request(
         "occurred_at": occurred_at,
         "produced_by": stamp,
         "trace_context": None,
-        **fields,
+        **optional,
     }
+    return versioned("reflection_request", fields)

@@ -107,7 +107,7 @@ def schema_version_writes(root: Path) -> int:
     count = 0
     for folder in PRODUCT:
         for path in (root / folder).rglob("*.py"):
-            count += len(re.findall(r'"schema_version":\s', path.read_text()))
+            count += len(re.findall(r'"schema_version":\s*SCHEMA_VERSION', path.read_text()))
     return count
 
 

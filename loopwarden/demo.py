@@ -33,6 +33,7 @@ from loopwarden.agents.monitor.state import LoopState
 from loopwarden.schemas.events import ActionEvent
 from loopwarden.schemas.fleet import FLEET_KINDS
 from loopwarden.schemas.ids import derived_id
+from loopwarden.schemas.outputs import ReflectionRequestRecord, WarningRecord
 from loopwarden.schemas.warnings import LoopWarning
 from loopwarden.settings import Settings
 from loopwarden.streams.client.publisher import AsyncPublisher, make_action_event
@@ -157,7 +158,7 @@ def build_events(run_id: str, start_time: float) -> list[ActionEvent]:
     return events
 
 
-def expected_warnings(events: list[ActionEvent], settings: Settings) -> list[dict[str, Any]]:
+def expected_warnings(events: list[ActionEvent], settings: Settings) -> list[WarningRecord]:
     """The warnings the same detectors produce offline for ``events``: the monitor's, and
     the fleet role's for the loops of a family (a family's events share a partition, so
     the worker applies them in this order too)."""
@@ -186,12 +187,12 @@ def expected_analyst_ids(events: list[ActionEvent], settings: Settings) -> set[s
 
 def _offline(
     events: list[ActionEvent], settings: Settings
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[WarningRecord], list[ReflectionRequestRecord]]:
     """(warnings, reflection requests) of the detectors over ``events``, offline."""
     monitor = RecordProcessor.for_settings(settings).monitor  # the worker's stamp
     states: dict[str, LoopState] = {}
-    warnings: list[dict[str, Any]] = []
-    requests: list[dict[str, Any]] = []
+    warnings: list[WarningRecord] = []
+    requests: list[ReflectionRequestRecord] = []
     for event in events:
         state = states.setdefault(event.loop_id, LoopState(event.loop_id))
         findings = monitor.observe(state, event)
@@ -201,7 +202,7 @@ def _offline(
     return warnings, requests
 
 
-def loop_summaries(run_id: str, expected: list[dict[str, Any]], got: set[str]) -> list[str]:
+def loop_summaries(run_id: str, expected: list[WarningRecord], got: set[str]) -> list[str]:
     """One closing line per simulated loop: what it was told, and whether as expected."""
     lines = []
     for loop in scenario():

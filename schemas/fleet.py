@@ -61,3 +61,23 @@ class FleetWarning(BaseModel):
     def to_json_dict(self) -> dict[str, Any]:
         """A plain dict ready for :func:`loopwarden.schemas.codec.dumps`."""
         return self.model_dump(mode="json")
+
+
+class ToolOutageNotice(BaseModel):
+    """A tool failing with one error for many loops (the tool-outages topic, keyed by
+    tool): every monitor stops counting that failure against its agents while it lasts."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    schema_version: int = SCHEMA_VERSION
+    type: Literal["tool_outage"] = "tool_outage"
+    tool: str = Field(description="The failing tool (action type).")
+    error_digest: str = Field(
+        description="Digest of the whole error, volatile tokens masked (what a failure must match)."
+    )
+    error: str = Field(description="The error's first line.")
+    since: float = Field(description="Event time of its first failure.")
+    until: float = Field(
+        description="Event time it is known to last until (a later notice extends it)."
+    )
+    loops: int = Field(description="How many runs it failed for so far.")

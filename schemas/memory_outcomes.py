@@ -13,12 +13,47 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+
+from loopwarden.schemas.events import SCHEMA_VERSION
 from loopwarden.schemas.ids import derived_id
+from loopwarden.schemas.outputs import MemoryOutcomeRecord, versioned
 
 MemoryStatus = Literal["stored", "stored_with_conflicts", "duplicate", "already_stored", "rejected"]
 OUTCOME_TYPE = "memory_outcome"
 ROWS_WRITTEN = frozenset({"stored", "stored_with_conflicts"})
 """Statuses that added a row (duplicates and replays did not)."""
+
+
+class Conflict(BaseModel):
+    """A stored memory the write contradicts."""
+
+    memory_id: str
+    confidence: float
+    relation: str
+    reason: str
+
+
+class MemoryOutcome(BaseModel):
+    """What became of one memory write (the memory-outcomes topic, keyed by scope)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    schema_version: int = SCHEMA_VERSION
+    type: Literal["memory_outcome"] = "memory_outcome"
+    outcome_id: str = Field(description="Derived from the write's event id.")
+    event_id: str = Field(description="The write's event id.")
+    scope: str
+    status: MemoryStatus
+    memory_id: str | None = Field(None, description="The row written (not when rejected).")
+    duplicate_of: str | None = Field(None, description="A duplicate: the row it duplicates.")
+    conflicts: list[Conflict] = Field(default_factory=list)
+    redacted: bool = Field(False, description="Secrets were removed from the text.")
+    trust: float | None = Field(None, description="The row's trust, when stored.")
+    checks: Literal["deferred"] | None = Field(
+        None, description="deferred: a bulk write, its duplicate and conflict checks come later."
+    )
+    reason: str | None = Field(None, description="Rejected: why.")
 
 
 def outcome_id_of(event_id: str) -> str:
@@ -33,10 +68,9 @@ def stored_outcome(
     redacted: bool,
     *,
     outcome_id: str | None = None,
-) -> dict[str, Any]:
+) -> MemoryOutcomeRecord:
     """A write's outcome as ``stored`` (``outcome_id`` when computed in bulk)."""
-    return {
-        "type": OUTCOME_TYPE,
+    fields: dict[str, Any] = {
         "outcome_id": outcome_id or outcome_id_of(event_id),
         "event_id": event_id,
         "memory_id": memory_id,
@@ -46,20 +80,34 @@ def stored_outcome(
         "conflicts": [],
         "redacted": redacted,
     }
+    return versioned(OUTCOME_TYPE, fields)
 
 
-def rejected_outcome(event_id: str, scope: str, exc: BaseException) -> dict[str, Any]:
+def rejected_outcome(event_id: str, scope: str, exc: BaseException) -> MemoryOutcomeRecord:
     """The outcome of a write that could not be applied (the reason is readable)."""
-    return {
-        "type": OUTCOME_TYPE,
+    fields: dict[str, Any] = {
         "outcome_id": outcome_id_of(event_id),
         "event_id": event_id,
         "scope": scope,
         "status": "rejected",
         "reason": f"{type(exc).__name__}: {exc}",
     }
+    return versioned(OUTCOME_TYPE, fields)
+
+
+class MaintenanceReport(BaseModel):
+    """A memory maintenance cycle's report (its counts: promoted, demoted, decayed …),
+    on the memory-outcomes topic under scope ``*``."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+    __pydantic_extra__: dict[str, int] = Field(init=False)
+
+    schema_version: int = SCHEMA_VERSION
+    type: Literal["maintenance_report"] = "maintenance_report"
+    scope: Literal["*"] = "*"
+    at: float = Field(description="When the cycle ended (wall clock).")
 
 
 def maintenance_report(counts: Mapping[str, int], at: float) -> dict[str, Any]:
     """A maintenance cycle's report (promoted, demoted, decayed … counts), scope ``*``."""
-    return {"type": "maintenance_report", "scope": "*", "at": at, **counts}
+    return versioned("maintenance_report", {"scope": "*", "at": at, **counts})

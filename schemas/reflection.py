@@ -120,3 +120,30 @@ def validate_reflection_request(obj: Any) -> dict[str, Any]:
     validate_envelope(obj, ReflectionRequest.model_validate)
     redacted: dict[str, Any] = redact(obj)
     return redacted
+
+
+class Reflection(BaseModel):
+    """The analyst's verdict on a reflection request (the reflections topic)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    reflection_id: str = Field(description="Derived from the loop and the request.")
+    schema_version: int = SCHEMA_VERSION
+    type: Literal["reflection"] = "reflection"
+    request_id: str
+    kind: ReflectionRequestKind
+    loop_id: str
+    level: ReflectionLevel
+    trigger_event_id: str
+    is_spinning: bool
+    reason: str
+    suggestions: list[str] = Field(default_factory=list)
+    next_actions: list[str] = Field(default_factory=list)
+    analysis: Literal["model", "heuristic"] = Field(
+        description="Who decided: the model, or the heuristics (no model, or it failed)."
+    )
+    fallback_reason: str | None = Field(None, description="Why the model was not used.")
+    memory_context: str = Field("", description="The memories given to the model, as text.")
+    memory_budget_bytes: int = 0
+    timeline_message: str
+    occurred_at: float

@@ -1,15 +1,15 @@
 """Each record of the actions topic decoded and validated once for every reader in the
 worker.
 
-The monitor and the fleet both read every record of the actions topic, and each
-decoded and validated it: about 40 µs an event of real traffic, half of the fleet's
-own cost. A worker makes one :class:`SharedActionDecodes`
+The monitor and the fleet both read every record of the actions topic, and each decoded
+and validated it: about 40 µs an event of real traffic, half of the fleet's own cost. A
+worker makes one :class:`SharedActionDecodes`
 (:class:`~loopwarden.agents.capabilities.WorkerResources`) and hands it to both
-processors; each processor made without one has its own. It keeps the validated
-events (not redacted) of the last records that had no dead letter, by their value's bytes; the monitor redacts its copy,
-the fleet reads it as it is (events are frozen). A record with a dead letter is not
-kept: each reader decodes it again and handles what is wrong its own way (the monitor
-dead-letters it, the fleet passes it over).
+processors; each processor made without one has its own. It keeps the validated events
+(not redacted) of the last records that had no dead letter, by their value's bytes; the
+monitor redacts its copy, the fleet reads it as it is (events are frozen). A record with
+a dead letter is not kept: each reader decodes it again and handles what is wrong its
+own way (the monitor dead-letters it, the fleet passes it over).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from loopwarden.schemas.events import Envelope, JsonObject, validate_envelope
+from loopwarden.schemas.events import SCHEMA_VERSION, Envelope, JsonObject, validate_envelope
 from loopwarden.schemas.redaction import redact_fields
 from loopwarden.schemas.trace_context import TraceContext
 
@@ -97,6 +97,8 @@ class Advice(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
+    schema_version: int = SCHEMA_VERSION
+    type: Literal["advice"] = "advice"
     advice_id: str
     task_event_id: str
     loop_id: str

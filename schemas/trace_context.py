@@ -10,7 +10,7 @@ that caused them, so the agent's next span can link back.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator
 
@@ -34,7 +34,13 @@ TraceContext = Annotated[dict[str, str], AfterValidator(_carrier)]
 """``{"traceparent": "00-<trace id>-<span id>-<flags>", "tracestate": "…"}``."""
 
 
-def carried(output: dict[str, Any], trace_context: dict[str, str] | None) -> dict[str, Any]:
-    """``output`` (a warning or request dict) carrying ``trace_context`` (None: none)."""
-    output["trace_context"] = trace_context or None
+Carrier = TypeVar("Carrier")
+"""A record type with a ``trace_context`` key (a warning, request or advice record)."""
+
+
+def carried(output: Carrier, trace_context: dict[str, str] | None) -> Carrier:
+    """``output`` (a warning, request or advice record) carrying ``trace_context``
+    (None: none)."""
+    record: dict[str, Any] = output  # type: ignore[assignment]  # every Carrier is a dict
+    record["trace_context"] = trace_context or None
     return output

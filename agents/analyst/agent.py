@@ -18,7 +18,12 @@ from loopwarden.agents.analyst.analyst import ReflectionAnalyst
 from loopwarden.agents.capabilities import WorkerResources
 from loopwarden.agents.memory.service import LanceMemoryContext
 from loopwarden.agents.provenance import analyst_stamp
-from loopwarden.schemas.events import SCHEMA_VERSION
+from loopwarden.schemas.outputs import (
+    ReflectionCachedRecord,
+    ReflectionRecord,
+    WarningRecord,
+    versioned,
+)
 from loopwarden.schemas.records import decode_record
 from loopwarden.schemas.reflection import validate_reflection_request
 from loopwarden.schemas.trace_context import carried
@@ -33,11 +38,11 @@ log = logging.getLogger(__name__)
 
 
 def logic_spin_warning(
-    analysis: dict[str, Any],
+    analysis: ReflectionRecord,
     event_ids: list[str],
     stamp: dict[str, Any] | None = None,
     iteration: int = 0,
-) -> dict[str, Any]:
+) -> WarningRecord:
     """The warning an agent receives when the analyst confirms a logic spin, at the
     ``iteration`` of the action that triggered the check."""
     return findings.warning(
@@ -71,16 +76,15 @@ _CACHED_FIELDS = (
 )
 
 
-def cached(analysis: dict[str, Any]) -> dict[str, Any]:
+def cached(analysis: ReflectionRecord) -> ReflectionCachedRecord:
     """The ``reflection_cached`` event that keeps an analysis in the family's state."""
-    return {
+    fields = {
         "event_id": analysis["reflection_id"],
-        "schema_version": SCHEMA_VERSION,
-        "type": "reflection_cached",
         "loop_id": analysis["loop_id"],
         "occurred_at": analysis["occurred_at"],
-        "payload": {k: analysis[k] for k in _CACHED_FIELDS},
+        "payload": {k: analysis[k] for k in _CACHED_FIELDS},  # type: ignore[literal-required]
     }
+    return versioned("reflection_cached", fields)
 
 
 def register_analyst(

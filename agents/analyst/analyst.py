@@ -19,11 +19,9 @@ from loopwarden.agents.llm import ModelEndpoint
 from loopwarden.agents.spin import texts
 from loopwarden.errors import ModelEndpointError
 from loopwarden.schemas import codec
-from loopwarden.schemas.events import SCHEMA_VERSION
 from loopwarden.schemas.ids import derived_id
+from loopwarden.schemas.outputs import ReflectionRecord, versioned
 from loopwarden.settings import AnalystSettings
-
-Output = dict[str, Any]
 
 
 class MemoryContext(Protocol):
@@ -63,7 +61,7 @@ class ReflectionAnalyst:
         if self.client is not None:
             await self.client.close()
 
-    async def analyze(self, request: dict[str, Any]) -> Output:
+    async def analyze(self, request: dict[str, Any]) -> ReflectionRecord:
         """The analysis of one reflection request (a dict shaped as ReflectionRequest)."""
         semantic = request["kind"] == "semantic_spin_check"
         memory = ""
@@ -82,10 +80,8 @@ class ReflectionAnalyst:
                 source = "model"
             except ModelEndpointError as exc:
                 fallback = str(exc)
-        return {
+        fields = {
             "reflection_id": derived_id("reflection", request["loop_id"], request["request_id"]),
-            "schema_version": SCHEMA_VERSION,
-            "type": "reflection",
             "request_id": request["request_id"],
             "kind": request["kind"],
             "loop_id": request["loop_id"],
@@ -102,6 +98,7 @@ class ReflectionAnalyst:
             "timeline_message": self._timeline(request, semantic, verdict),
             "occurred_at": request["occurred_at"],
         }
+        return versioned("reflection", fields)
 
     def _heuristic(self, request: dict[str, Any], semantic: bool) -> Verdict:
         if request["kind"] == "task_completion":

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from loopwarden.agents.experience.records import TaskOutcome
 from loopwarden.errors import ConfigurationError
 from loopwarden.schemas.ids import derived_id
+from loopwarden.schemas.outputs import AdviceRecord
 from loopwarden.schemas.tasks import TaskSpec, TaskStart
 from loopwarden.schemas.trace_context import carried
 from loopwarden.settings import Settings
@@ -62,7 +63,7 @@ class AdviceReplay:
                     if advice is not None:
                         yield "advice", carried(advice, event.trace_context)
 
-    def _advise(self, spec: TaskSpec, start: TaskStart, loop_id: str) -> dict[str, Any] | None:
+    def _advise(self, spec: TaskSpec, start: TaskStart, loop_id: str) -> AdviceRecord | None:
         recorded = self.recorded.get(start.event_id)
         advice_id = derived_id("advice", start.event_id)
         at = recorded.get("read_versions") if recorded is not None else None

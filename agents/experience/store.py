@@ -29,6 +29,7 @@ from loopwarden.agents.experience.matching import (
 )
 from loopwarden.agents.experience.tasks import OpenTask
 from loopwarden.agents.memory.embedding import Embedder, make_embedder
+from loopwarden.schemas.outputs import AdviceRecord
 from loopwarden.schemas.tasks import TaskSpec
 from loopwarden.settings import ExperienceSettings, MemorySettings
 from loopwarden.storage.boundary import StorageBoundary, boundary_for
@@ -47,7 +48,7 @@ FAILURES_PEEKED = 3
 class MatchResult:
     """A task's advice and how it was found."""
 
-    advice: dict[str, Any]
+    advice: AdviceRecord
     match: Match
     seconds: float
     cached: bool = False

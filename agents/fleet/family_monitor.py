@@ -12,7 +12,6 @@ no I/O: the worker, ``replay`` and the benchmarks run the same decisions.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from loopwarden.agents import findings as findings_builder
 from loopwarden.agents.fleet import (  # noqa: F401 (importing a detector registers it)
@@ -30,9 +29,11 @@ from loopwarden.agents.fleet.detector import (
 from loopwarden.agents.fleet.state import FamilyState, LoopNode, task_digest
 from loopwarden.schemas.events import ActionEvent
 from loopwarden.schemas.levels import ReflectionLevel
+from loopwarden.schemas.outputs import FleetWarningRecord, JsonObject, WarningRecord
 from loopwarden.settings import FleetSettings
 
-Output = dict[str, Any]
+Output = WarningRecord | FleetWarningRecord
+"""Any record the fleet's family detectors produce."""
 DETECTORS = ("delegation_cycle", "ping_pong", "family_budget")
 LEVELS = {
     "warn": ReflectionLevel.STANDARD.value,
@@ -45,8 +46,8 @@ LEVELS = {
 class FamilyFindings:
     """What one event caused: per-loop warnings and fleet warnings, JSON-ready."""
 
-    warnings: list[Output] = field(default_factory=list)
-    fleet_warnings: list[Output] = field(default_factory=list)
+    warnings: list[WarningRecord] = field(default_factory=list)
+    fleet_warnings: list[FleetWarningRecord] = field(default_factory=list)
 
 
 def _usage(event: ActionEvent) -> tuple[int, float]:
@@ -65,7 +66,9 @@ def _usage(event: ActionEvent) -> tuple[int, float]:
 class FamilyMonitor:
     """Applies action events to family state and tells the family what was found."""
 
-    def __init__(self, settings: FleetSettings | None = None, stamp: Output | None = None) -> None:
+    def __init__(
+        self, settings: FleetSettings | None = None, stamp: JsonObject | None = None
+    ) -> None:
         self.settings = settings or FleetSettings()
         self.stamp = stamp
 
@@ -150,7 +153,7 @@ class FamilyMonitor:
 
     def _tell(
         self, loop: str, node: LoopNode, event: ActionEvent, finding: FleetFinding, step: str
-    ) -> Output:
+    ) -> WarningRecord:
         node.told = step
         return findings_builder.warning(
             kind=finding.kind,
@@ -179,7 +182,7 @@ class FamilyMonitor:
         finding: FleetFinding,
         step: str,
         told: list[str],
-    ) -> Output:
+    ) -> FleetWarningRecord:
         return findings_builder.fleet_warning(
             kind=finding.kind,
             root_loop_id=state.root,

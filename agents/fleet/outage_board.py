@@ -9,6 +9,7 @@ its detectors (the fleet role told the loop about the outage instead).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from loopwarden.agents.fleet.tool_outage import error_digest
@@ -33,7 +34,7 @@ class OutageBoard:
     def __bool__(self) -> bool:
         return bool(self._outages)
 
-    def note(self, notice: dict[str, Any]) -> None:
+    def note(self, notice: Mapping[str, Any]) -> None:
         """Apply one notice (a later notice of the same outage extends it)."""
         tool, digest = str(notice["tool"]), str(notice["error_digest"])
         since, until = float(notice["since"]), float(notice["until"])

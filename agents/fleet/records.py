@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from loopwarden.agents.fleet.declaration import FAMILY_STATES, FleetState
-from loopwarden.agents.fleet.family_monitor import FamilyMonitor, Output
+from loopwarden.agents.fleet.family_monitor import FamilyMonitor
 from loopwarden.agents.fleet.outage_board import OutageBoard
 from loopwarden.agents.fleet.state import FamilyState
 from loopwarden.agents.fleet.tool_health import ToolHealth
@@ -31,6 +31,7 @@ from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.events import (
     ActionEvent,
 )
+from loopwarden.schemas.outputs import FleetWarningRecord, ToolOutageRecord, WarningRecord
 from loopwarden.schemas.positions import Origin
 from loopwarden.schemas.records import decode_record
 from loopwarden.schemas.shared_decode import SharedActionDecodes, validate_unredacted
@@ -56,19 +57,19 @@ class FleetRecordOutcome(KeyedOutcome[FleetState]):
     tools' outage states (by tool key) to write back. Its dead letters stay empty: the
     monitor dead-letters bad actions (see :attr:`passed_over`)."""
 
-    warnings: list[Output] = field(default_factory=list)
-    fleet_warnings: list[Output] = field(default_factory=list)
+    warnings: list[WarningRecord] = field(default_factory=list)
+    fleet_warnings: list[FleetWarningRecord] = field(default_factory=list)
     passed_over: int = 0
     """Elements that were not valid actions (the monitor's dead letters)."""
-    tool_outages: list[Output] = field(default_factory=list)
+    tool_outages: list[ToolOutageRecord] = field(default_factory=list)
     """Outage notices, for the monitors (tool-outages topic)."""
 
-    def outputs(self) -> Iterator[tuple[str, Output]]:
+    def outputs(self) -> Iterator[tuple[str, object]]:
         """The named outputs, in the order they are sent."""
         for warning in self.warnings:
             yield "warnings", warning
-        for warning in self.fleet_warnings:
-            yield "fleet_warnings", warning
+        for fleet_warning in self.fleet_warnings:
+            yield "fleet_warnings", fleet_warning
         for notice in self.tool_outages:
             yield "tool_outages", notice
 

@@ -33,10 +33,15 @@ from loopwarden.agents.spin.normalise import normalised
 from loopwarden.schemas import codec
 from loopwarden.schemas.events import ActionEvent
 from loopwarden.schemas.levels import ReflectionLevel
+from loopwarden.schemas.outputs import (
+    FleetWarningRecord,
+    JsonObject,
+    ToolOutageRecord,
+    WarningRecord,
+)
 from loopwarden.schemas.positions import AppliedPositions
 from loopwarden.settings import FleetSettings
 
-Output = dict[str, Any]
 TOOL_KEY_PREFIX = "tool\x1f"
 MAX_FAILURES = 512
 """Failures remembered per tool (within the window)."""
@@ -98,8 +103,8 @@ class ToolOutages:
     applied: AppliedPositions = field(default_factory=AppliedPositions)
 
     def observe(
-        self, event: ActionEvent, cfg: FleetSettings, stamp: Output | None
-    ) -> tuple[list[Output], list[Output], list[Output]]:
+        self, event: ActionEvent, cfg: FleetSettings, stamp: JsonObject | None
+    ) -> tuple[list[WarningRecord], list[FleetWarningRecord], list[ToolOutageRecord]]:
         """Apply one failed call: (per-loop warnings, fleet warnings, outage notices)."""
         at = event.occurred_at
         whole = event.payload.error_message
@@ -110,7 +115,7 @@ class ToolOutages:
         if outage is not None and at - outage.last_seen > cfg.outage_quiet_s:
             del self.outages[digest]  # over: a new one may start
             outage = None
-        warnings: list[Output] = []
+        warnings: list[WarningRecord] = []
         if outage is not None:
             outage.last_seen = max(outage.last_seen, at)
             if event.loop_id not in outage.told:
@@ -142,7 +147,7 @@ class ToolOutages:
 
     def _tell(
         self, loop: str, event: ActionEvent, outage: Outage, cfg: FleetSettings, stamp: Any
-    ) -> Output:
+    ) -> WarningRecord:
         reason = self._reason(outage, cfg)
         suggestions = (
             f"Wait and try {self.tool!r} again later, or use another tool.",
@@ -167,7 +172,7 @@ class ToolOutages:
 
     def _fleet_warning(
         self, event: ActionEvent, outage: Outage, cfg: FleetSettings, stamp: Any
-    ) -> Output:
+    ) -> FleetWarningRecord:
         return findings_builder.fleet_warning(
             kind="tool_outage",
             root_loop_id=tool_key(self.tool),
@@ -189,7 +194,7 @@ class ToolOutages:
             stamp=stamp,
         )
 
-    def _notice(self, digest: str, outage: Outage, cfg: FleetSettings) -> Output:
+    def _notice(self, digest: str, outage: Outage, cfg: FleetSettings) -> ToolOutageRecord:
         return findings_builder.outage_notice(
             tool=self.tool,
             error_digest=digest,

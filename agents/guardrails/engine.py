@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
 from loopwarden.agents import findings
 from loopwarden.agents.guardrails.bias import detect_bias_repetition
@@ -24,12 +23,13 @@ from loopwarden.agents.guardrails.state import FamilyState
 from loopwarden.agents.guardrails.trace import trace_entry, trigger_detail
 from loopwarden.agents.provenance import guardrails_stamp
 from loopwarden.schemas.completions import GuardrailOverride, LoopCompletion
-from loopwarden.schemas.events import SCHEMA_VERSION
 from loopwarden.schemas.families import family_of, rerun_index, rerun_loop_id
 from loopwarden.schemas.ids import derived_id
+from loopwarden.schemas.outputs import JsonObject, RerunDecisionRecord, WarningRecord, versioned
 from loopwarden.settings import GuardrailSettings
 
-Output = dict[str, Any]
+Output = JsonObject
+"""A reply of the seed's guardrails API (its shapes: ``agents/guardrails/openapi.py``)."""
 
 
 def iso(ts: float) -> str:
@@ -42,15 +42,15 @@ class GuardrailOutcome:
     """What one completion produced: the seed's response, a decision event, warnings."""
 
     result: Output
-    decision: Output
-    warnings: list[Output] = field(default_factory=list)
+    decision: RerunDecisionRecord
+    warnings: list[WarningRecord] = field(default_factory=list)
 
 
 class GuardrailEngine:
     """Applies loop completions and overrides to a family's state."""
 
     def __init__(
-        self, settings: GuardrailSettings | None = None, stamp: Output | None = None
+        self, settings: GuardrailSettings | None = None, stamp: JsonObject | None = None
     ) -> None:
         self.settings = settings or GuardrailSettings()
         self.stamp = stamp or guardrails_stamp(self.settings, float("inf"), 256 * 1024)
@@ -132,7 +132,7 @@ class GuardrailEngine:
             "action": None,
             "overridden_by": None,
         }
-        warnings: list[Output] = []
+        warnings: list[WarningRecord] = []
         if not triggers:
             decision["finalize_reason"] = "thresholds_met"
         elif bias.bias_echo:
@@ -250,15 +250,16 @@ class GuardrailEngine:
             ),
         )
         state.remember(event.event_id, result)
-        decision_event = {
-            "decision_id": derived_id("rerun_decision", family, event.event_id),
-            "schema_version": SCHEMA_VERSION,
-            "type": "rerun_decision",
-            "trigger_event_id": event.event_id,
-            "occurred_at": event.occurred_at,
-            "produced_by": self.stamp,
-            **result,
-        }
+        decision_event: RerunDecisionRecord = versioned(
+            "rerun_decision",
+            {
+                "decision_id": derived_id("rerun_decision", family, event.event_id),
+                "trigger_event_id": event.event_id,
+                "occurred_at": event.occurred_at,
+                "produced_by": self.stamp,
+                **result,
+            },
+        )
         return GuardrailOutcome(result, decision_event, warnings)
 
     def override(self, state: FamilyState, event: GuardrailOverride) -> Output:
@@ -347,7 +348,7 @@ class GuardrailEngine:
 
     def _warning(
         self, event: LoopCompletion, kind: str, level: str, reruns: int, reason: str
-    ) -> Output:
+    ) -> WarningRecord:
         text = (
             f"⛔ [GUARDRAIL] Loop '{event.loop_id}' is finalized: {reason}.\n"
             "Stop rerunning; report the best result so far and what blocked progress.\n"

@@ -25,6 +25,7 @@ from loopwarden.schemas.completions import (
 )
 from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
 from loopwarden.schemas.families import family_of
+from loopwarden.schemas.outputs import RerunDecisionRecord, WarningRecord
 from loopwarden.schemas.positions import Origin
 from loopwarden.schemas.records import decode_record
 from loopwarden.settings import GuardrailSettings, Settings
@@ -40,10 +41,10 @@ class GuardrailRecordOutcome(KeyedOutcome[FamilyState]):
     counts the completions and overrides the record held."""
 
     replies: list[tuple[str, Output]] = field(default_factory=list)
-    decisions: list[Output] = field(default_factory=list)
-    warnings: list[Output] = field(default_factory=list)
+    decisions: list[RerunDecisionRecord] = field(default_factory=list)
+    warnings: list[WarningRecord] = field(default_factory=list)
 
-    def outputs(self) -> Iterator[tuple[str, Output]]:
+    def outputs(self) -> Iterator[tuple[str, object]]:
         """The named outputs, in the order they are sent."""
         for decision in self.decisions:
             yield "decisions", decision

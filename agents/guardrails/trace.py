@@ -9,6 +9,7 @@ from loopwarden.schemas.families import family_of, rerun_loop_id
 from loopwarden.settings import GuardrailSettings
 
 Output = dict[str, Any]
+"""A trace entry of the seed's guardrails status (its shape: ``LoopTrace``)."""
 
 
 def trigger_detail(alignment: float, drift: float, cfg: GuardrailSettings) -> str:

@@ -25,12 +25,13 @@ from loopwarden.agents.memory.records import MemoryInputs
 from loopwarden.errors import is_retriable
 from loopwarden.schemas.memory_columns import MemoryColumns
 from loopwarden.schemas.memory_outcomes import ROWS_WRITTEN, rejected_outcome
+from loopwarden.schemas.outputs import MemoryOutcomeRecord
 
 if TYPE_CHECKING:
     from loopwarden.agents.memory.service import MemoryService
 
 log = logging.getLogger(__name__)
-Outcome = dict[str, Any]
+Outcome = MemoryOutcomeRecord
 
 
 @dataclass(slots=True)

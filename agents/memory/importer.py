@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from loopwarden.agents.memory.embedding import Embedder
 from loopwarden.agents.memory.rows import (
@@ -29,6 +28,7 @@ from loopwarden.schemas.ids import derived_ids
 from loopwarden.schemas.memory import MemoryWrite
 from loopwarden.schemas.memory_columns import MemoryColumns, concat
 from loopwarden.schemas.memory_outcomes import OUTCOME_TYPE, stored_outcome
+from loopwarden.schemas.outputs import MemoryOutcomeRecord
 from loopwarden.settings import MemorySettings
 from loopwarden.storage.memory_table import MemoryTable
 
@@ -55,7 +55,7 @@ class MemoryImporter:
         imported = sum(o["status"] == "stored" for o in outcomes)
         return ImportCounts(imported=imported, already_stored=len(outcomes) - imported)
 
-    def import_writes(self, writes: Sequence[MemoryWrite], now: float) -> list[dict[str, Any]]:
+    def import_writes(self, writes: Sequence[MemoryWrite], now: float) -> list[MemoryOutcomeRecord]:
         """Store the writes not stored yet (by id); one memory-outcomes record per write:
         ``stored`` with ``checks: "deferred"``, or ``already_stored``."""
         writes = [w.redacted() for w in writes]  # a no-op for what the validator redacted
@@ -79,7 +79,7 @@ class MemoryImporter:
         for i, write in enumerate(writes):
             outcome = outcome_of(write, ids[i])
             if i in firsts:
-                outcome.update(trust=trust[ids[i]], checks="deferred")
+                outcome["trust"], outcome["checks"] = trust[ids[i]], "deferred"
             else:  # stored before, or an earlier write of the batch
                 outcome["status"] = "already_stored"
             outcomes.append(outcome)
@@ -87,7 +87,7 @@ class MemoryImporter:
 
     def import_columns(
         self, batches: Sequence[MemoryColumns], now: float
-    ) -> list[list[dict[str, Any]]]:
+    ) -> list[list[MemoryOutcomeRecord]]:
         """:meth:`import_writes` for checked column batches (Arrow records), in one
         append; the outcomes of each batch, row for row. A row whose vector has another
         size than the table's is ``rejected`` with the reason, the rest are stored."""
@@ -119,7 +119,7 @@ class MemoryImporter:
             trust = data.column("trust").to_pylist()
         outcomes = _column_outcomes(whole, ids, dict(zip(fresh.values(), trust, strict=True)))
         for i in map(int, wrong.nonzero()[0]):
-            outcomes[i].update(status="rejected", reason=self._wrong_size(whole, i))
+            outcomes[i]["status"], outcomes[i]["reason"] = "rejected", self._wrong_size(whole, i)
         split, start = [], 0
         for batch in batches:
             split.append(outcomes[start : start + len(batch)])
@@ -137,7 +137,7 @@ class MemoryImporter:
 
 def _column_outcomes(
     columns: MemoryColumns, ids: list[str], trust_of: dict[int, float]
-) -> list[dict[str, Any]]:
+) -> list[MemoryOutcomeRecord]:
     """One memory outcome per row: ``stored`` (rows in ``trust_of``) or
     ``already_stored``, as :func:`outcome_of` builds them for a write."""
     event_ids = columns.table.column("event_id").to_pylist()
@@ -148,7 +148,7 @@ def _column_outcomes(
     for i, event_id in enumerate(event_ids):
         outcome = stored_outcome(event_id, scopes[i], ids[i], secrets[i], outcome_id=outcome_ids[i])
         if i in trust_of:
-            outcome.update(trust=trust_of[i], checks="deferred")
+            outcome["trust"], outcome["checks"] = trust_of[i], "deferred"
         else:  # stored before, or an earlier row of the batch
             outcome["status"] = "already_stored"
         outcomes.append(outcome)

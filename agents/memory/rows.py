@@ -30,6 +30,7 @@ from loopwarden.agents.memory.scoring import (
 from loopwarden.schemas.memory import MemoryWrite
 from loopwarden.schemas.memory_columns import MemoryColumns
 from loopwarden.schemas.memory_outcomes import stored_outcome
+from loopwarden.schemas.outputs import MemoryOutcomeRecord
 from loopwarden.settings import MemorySettings
 
 DAY = 86_400.0
@@ -316,6 +317,6 @@ def _stored_rows(
     return pa.table({name: columns[name] for name in schema.names}, schema=schema)
 
 
-def outcome_of(write: MemoryWrite, memory_id: str) -> dict[str, Any]:
+def outcome_of(write: MemoryWrite, memory_id: str) -> MemoryOutcomeRecord:
     """The memory-outcomes record of a write, as ``stored`` (the caller refines it)."""
     return stored_outcome(write.event_id, write.payload.scope, memory_id, write.had_secrets)

@@ -46,6 +46,7 @@ from loopwarden.agents.memory.scoring import (
     jaccard,
 )
 from loopwarden.schemas.memory import MemoryWrite
+from loopwarden.schemas.outputs import MemoryOutcomeRecord
 from loopwarden.settings import MemorySettings
 from loopwarden.storage.memory_schema import rows_to_arrow
 from loopwarden.storage.memory_table import MemoryTable
@@ -126,7 +127,7 @@ class MemoryWriter:
         self.cfg = settings
         self.judge = judge
 
-    def write(self, writes: Sequence[MemoryWrite], now: float) -> list[dict[str, Any]]:
+    def write(self, writes: Sequence[MemoryWrite], now: float) -> list[MemoryOutcomeRecord]:
         """Process ``writes`` in order (later writes see earlier ones of the batch); a
         model judge, when configured, is asked inline."""
         return self.apply(self.prepare(writes), now)
@@ -152,7 +153,7 @@ class MemoryWriter:
         prepared: PreparedWrites,
         now: float,
         verdicts: dict[Question, Judgement | str] | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[MemoryOutcomeRecord]:
         """Check and store ``prepared``; ``verdicts``: the judge's answers asked beforehand
         (see :meth:`questions`), else the judge is asked inline."""
         if not prepared.writes:
@@ -165,7 +166,9 @@ class MemoryWriter:
             self.table.append(rows_to_arrow(list(batch.new.values()), self.table.table.schema))
         return outcomes
 
-    def _decide(self, prepared: PreparedWrites, now: float, batch: _Batch) -> list[dict[str, Any]]:
+    def _decide(
+        self, prepared: PreparedWrites, now: float, batch: _Batch
+    ) -> list[MemoryOutcomeRecord]:
         """Every write's outcome, and in ``batch`` what the table is to be changed by."""
         writes, vectors = prepared.writes, prepared.vectors
         contents = [w.payload.content for w in writes]
@@ -216,12 +219,12 @@ class MemoryWriter:
         candidates: list[tuple[dict[str, Any], float]],
         batch: _Batch,
         now: float,
-    ) -> dict[str, Any]:
+    ) -> MemoryOutcomeRecord:
         cfg = self.cfg
         outcome = outcome_of(write, memory_id)
         for row, _ in candidates:
             if write.event_id in (row.get("corroborated_by") or []):
-                outcome.update(status="already_stored", duplicate_of=row["id"])
+                outcome["status"], outcome["duplicate_of"] = "already_stored", row["id"]
                 return outcome
         for row, similarity in candidates:
             question_similarity = cosine_similarity(question_vector, row["question_vector"])
@@ -239,7 +242,8 @@ class MemoryWriter:
                 row["trust"] = self._trust(row, now)
                 row["updated_at"] = now
                 batch.change(row)
-                outcome.update(status="duplicate", duplicate_of=row["id"], trust=row["trust"])
+                outcome["status"], outcome["duplicate_of"] = "duplicate", row["id"]
+                outcome["trust"] = row["trust"]
                 return outcome
         contradictions = 0
         for row, similarity in candidates:

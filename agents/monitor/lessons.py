@@ -6,13 +6,12 @@ The loop monitor publishes them as memory writes on the learning scope, in
 
 from __future__ import annotations
 
-from typing import Any
-
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.agents.spin import texts
 from loopwarden.schemas import codec
-from loopwarden.schemas.events import SCHEMA_VERSION, ActionEvent
+from loopwarden.schemas.events import ActionEvent
 from loopwarden.schemas.ids import derived_id
+from loopwarden.schemas.outputs import LessonRecord, versioned
 from loopwarden.settings import DetectionSettings
 
 
@@ -22,7 +21,7 @@ def lesson(
     settings: DetectionSettings,
     *,
     during_outage: bool = False,
-) -> dict[str, Any]:
+) -> LessonRecord:
     """Seed 000 §3.7.1: the iteration's change as a memory, in the seed's contextual form.
 
     ``during_outage``: the failure is covered by a tool outage the fleet role declared
@@ -45,10 +44,8 @@ def lesson(
         payload.terminated,
         payload.error_message or "",
     )
-    return {
+    fields = {
         "event_id": derived_id("lesson", state.loop_id, event.event_id),
-        "schema_version": SCHEMA_VERSION,
-        "type": "memory_write",
         "occurred_at": event.occurred_at,
         "payload": {
             "scope": settings.learning_scope,
@@ -79,3 +76,4 @@ def lesson(
             "source_event_id": event.event_id,
         },
     }
+    return versioned("memory_write", fields)

@@ -36,11 +36,18 @@ from loopwarden.errors import ConfigurationError
 from loopwarden.schemas import codec
 from loopwarden.schemas.events import ActionEvent
 from loopwarden.schemas.levels import ReflectionLevel
+from loopwarden.schemas.outputs import (
+    JsonObject,
+    LessonRecord,
+    ReflectionRequestRecord,
+    WarningRecord,
+)
 from loopwarden.schemas.positions import Origin
 from loopwarden.schemas.reflection import ReflectionRequestKind
 from loopwarden.settings import DetectionSettings
 
-Output = dict[str, Any]
+Output = WarningRecord | ReflectionRequestRecord | LessonRecord
+"""Any record the monitor produces."""
 
 
 @dataclass(slots=True)
@@ -48,16 +55,16 @@ class Findings:
     """What one event caused: warnings and reflection requests as JSON-ready dicts."""
 
     level: ReflectionLevel
-    warnings: list[Output] = field(default_factory=list)
-    requests: list[Output] = field(default_factory=list)
-    lessons: list[Output] = field(default_factory=list)
+    warnings: list[WarningRecord] = field(default_factory=list)
+    requests: list[ReflectionRequestRecord] = field(default_factory=list)
+    lessons: list[LessonRecord] = field(default_factory=list)
 
 
 class LoopMonitor:
     """Applies action events to loop state: Layer 1 and 3 spins, the level tree, requests."""
 
     def __init__(
-        self, settings: DetectionSettings | None = None, stamp: Output | None = None
+        self, settings: DetectionSettings | None = None, stamp: JsonObject | None = None
     ) -> None:
         self.settings = settings or DetectionSettings()
         self.stamp = stamp or monitor_stamp(self.settings, float("inf"), 256 * 1024)
@@ -230,7 +237,7 @@ class LoopMonitor:
         level: ReflectionLevel,
         finding: Finding,
         step: str | None = None,
-    ) -> Output:
+    ) -> WarningRecord:
         return findings_builder.warning(
             kind=finding.kind,
             loop_id=state.loop_id,
@@ -258,7 +265,7 @@ class LoopMonitor:
         event: ActionEvent,
         level: ReflectionLevel,
         **fields: Any,
-    ) -> Output:
+    ) -> ReflectionRequestRecord:
         return findings_builder.request(
             kind=kind.value,
             loop_id=state.loop_id,
@@ -271,7 +278,7 @@ class LoopMonitor:
 
     def _completion_request(
         self, state: LoopState, event: ActionEvent, level: ReflectionLevel
-    ) -> Output:
+    ) -> ReflectionRequestRecord:
         """Seed 000 §3.7.2: a completed task searches its memories (4 KB)."""
         params = event.payload.params
         query = str(
@@ -291,7 +298,7 @@ class LoopMonitor:
 
     def _semantic_request(
         self, state: LoopState, event: ActionEvent, level: ReflectionLevel
-    ) -> Output:
+    ) -> ReflectionRequestRecord:
         recent = state.window[-self.settings.logic_spin_threshold :]
         request_level = (
             level if level.at_least(ReflectionLevel.STANDARD) else ReflectionLevel.STANDARD
@@ -311,7 +318,7 @@ class LoopMonitor:
         event: ActionEvent,
         level: ReflectionLevel,
         spin_reason: str | None,
-    ) -> Output:
+    ) -> ReflectionRequestRecord:
         cfg = self.settings
         payload = event.payload
         reflection = {

@@ -20,16 +20,17 @@ whatever the producer did.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from loopwarden.agents.monitor.declaration import LOOP_STATES
-from loopwarden.agents.monitor.loop_monitor import LoopMonitor, Output
+from loopwarden.agents.monitor.loop_monitor import LoopMonitor
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.agents.provenance import monitor_stamp
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.events import ActionEvent
+from loopwarden.schemas.outputs import LessonRecord, ReflectionRequestRecord, WarningRecord
 from loopwarden.schemas.positions import Origin
 from loopwarden.schemas.redaction import default_redactor
 from loopwarden.schemas.shared_decode import SharedActionDecodes
@@ -49,7 +50,7 @@ class EventScope(Protocol):
 
     trace_context: dict[str, str] | None
 
-    def end(self, warnings: Sequence[Output], state: LoopState | None = None) -> None: ...
+    def end(self, warnings: Sequence[Mapping[str, Any]], state: Any = None) -> None: ...
 
     def fail(self, exc: BaseException) -> None: ...
 
@@ -64,9 +65,9 @@ class EventInstrument(Protocol):
 class RecordOutcome(KeyedOutcome[LoopState]):
     """Everything one record produced; ``states`` are the loops to write back."""
 
-    warnings: list[Output] = field(default_factory=list)
-    requests: list[Output] = field(default_factory=list)
-    lessons: list[Output] = field(default_factory=list)
+    warnings: list[WarningRecord] = field(default_factory=list)
+    requests: list[ReflectionRequestRecord] = field(default_factory=list)
+    lessons: list[LessonRecord] = field(default_factory=list)
     warned: list[tuple[str, float]] = field(default_factory=list)
     """(kind, the triggering event's published_at) of each warning, for latency."""
     skipped: int = 0
@@ -74,7 +75,7 @@ class RecordOutcome(KeyedOutcome[LoopState]):
     """(loop id, event id, the loop's count so far) of each event skipped because its id
     was already applied in its loop."""
 
-    def outputs(self) -> Iterator[tuple[str, Output]]:
+    def outputs(self) -> Iterator[tuple[str, object]]:
         """The named outputs, in the order they are sent."""
         for warning in self.warnings:
             yield "warnings", warning

@@ -31,6 +31,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "publish": ("loopwarden.cli.io", "publish", "Publish action events from JSON lines."),
     "tail": ("loopwarden.cli.io", "tail", "Follow warnings, reflection requests or dead letters."),
     "detect": ("loopwarden.cli.detect", "detect", "Run the detectors offline over JSON lines."),
+    "schema": (
+        "loopwarden.cli.schema",
+        "schema",
+        "JSON Schema of each topic's records (types for other languages).",
+    ),
     "replay": (
         "loopwarden.cli.replay",
         "replay",

@@ -109,13 +109,13 @@ def run_roles(
             out.warnings.update(f"fleet:{w['kind']}" for w in done.warnings)
             out.fleet_warnings.update(w["kind"] for w in done.fleet_warnings)
             out.outages += [
-                (w["tool"], w["error"], w["count"])
+                (w["tool"] or "", w["error"] or "", w["count"])
                 for w in done.fleet_warnings
                 if w["kind"] == "tool_outage"
             ]
             for w in done.fleet_warnings:
                 if w["kind"] == "tool_outage":
-                    out.first_outage_at.setdefault(w["tool"], w["occurred_at"])
+                    out.first_outage_at.setdefault(w["tool"] or "", w["occurred_at"])
             for notice in done.tool_outages:
                 board.note(notice)
         applied = monitor.process(data, event.loop_id.encode(), source, loop_states.get)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +21,7 @@ class Shown:
     position: int
     kind: str
     step: str | None
-    warning: dict[str, Any]
+    warning: Mapping[str, Any]
 
 
 def warnings_of(

@@ -15,7 +15,7 @@ Each span is parented to the event's own ``trace_context`` (the publisher's
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit
@@ -79,7 +79,7 @@ class EventScope:
         self.trace_context = carrier_of(trace.set_span_in_context(process))
         """The context warnings carry back (the process span's)."""
 
-    def end(self, warnings: Sequence[dict[str, Any]], state: Any = None) -> None:
+    def end(self, warnings: Sequence[Mapping[str, Any]], state: Any = None) -> None:
         """Close both spans; loop-health attributes from the warnings and the loop state."""
         detect = self._detect
         if state is not None:

@@ -1,0 +1,239 @@
+"""Every output kind: what its constructor writes matches its record type and its model,
+the schema version is the current one, and the JSON Schemas shipped in ``docs/schemas/``
+are the ones the models export (``loopwarden schema --out docs/schemas`` renews them)."""
+
+from __future__ import annotations
+
+import asyncio
+import typing
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from guardrail_records import completion
+
+from loopwarden.agents import findings
+from loopwarden.agents.analyst.agent import cached
+from loopwarden.agents.analyst.analyst import ReflectionAnalyst
+from loopwarden.agents.experience.advice import build_advice
+from loopwarden.agents.experience.matching import choose
+from loopwarden.agents.guardrails.records import GuardrailProcessor
+from loopwarden.agents.monitor.records import RecordProcessor
+from loopwarden.cli import main
+from loopwarden.cli.schema import schema_text
+from loopwarden.schemas import codec, outputs
+from loopwarden.schemas.contract import TOPIC_RECORDS, topic_schemas
+from loopwarden.schemas.dead_letter import SourcePosition
+from loopwarden.schemas.events import SCHEMA_VERSION
+from loopwarden.schemas.memory_outcomes import (
+    maintenance_report,
+    rejected_outcome,
+    stored_outcome,
+)
+from loopwarden.settings import DetectionSettings, ExperienceSettings
+from loopwarden.streams.client.event_builder import encode_event, make_action_event
+
+ROOT = Path(__file__).resolve().parents[2]
+SHIPPED = ROOT / "docs" / "schemas"
+
+
+def monitor_records() -> dict[str, list]:
+    """A loop failing the same way until it is warned: warnings, requests, lessons."""
+    processor = RecordProcessor(DetectionSettings(profile="seed"))
+    states: dict = {}
+    found: dict[str, list] = {"warnings": [], "reflection_requests": [], "memory_lessons": []}
+    for n in range(5):
+        event = make_action_event(
+            "loop-c",
+            "deploy",
+            params={"env": "prod"},
+            success=False,
+            error_message="permission denied: ./deploy.sh",
+            event_id=f"c-{n}",
+            occurred_at=1000.0 + n,
+        )
+        out = processor.process(encode_event(event), None, SourcePosition("a", 0, n), states.get)
+        states.update(out.states)
+        for name, record in out.outputs():
+            found[name].append(record)
+    return found
+
+
+def guardrail_records() -> dict[str, list]:
+    """A family rerun until its limit: rerun decisions and a guardrail warning."""
+    processor = GuardrailProcessor()
+    states: dict = {}
+    found: dict[str, list] = {"decisions": [], "warnings": []}
+    for n, loop_id in enumerate(["fam", "fam_r1", "fam_r2", "fam_r3", "fam_r4"]):
+        value = completion(f"done-{n}", loop_id, 100.0 + n)
+        out = processor.process(value, None, SourcePosition("c", 0, n), states.get)
+        states.update(out.states)
+        for name, record in out.outputs():
+            found[name].append(record)
+    return found
+
+
+def analyst_records() -> dict[str, list]:
+    request = {
+        "request_id": "r1",
+        "kind": "action_reflection",
+        "loop_id": "L",
+        "level": "critical",
+        "trigger_event_id": "e1",
+        "occurred_at": 1.0,
+        "memory_budget_bytes": 0,
+        "recent_actions": [],
+        "reflection": {"action_type": "deploy", "success": False, "error_message": "exit 1"},
+    }
+    analysis = asyncio.run(ReflectionAnalyst().analyze(request))
+    return {"reflections": [analysis], "loop_completions": [cached(analysis)]}
+
+
+def fleet_records() -> dict[str, list]:
+    totals = {"loops": 3, "steps": 9, "failures": 4, "tokens": 10, "cost": 0.01}
+    warning = findings.fleet_warning(
+        kind="tool_outage",
+        root_loop_id="tool\x1fweb_search",
+        trigger_loop_id="loop-4",
+        trigger_event_id="e-4",
+        step="warn",
+        reason="the tool is failing for everyone",
+        suggestions=["wait"],
+        agents=["researcher"],
+        loop_ids=["loop-1", "loop-4"],
+        event_ids=["e-1", "e-4"],
+        count=5,
+        occurred_at=1000.0,
+        stamp=None,
+        tool="web_search",
+        error="503 Service Unavailable",
+        **{k: totals[k] for k in ("loops", "steps", "failures", "tokens", "cost")},
+    )
+    notice = findings.outage_notice(
+        tool="web_search", error_digest="ab12", error="503", since=990.0, until=1000.0, loops=5
+    )
+    return {"fleet_warnings": [warning], "tool_outages": [notice]}
+
+
+def other_records() -> dict[str, list]:
+    match = choose(
+        __import__("loopwarden.schemas.tasks", fromlist=["TaskSpec"]).TaskSpec(
+            task_description="book a flight", intent="travel"
+        ),
+        [],
+        [],
+        [],
+        ExperienceSettings(),
+    )
+    outcomes = [
+        stored_outcome("w1", "agent", "m1", False),
+        rejected_outcome("w2", "agent", ValueError("vector of 3 numbers, the table's are 384")),
+        maintenance_report({"promoted": 2, "decayed": 5}, 10.0),
+    ]
+    return {"advice": [build_advice("t1", "loop", match, [], 5.0)], "memory_outcomes": outcomes}
+
+
+RECORD_TYPES = {
+    "warning": outputs.WarningRecord,
+    "fleet_warning": outputs.FleetWarningRecord,
+    "tool_outage": outputs.ToolOutageRecord,
+    "reflection_request": outputs.ReflectionRequestRecord,
+    "memory_write": outputs.LessonRecord,
+    "rerun_decision": outputs.RerunDecisionRecord,
+    "reflection": outputs.ReflectionRecord,
+    "reflection_cached": outputs.ReflectionCachedRecord,
+    "advice": outputs.AdviceRecord,
+    "memory_outcome": outputs.MemoryOutcomeRecord,
+}
+"""Record ``type`` → its TypedDict (a maintenance report has its model only)."""
+
+
+@pytest.fixture(scope="module")
+def produced() -> dict[str, list]:
+    found: dict[str, list] = {}
+    for part in (monitor_records, guardrail_records, analyst_records, fleet_records, other_records):
+        for name, records in part().items():
+            found.setdefault(name, []).extend(records)
+    return found
+
+
+def test_every_output_kind_is_produced_here(produced):
+    kinds = {record["type"] for records in produced.values() for record in records}
+    assert kinds == set(RECORD_TYPES) | {"maintenance_report"}
+    assert {name for name, (_, way) in TOPIC_RECORDS.items() if way == "out"} <= set(produced)
+
+
+def test_each_record_has_its_types_keys_and_the_current_schema_version(produced):
+    for records in produced.values():
+        for record in records:
+            assert record["schema_version"] == SCHEMA_VERSION
+            kind = RECORD_TYPES.get(record["type"])
+            if kind is None:
+                continue
+            hints = typing.get_type_hints(kind)
+            assert set(record) <= set(hints), (record["type"], set(record) - set(hints))
+            assert kind.__required_keys__ <= set(record), kind.__required_keys__ - set(record)
+
+
+def test_each_record_parses_as_its_topics_model_key_for_key(produced):
+    from pydantic import TypeAdapter
+
+    for role, records in produced.items():
+        model = TypeAdapter(TOPIC_RECORDS[role][0])
+        for record in records:
+            parsed = model.validate_python(codec.loads(codec.dumps(record)))
+            dumped = parsed.model_dump(mode="json")
+            assert set(record) <= set(dumped), (role, set(record) - set(dumped))
+
+
+def test_each_typed_dict_names_the_fields_of_its_model():
+    """The record types and the models are two views of one shape: no field in one only."""
+    from loopwarden.schemas.contract import TOPIC_RECORDS as TOPICS
+
+    by_type = {}
+    for model, _ in TOPICS.values():
+        if typing.get_origin(model) is typing.Annotated:
+            model = typing.get_args(model)[0]
+        for each in typing.get_args(model) or (model,):
+            fields = getattr(each, "model_fields", None)
+            if fields and "type" in fields:
+                by_type[fields["type"].default] = set(fields)
+    for record_type, kind in RECORD_TYPES.items():
+        assert set(typing.get_type_hints(kind)) == by_type[record_type], record_type
+
+
+def test_the_schema_version_is_written_in_one_place():
+    product = [ROOT / p for p in ("agents", "schemas", "storage", "streams", "loopwarden")]
+    writes = [
+        path.relative_to(ROOT)
+        for folder in product
+        for path in folder.rglob("*.py")
+        if '"schema_version": SCHEMA_VERSION' in path.read_text()
+    ]
+    assert writes == [Path("schemas/outputs.py")]
+
+
+def test_the_shipped_schemas_are_the_models_own(tmp_path):
+    result = CliRunner().invoke(main, ["schema", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    stale = [
+        path.name
+        for path in sorted(tmp_path.iterdir())
+        if not (SHIPPED / path.name).exists()
+        or (SHIPPED / path.name).read_text() != path.read_text()
+    ]
+    assert stale == [], f"run `loopwarden schema --out docs/schemas` ({stale} differ)"
+    warnings = topic_schemas()["warnings"]
+    assert warnings["x-loopwarden-direction"] == "out"
+    assert "timeline_message" in warnings["required"]
+    assert schema_text(warnings) == (SHIPPED / "warnings.json").read_text()
+
+
+def test_the_schema_command_prints_one_topic_and_refuses_nonsense():
+    runner = CliRunner()
+    one = runner.invoke(main, ["schema", "tool_outages"])
+    assert one.exit_code == 0 and '"error_digest"' in one.output
+    neither = runner.invoke(main, ["schema"])
+    assert neither.exit_code == 2 and "name a topic role" in neither.output
+    unknown = runner.invoke(main, ["schema", "warning"])
+    assert unknown.exit_code == 2 and "'warnings'" in unknown.output
