@@ -70,6 +70,7 @@ from bench_measure import (
 from quix_monitor import create_quix_topics, serve_quix
 from workloads import Prepared, expected_warnings, real, synthetic, warmup
 
+from loopwarden.agents.capabilities import STATE_TABLES
 from loopwarden.settings import Settings
 from loopwarden.streams.tools.broker import EmbeddedBroker
 from loopwarden.streams.tools.topics import ensure_topics
@@ -179,7 +180,7 @@ async def run_rep(
     expected = plans.expected(engine, settings, workload, rep, n)
     if engine == "quix":
         await create_quix_topics(settings)
-    await ensure_topics(settings)
+    await ensure_topics(settings, STATE_TABLES)
     collector = Collector(settings)
     await collector.start()
     started = time.monotonic()

@@ -34,6 +34,8 @@ from pathlib import Path
 
 import orjson
 
+from loopwarden.agents.capabilities import STATE_TABLES
+
 sys.path.insert(0, str(Path(__file__).parent))
 from workloads import synthetic_pairs
 
@@ -78,7 +80,7 @@ def one_rep(broker: EmbeddedBroker, n: int, loops: int, seed: int, scratch: Path
             "memory": settings.memory.model_copy(update={"uri": str(scratch / tag / "memory")}),
         }
     )
-    asyncio.run(ensure_topics(settings))
+    asyncio.run(ensure_topics(settings, STATE_TABLES))
     t0 = time.time() - n  # event time: one event per second, in the past
     pairs = synthetic_pairs(n, loops, seed, tag)
     events = [

@@ -11,7 +11,6 @@ builds and encodes them without a validation round trip.
 :func:`versioned` is the one place that writes a record's ``schema_version``.
 """
 
-
 from typing import Any, Literal, NotRequired, TypedDict
 
 from loopwarden.schemas.events import SCHEMA_VERSION

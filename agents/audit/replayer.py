@@ -27,6 +27,7 @@ from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
 from loopwarden.schemas.families import family_of
 from loopwarden.settings import Settings
+from loopwarden.streams.runtime.capability import Capability
 
 Output = dict[str, Any]
 ID_FIELDS = {"warning": "warning_id", "reflection_request": "request_id"}
@@ -113,8 +114,8 @@ class Replayer:
         self.settings = settings
         self.loop_id = loop_id
         self.family = family_of(loop_id) if loop_id is not None else None
-        self.capabilities = {c.role: c for c in replayable()}
-        self.processors = {
+        self.capabilities: dict[str, Capability] = {c.role: c for c in replayable()}
+        self.processors: dict[str, Any] = {
             role: c.replay.build(settings) for role, c in self.capabilities.items() if c.replay
         }
         self.by_topic: dict[str, list[str]] = {}

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from loopwarden.agents.experience.tasks import OpenTask
 from loopwarden.streams.runtime.state.protocol import KeyedDeclaration
-from loopwarden.streams.tools.topic_plan import TASK_TABLE
 
 
 def _peek_task(data: bytes) -> tuple[int, float]:
@@ -13,7 +12,7 @@ def _peek_task(data: bytes) -> tuple[int, float]:
 
 
 OPEN_TASKS: KeyedDeclaration[OpenTask] = KeyedDeclaration(
-    table=TASK_TABLE,
+    table="experience-tasks",
     help="Open tasks: what they are, the advice they got, their steps so far.",
     home_topic=lambda t: t.actions,
     reroute_topic=lambda t: t.actions_reroute,  # never used: tasks stay where they arrive

@@ -6,7 +6,6 @@ from loopwarden.agents.fleet.state import FamilyState
 from loopwarden.agents.fleet.tool_outage import TOOL_KEY_PREFIX, ToolOutages
 from loopwarden.streams.runtime.state.expiry import snapshot_expiry
 from loopwarden.streams.runtime.state.protocol import KeyedDeclaration
-from loopwarden.streams.tools.topic_plan import FLEET_TABLE
 
 FleetState = FamilyState | ToolOutages
 """A family's state (by root loop id) or a tool's outage state (by tool key)."""
@@ -25,7 +24,7 @@ def fresh_family(root: str, idle: FleetState | None) -> FleetState:
 
 
 FAMILY_STATES: KeyedDeclaration[FleetState] = KeyedDeclaration(
-    table=FLEET_TABLE,
+    table="fleet-family",
     help="Per-family fleet state (loop tree, sums, ladder, fleet detectors).",
     home_topic=lambda t: t.actions,
     reroute_topic=lambda t: t.fleet_reroute,

@@ -35,6 +35,7 @@ from typing import Any
 from faust.web import Request, Response, View
 from pydantic import ValidationError
 
+from loopwarden.agents.guardrails.declaration import FAMILY_STATES
 from loopwarden.agents.guardrails.engine import GuardrailEngine
 from loopwarden.agents.guardrails.openapi import LoopCompleteRequest, openapi_document
 from loopwarden.agents.guardrails.state import FamilyState
@@ -48,7 +49,6 @@ from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.table_store import TableStore
 from loopwarden.streams.runtime.web_api import answer_json, check_bearer, read_json_body
 from loopwarden.streams.runtime.workarounds import aiokafka_producer
-from loopwarden.streams.tools.topics import FAMILY_TABLE
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ def register_guardrails_api(app: LoopwardenApp, store: TableStore) -> None:
         try:
             # Faust maps the key with the producer's metadata: make sure it has the topic.
             await aiokafka_producer(app).partitions_for(store.changelog)
-            owner = app.router.key_store(FAMILY_TABLE, family.encode())
+            owner = app.router.key_store(FAMILY_STATES.table, family.encode())
         except (KeyError, TypeError) as exc:
             raise ApiError(503, "partition assignment not known yet; retry shortly") from exc
         here = app.conf.canonical_url

@@ -5,7 +5,6 @@ from __future__ import annotations
 from loopwarden.agents.guardrails.state import FamilyState
 from loopwarden.streams.runtime.state.expiry import snapshot_expiry
 from loopwarden.streams.runtime.state.protocol import KeyedDeclaration
-from loopwarden.streams.tools.topic_plan import FAMILY_TABLE
 
 
 def fresh_family(family: str, idle: FamilyState | None) -> FamilyState:
@@ -14,7 +13,7 @@ def fresh_family(family: str, idle: FamilyState | None) -> FamilyState:
 
 
 FAMILY_STATES: KeyedDeclaration[FamilyState] = KeyedDeclaration(
-    table=FAMILY_TABLE,
+    table="loop-family",
     help="Per-family guardrail state (traces, fatigue, reruns, bias history, overrides).",
     home_topic=lambda t: t.loop_completions,
     reroute_topic=lambda t: t.completions_reroute,

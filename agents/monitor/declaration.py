@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.streams.runtime.state.protocol import KeyedDeclaration
-from loopwarden.streams.tools.topic_plan import LOOP_STATE_TABLE
 
 
 def fresh_loop(loop_id: str, idle: LoopState | None) -> LoopState:
@@ -16,7 +15,7 @@ def fresh_loop(loop_id: str, idle: LoopState | None) -> LoopState:
 
 
 LOOP_STATES: KeyedDeclaration[LoopState] = KeyedDeclaration(
-    table=LOOP_STATE_TABLE,
+    table="loop-state",
     help="Per-loop monitor state (window, counters, reflections).",
     home_topic=lambda t: t.actions,
     reroute_topic=lambda t: t.actions_reroute,

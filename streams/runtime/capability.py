@@ -1,23 +1,30 @@
-"""How a capability is declared: its role, Faust agent, topics and named outputs, how
-it is wired and how it is replayed.
+"""How a capability is declared, once: its role, Faust agent, topics, named outputs,
+keyed state, wiring and replay.
 
 A capability is a pure processor (decoded records and state in, one outcome with
 *named* outputs out) plus a thin wiring function that hands it to the one generic
-agent runner (:func:`~loopwarden.streams.runtime.capability_runner.run_capability`).
-The declarations are plain data: the wiring and the processors are named by import
-path and loaded when used, so reading them costs no Faust and no LanceDB. The runtime
-knows capabilities only through these declarations; which ones exist is the
-composition root's business (:data:`loopwarden.agents.capabilities.CAPABILITIES`).
+agent runner (:func:`~loopwarden.streams.runtime.capability_runner.run_capability`),
+or, keeping state per key, to the keyed-state kit
+(:func:`~loopwarden.streams.runtime.state.keyed.run_keyed`). Everything else is derived
+from the declarations: the state tables whose changelogs are planned and created, the
+roles a worker can run, the topics a replay reads. Its parts are typed (a role is a
+:data:`~loopwarden.settings.Role`, an output an
+:data:`~loopwarden.streams.runtime.outputs.OutputName`), and the wiring and the
+processors are *loaders*, functions that import them when called, so reading the
+declarations costs no Faust and no LanceDB and the type checker still follows every
+import. The runtime knows capabilities only through these declarations; which ones
+exist is the composition root's business (:data:`loopwarden.agents.capabilities.CAPABILITIES`).
 """
 
 from __future__ import annotations
 
-import pkgutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from loopwarden.settings import Settings, TopicSettings
+from loopwarden.settings import Role, Settings, TopicSettings
+from loopwarden.streams.runtime.outputs import OutputName
+from loopwarden.streams.runtime.state.protocol import KeyedDeclaration
 
 
 def _always(settings: Settings) -> bool:
@@ -35,6 +42,11 @@ class ReplaySettle(Protocol):
     def __call__(self, outcomes: Sequence[Any]) -> Iterator[tuple[str, Any]]: ...
 
 
+SettleFactory = Callable[[Settings, Mapping[str, dict[str, Any]]], ReplaySettle]
+Register = Callable[[Any, Any, "Capability"], Any]
+"""``register(app, resources, capability)``: declares the capability on a Faust app."""
+
+
 @dataclass(frozen=True, slots=True)
 class Replay:
     """How ``loopwarden replay``/``audit`` re-runs a capability from its input topic."""
@@ -44,18 +56,18 @@ class Replay:
     keyed_by: Literal["loop", "family", "root"]
     """A loop's records are found by its loop id, its family id (a loop and its reruns)
     or its family of delegated loops (the root loop id)."""
-    processor: str
-    """Import path of the processor class (built by its ``for_settings``)."""
-    audited: tuple[str, ...]
+    processor: Callable[[], Callable[[Settings], Any]]
+    """Loads the processor's factory (its class's ``for_settings``)."""
+    audited: tuple[OutputName, ...]
     """The named outputs an audit reproduces and compares with the recorded ones."""
-    settle: str | None = None
-    """Import path of ``(settings, recorded) -> ReplaySettle`` for a capability whose
-    outputs come from settling outcomes against a store: ``recorded`` maps a trigger
-    event id to the output the workers recorded for it."""
+    settle: Callable[[], SettleFactory] | None = None
+    """Loads ``(settings, recorded) -> ReplaySettle`` for a capability whose outputs come
+    from settling outcomes against a store: ``recorded`` maps a trigger event id to the
+    output the workers recorded for it."""
 
     def build(self, settings: Settings) -> Any:
         """The processor the worker runs, for ``settings``."""
-        return pkgutil.resolve_name(self.processor).for_settings(settings)
+        return self.processor()(settings)
 
     def build_settle(
         self, settings: Settings, recorded: Mapping[str, dict[str, Any]]
@@ -63,30 +75,32 @@ class Replay:
         """The replay's settle step (None: the processor's outputs are the outputs)."""
         if self.settle is None:
             return None
-        settle: ReplaySettle = pkgutil.resolve_name(self.settle)(settings, recorded)
-        return settle
+        return self.settle()(settings, recorded)
 
 
 @dataclass(frozen=True, slots=True)
 class Capability:
     """One thing a worker does: a role, its Faust agent, its topics and named outputs."""
 
-    role: str
+    role: Role
     """The ``settings.roles`` entry that turns it on."""
     agent: str
     """Its Faust agent's name (and its runner's, its metrics' ``loopwarden.agent``)."""
     inputs: Callable[[TopicSettings], tuple[str, ...]]
     """The topics it reads, read as one stream (none: it is fed over HTTP)."""
-    outputs: tuple[str, ...]
+    outputs: tuple[OutputName, ...]
     """The named outputs it produces (see ``streams.runtime.outputs.ROUTES``)."""
-    wiring: str
-    """Import path of ``register(app, resources, capability)``, which builds the
-    processor and its state and hands them to the generic runner."""
+    wiring: Callable[[], Register]
+    """Loads ``register(app, resources, capability)``, which builds the processor and
+    its state and hands them to the generic runner (or the keyed-state kit)."""
     bundled: bool = False
     """Its input is consumed as bundles of a partition's records."""
     enabled: Callable[[Settings], bool] = _always
     """Besides its role: whether these settings run it."""
     replay: Replay | None = None
+    state: KeyedDeclaration[Any] | None = None
+    """Its keyed state (a table per capability): the table's changelog is planned and
+    created from here."""
 
     def runs_in(self, settings: Settings) -> bool:
         """True when a worker with ``settings`` runs this capability."""
@@ -96,4 +110,4 @@ class Capability:
         """Declare the capability's agent (and what it needs) on the Faust ``app``: its
         wiring is called with the app, the worker's shared resources and this
         declaration."""
-        return pkgutil.resolve_name(self.wiring)(app, resources, self)
+        return self.wiring()(app, resources, self)

@@ -116,6 +116,22 @@ class Route:
         return family_of(loop_id) if self.keyed_by == "family" else None
 
 
+OutputName = Literal[
+    "warnings",
+    "reflection_requests",
+    "reflections",
+    "loop_completions",
+    "decisions",
+    "fleet_warnings",
+    "tool_outages",
+    "advice",
+    "memory_writes",
+    "memory_lessons",
+    "memory_outcomes",
+    "actions",
+]
+"""The name of an output a capability may produce (the keys of :data:`ROUTES`)."""
+
 ROUTES: dict[str, Route] = {
     "warnings": Route(lambda t: t.warnings, "loop", traced=True),
     "reflection_requests": Route(lambda t: t.reflection_requests, "loop"),

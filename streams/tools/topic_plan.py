@@ -8,15 +8,10 @@ Pure: :func:`topic_plan` is what ``ensure_topics`` creates, what ``loopwarden to
 from __future__ import annotations
 
 import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from loopwarden.settings import Settings
-
-LOOP_STATE_TABLE = "loop-state"
-FAMILY_TABLE = "loop-family"
-TASK_TABLE = "experience-tasks"
-FLEET_TABLE = "fleet-family"
-TABLES = (LOOP_STATE_TABLE, FAMILY_TABLE, TASK_TABLE, FLEET_TABLE)
 
 
 @dataclass(frozen=True)
@@ -32,12 +27,14 @@ class TopicSpec:
     ``faust`` (its leader election)."""
 
 
-def changelog_topics(settings: Settings) -> list[str]:
-    """The Faust tables' changelogs (``<app id>-<table>-changelog``)."""
-    return [f"{settings.app_id}-{table}-changelog" for table in TABLES]
+def changelog_topics(settings: Settings, tables: Iterable[str]) -> list[str]:
+    """The changelogs of the Faust ``tables`` (``<app id>-<table>-changelog``); a worker's
+    tables are those of its capabilities' state declarations (the composition root's
+    ``STATE_TABLES``)."""
+    return [f"{settings.app_id}-{table}-changelog" for table in tables]
 
 
-def copartitioned_topics(settings: Settings) -> list[str]:
+def copartitioned_topics(settings: Settings, tables: Iterable[str]) -> list[str]:
     """Topics whose partition *n* must hold the same loops: inputs, re-routes, changelogs."""
     t = settings.topics
     return [
@@ -46,7 +43,7 @@ def copartitioned_topics(settings: Settings) -> list[str]:
         t.loop_completions,
         t.completions_reroute,
         t.fleet_reroute,
-        *changelog_topics(settings),
+        *changelog_topics(settings, tables),
     ]
 
 
@@ -90,8 +87,9 @@ def events_topic(settings: Settings, name: str) -> TopicSpec:
     return TopicSpec(name, t.partitions, t.replication_factor, configs)
 
 
-def topic_plan(settings: Settings) -> list[TopicSpec]:
-    """Every topic a worker with ``settings`` needs, with the configs it is created with.
+def topic_plan(settings: Settings, tables: Iterable[str]) -> list[TopicSpec]:
+    """Every topic a worker with ``settings`` and the state ``tables`` needs, with the
+    configs it is created with.
 
     Configs are explicit, never the broker's defaults, so that a cluster described
     back says the same whatever its defaults (``--check``).
@@ -110,7 +108,7 @@ def topic_plan(settings: Settings) -> list[TopicSpec]:
     # creates no topic on its own has it: no leader, no leader timers (index upkeep,
     # maintenance) until the next metadata refresh, up to five minutes later
     plan.append(replace(events_topic(settings, leader_topic(settings)), partitions=1, kind="faust"))
-    for name in changelog_topics(settings):
+    for name in changelog_topics(settings, tables):
         configs = {"cleanup.policy": "compact", "min.insync.replicas": insync}
         if t.changelog_segment_ms is not None:
             configs["segment.ms"] = str(t.changelog_segment_ms)

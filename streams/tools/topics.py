@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
@@ -22,18 +23,6 @@ from loopwarden.errors import ConfigurationError, LoopwardenError
 from loopwarden.settings import Settings
 from loopwarden.streams.client.connect import start_client
 from loopwarden.streams.client.security import client_options
-from loopwarden.streams.tools.topic_plan import (
-    FAMILY_TABLE as FAMILY_TABLE,
-)
-from loopwarden.streams.tools.topic_plan import (
-    FLEET_TABLE as FLEET_TABLE,
-)
-from loopwarden.streams.tools.topic_plan import (
-    LOOP_STATE_TABLE as LOOP_STATE_TABLE,
-)
-from loopwarden.streams.tools.topic_plan import (
-    TASK_TABLE as TASK_TABLE,
-)
 from loopwarden.streams.tools.topic_plan import (
     TopicSpec,
     changelog_topics,
@@ -49,10 +38,6 @@ TOPIC_ALREADY_EXISTS = 36
 LEADERS_WITHIN_S = 30.0
 
 __all__ = [
-    "FAMILY_TABLE",
-    "FLEET_TABLE",
-    "LOOP_STATE_TABLE",
-    "TASK_TABLE",
     "changelog_topics",
     "check_topics",
     "copartitioned_topics",
@@ -69,8 +54,9 @@ def _admin(settings: Settings) -> AIOKafkaAdminClient:
     )
 
 
-async def ensure_topics(settings: Settings) -> list[str]:
-    """Create any missing loopwarden topic and table changelog; return the names created.
+async def ensure_topics(settings: Settings, tables: Iterable[str]) -> list[str]:
+    """Create any missing loopwarden topic and the changelog of each of ``tables`` (a
+    worker's: its app's; every capability's: ``STATE_TABLES``); return the names created.
 
     Changelogs are created here, before any worker or API call can make the broker
     auto-create one with its default partition count. Existing topics are left as
@@ -84,8 +70,9 @@ async def ensure_topics(settings: Settings) -> list[str]:
     await start_client(admin, settings.kafka.bootstrap_servers)
     try:
         existing = set(await admin.list_topics())
-        await _check_partitions(admin, settings, existing)
-        missing = [spec for spec in topic_plan(settings) if spec.name not in existing]
+        tables = list(tables)
+        await _check_partitions(admin, settings, existing, tables)
+        missing = [spec for spec in topic_plan(settings, tables) if spec.name not in existing]
         if not missing:
             return []
         response = await admin.create_topics([_new_topic(spec) for spec in missing])
@@ -157,9 +144,9 @@ async def ensure_topic(settings: Settings, spec: TopicSpec) -> bool:
 
 
 async def _check_partitions(
-    admin: AIOKafkaAdminClient, settings: Settings, existing: set[str]
+    admin: AIOKafkaAdminClient, settings: Settings, existing: set[str], tables: list[str]
 ) -> None:
-    names = [name for name in copartitioned_topics(settings) if name in existing]
+    names = [name for name in copartitioned_topics(settings, tables) if name in existing]
     if not names:
         return
     wrong = []
@@ -175,14 +162,17 @@ async def _check_partitions(
         )
 
 
-async def described_topics(settings: Settings) -> dict[str, tuple[int, int, dict[str, str]]]:
-    """``{topic: (partitions, replicas, configs)}`` of the planned topics that exist,
-    as the cluster describes them (every config, set at creation or a default)."""
+async def described_topics(
+    settings: Settings, tables: Iterable[str]
+) -> dict[str, tuple[int, int, dict[str, str]]]:
+    """``{topic: (partitions, replicas, configs)}`` of the planned topics (with
+    ``tables``' changelogs) that exist, as the cluster describes them (every config,
+    set at creation or a default)."""
     admin = _admin(settings)
     await start_client(admin, settings.kafka.bootstrap_servers)
     try:
         existing = set(await admin.list_topics())
-        names = [spec.name for spec in topic_plan(settings) if spec.name in existing]
+        names = [spec.name for spec in topic_plan(settings, tables) if spec.name in existing]
         if not names:
             return {}
         layout = {
@@ -205,12 +195,12 @@ async def described_topics(settings: Settings) -> dict[str, tuple[int, int, dict
         await admin.close()
 
 
-async def check_topics(settings: Settings) -> list[str]:
-    """What differs between the cluster and the plan: missing topics, partitions,
-    replicas and configs (empty: every topic as planned)."""
-    described = await described_topics(settings)
+async def check_topics(settings: Settings, tables: Iterable[str]) -> list[str]:
+    """What differs between the cluster and the plan (with ``tables``' changelogs):
+    missing topics, partitions, replicas and configs (empty: every topic as planned)."""
+    described = await described_topics(settings, tables)
     problems = []
-    for spec in topic_plan(settings):
+    for spec in topic_plan(settings, tables):
         if spec.name not in described:
             problems.append(f"{spec.name}: missing")
             continue

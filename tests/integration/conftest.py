@@ -25,6 +25,7 @@ import pytest
 from apache_kafka import KafkaCluster
 from test_brokers import broker_kind, kafka_worker_settings, new_test_broker
 
+from loopwarden.agents.capabilities import STATE_TABLES
 from loopwarden.cli.runtime import start_worker_process, stop_process
 from loopwarden.schemas.warnings import WarningKind
 from loopwarden.settings import LimitSettings, Settings
@@ -113,7 +114,7 @@ class WorkerProcess:
 def create_topics(settings: Settings) -> None:
     """Create the topics, also when called from inside a running event loop."""
     with ThreadPoolExecutor(1) as pool:
-        pool.submit(asyncio.run, ensure_topics(settings)).result(30)
+        pool.submit(asyncio.run, ensure_topics(settings, STATE_TABLES)).result(30)
 
 
 @pytest.fixture

@@ -23,6 +23,7 @@ from loopback_http import ScriptedEndpoint, serving_post
 from output_recording import Recording
 
 from loopwarden.agents.capabilities import CAPABILITIES
+from loopwarden.agents.experience.declaration import OPEN_TASKS
 from loopwarden.schemas.warnings import WarningKind
 from loopwarden.settings import Settings
 from loopwarden.settings.outputs import WebhookSettings
@@ -39,7 +40,6 @@ from loopwarden.streams.client.tasks import (
     task_end_event,
     task_start_event,
 )
-from loopwarden.streams.tools.topics import TASK_TABLE
 
 from .conftest import isolated_settings
 from .inprocess import running_app
@@ -263,7 +263,7 @@ async def test_an_open_task_idle_past_its_ttl_is_dropped(broker):
     async with running_app(settings) as app:
         async with AsyncPublisher(settings) as publisher:
             await start_task(publisher, loop_id, "book a table for two", timeout_s=TIMEOUT)
-        table = app.tables[TASK_TABLE]
+        table = app.tables[OPEN_TASKS.table]
         assert loop_id.encode() in table.data  # open, with the advice it got
         deadline = asyncio.get_running_loop().time() + TIMEOUT
         while loop_id.encode() in table.data:  # its partition is quiet: the wall clock's sweep

@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
+from loopwarden.agents.monitor.declaration import LOOP_STATES
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.schemas.positions import default_partition
 from loopwarden.schemas.warnings import WarningKind
 from loopwarden.streams.client.publisher import AsyncPublisher
 from loopwarden.streams.client.subscriber import WarningSubscriber
 from loopwarden.streams.tools.replay_reader import wait_until_committed
-from loopwarden.streams.tools.topics import LOOP_STATE_TABLE
 
 from .conftest import isolated_settings
 
@@ -23,7 +23,7 @@ FAILURES = 20
 
 async def _changelog_records(settings, key: bytes) -> list[bytes | None]:
     """Every changelog record of ``key`` (its partition read to its end)."""
-    topic = f"{settings.app_id}-{LOOP_STATE_TABLE}-changelog"
+    topic = f"{settings.app_id}-{LOOP_STATES.table}-changelog"
     tp = TopicPartition(topic, default_partition(key, settings.topics.partitions))
     reader = AIOKafkaConsumer(  # earliest: the seek below races a 'latest' reset otherwise
         bootstrap_servers=settings.kafka.bootstrap_servers,

@@ -12,6 +12,7 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
+from loopwarden.agents.capabilities import STATE_TABLES
 from loopwarden.settings import Settings
 from loopwarden.settings.topics import TopicSettings
 from loopwarden.streams.tools.topic_plan import (
@@ -43,9 +44,9 @@ def test_min_insync_replicas_above_the_replicas_is_refused():
 
 def test_every_topic_is_planned_once_with_explicit_configs():
     settings = with_topics(replication_factor=3)
-    plan = {spec.name: spec for spec in topic_plan(settings)}
+    plan = {spec.name: spec for spec in topic_plan(settings, STATE_TABLES)}
     assert sorted(plan) == sorted(
-        [*topic_names(settings), *changelog_topics(settings), leader_topic(settings)]
+        [*topic_names(settings), *changelog_topics(settings, STATE_TABLES), leader_topic(settings)]
     )
     assert plan[leader_topic(settings)].partitions == 1  # Faust's leader election
     for spec in plan.values():
@@ -59,7 +60,7 @@ def test_every_topic_is_planned_once_with_explicit_configs():
     for memory in (settings.topics.memory_writes, settings.topics.memory_lessons):
         assert plan[memory].configs["retention.ms"] == "-1"  # the record of the store
         assert plan[memory].kind == "memory"
-    changelog = plan[changelog_topics(settings)[0]]
+    changelog = plan[changelog_topics(settings, STATE_TABLES)[0]]
     assert changelog.configs["cleanup.policy"] == "compact"
     assert "retention.ms" not in changelog.configs and "segment.ms" not in changelog.configs
     assert plan[settings.topics.memory_lessons].partitions == 1
@@ -67,14 +68,14 @@ def test_every_topic_is_planned_once_with_explicit_configs():
 
 def test_a_changelog_segment_setting_reaches_every_changelog_only():
     settings = with_topics(changelog_segment_ms=5000)
-    segments = {s.name: s.configs.get("segment.ms") for s in topic_plan(settings)}
-    assert {segments[name] for name in changelog_topics(settings)} == {"5000"}
+    segments = {s.name: s.configs.get("segment.ms") for s in topic_plan(settings, STATE_TABLES)}
+    assert {segments[name] for name in changelog_topics(settings, STATE_TABLES)} == {"5000"}
     assert segments[settings.topics.actions] is None
 
 
 def test_the_commands_create_exactly_the_plan():
     settings = with_topics(replication_factor=3, partitions=12)
-    plan = topic_plan(settings)
+    plan = topic_plan(settings, STATE_TABLES)
     lines = create_commands(plan, "kafka-1:9092,kafka-2:9092")
     assert len(lines) == len(plan)
     words = shlex.split(lines[0])
@@ -88,7 +89,7 @@ def test_the_commands_create_exactly_the_plan():
 
 
 def test_drift_names_each_difference():
-    spec = topic_plan(Settings())[0]
+    spec = topic_plan(Settings(), STATE_TABLES)[0]
     described = {**spec.configs, "retention.ms": "60000", "segment.bytes": "1073741824"}
     assert drift(spec, spec.partitions, spec.replication_factor, dict(spec.configs)) == []
     assert drift(spec, 4, 1, described) == [

@@ -19,6 +19,7 @@ from faust.transport import consumer as faust_consumer
 from faust.transport.drivers import aiokafka as faust_aiokafka
 from faust.web import base as faust_web
 
+from loopwarden.agents.capabilities import STATE_TABLES
 from loopwarden.settings import Settings
 from loopwarden.streams.runtime import workarounds
 from loopwarden.streams.tools.topics import changelog_topics
@@ -103,7 +104,7 @@ def test_table_store_writes_where_faust_reads_and_changelogs_are_named_as_create
     settings = Settings()
     app = build_worker_app(settings)
     names = {table.changelog_topic.get_topic_name() for table in app.tables.values()}
-    assert names == set(changelog_topics(settings))
+    assert names == set(changelog_topics(settings, STATE_TABLES))
     table = app.tables["loop-state"]
     table.data[b"k"] = b"v"  # what TableStore.put does
     assert table.get(b"k") == b"v" and list(table.keys()) == [b"k"]
@@ -384,7 +385,7 @@ def _assigned_consumer() -> tuple[object, object, object]:
     settings = Settings()
     consumer = build_worker_app(settings).consumer
     actions = TP(settings.topics.actions, 0)
-    changelog = TP(changelog_topics(settings)[0], 0)
+    changelog = TP(changelog_topics(settings, STATE_TABLES)[0], 0)
     consumer._awaiting_seek = {actions}  # as on_partitions_assigned leaves it
     consumer._active_partitions = set()
     return consumer, actions, changelog

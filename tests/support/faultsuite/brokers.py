@@ -48,13 +48,13 @@ from faultsuite.harness import (
     wait_committed,
     wait_ready,
 )
+from loopwarden.agents.monitor.declaration import LOOP_STATES
 from loopwarden.errors import PublishError
 from loopwarden.schemas import codec
 from loopwarden.schemas.events import ActionEvent
 from loopwarden.schemas.positions import default_partition
 from loopwarden.streams.client.publisher import AsyncPublisher, make_action_event
 from loopwarden.streams.client.subscriber import WarningSubscriber
-from loopwarden.streams.tools.topics import LOOP_STATE_TABLE
 
 NODES = 3
 
@@ -192,7 +192,7 @@ async def _faults(c: Cluster, kafka: KafkaCluster, log: dict[str, Any]) -> None:
 
 async def _changelog_compaction(c: Cluster, timeout_s: float = 90.0) -> dict[str, int]:
     """Wait until the cleaner removed records from the loop-state changelog."""
-    topic = f"{c.settings.app_id}-{LOOP_STATE_TABLE}-changelog"
+    topic = f"{c.settings.app_id}-{LOOP_STATES.table}-changelog"
     bootstrap = c.settings.kafka.bootstrap_servers
     deadline = time.monotonic() + timeout_s
     while True:

@@ -44,9 +44,9 @@ from faultsuite.postmortem import (
     events_by_loop,
     state_gaps,
 )
+from loopwarden.agents.monitor.declaration import LOOP_STATES
 from loopwarden.schemas.fleet import FLEET_KINDS
 from loopwarden.streams.client.publisher import AsyncPublisher
-from loopwarden.streams.tools.topics import LOOP_STATE_TABLE
 
 
 async def _publish(c: Cluster, workload: Any, duration_s: float) -> list[str]:
@@ -142,7 +142,7 @@ async def crash_run(
         notices = await read_json(bootstrap, names.tool_outages)
         outcomes = await read_json(bootstrap, names.memory_outcomes)
         rows, duplicate_rows = _lance_rows(c.settings.memory.uri)
-        changelog = f"{c.settings.app_id}-{LOOP_STATE_TABLE}-changelog"
+        changelog = f"{c.settings.app_id}-{LOOP_STATES.table}-changelog"
         published: dict[str, set[str]] = {}
         seen: dict[str, int] = {}
         steps = {}  # event id → its index in its loop, for the post-mortem

@@ -22,6 +22,7 @@ from pydantic import SecretStr
 from secrets_corpus import SECRET_PARAMS, SECRETS, all_secrets
 
 from faultsuite.harness import cluster, read_topic, wait_committed, wait_ready
+from loopwarden.agents.capabilities import STATE_TABLES
 from loopwarden.schemas import codec
 from loopwarden.streams.tools.broker import free_port
 from loopwarden.streams.tools.topics import changelog_topics
@@ -234,9 +235,9 @@ async def _scan_topics(settings: Any, sent_ids: set[str]) -> dict[str, int]:
         names.dead_letter,
         names.actions_reroute,
         names.completions_reroute,
-        *changelog_topics(settings),
+        *changelog_topics(settings, STATE_TABLES),
     ]
-    changelogs = set(changelog_topics(settings))
+    changelogs = set(changelog_topics(settings, STATE_TABLES))
     for topic in [*outputs, names.loop_completions, names.memory_writes]:
         count = 0
         for key, value, headers in await read_topic(bootstrap, topic):
