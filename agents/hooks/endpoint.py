@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from functools import partial
 from typing import Any
 
 from faust.web import Request, Response, View
@@ -52,27 +53,84 @@ def register_claude_code_hooks(
     app: LoopwardenApp, resources: WorkerResources, capability: Capability
 ) -> WarningInbox:
     """Serve ``POST /hooks/claude-code`` and follow the warnings for it."""
-    settings = app.loopwarden
     declare_topics(app, capability)
-    cfg = settings.ingest
-    inbox = WarningInbox(max_loops=cfg.hook_sessions, ttl_s=cfg.hook_session_ttl_s)
-    following = asyncio.Event()
+    hooks = ClaudeCodeHooks(app)
+    app.task(hooks.follow_warnings)
+    app.page(PATH)(type("ClaudeCodeHook", (HookView,), {"hooks": hooks}))
+    app.page(PATH + "/sessions/{session_id}")(
+        type("ClaudeCodeSession", (SessionView,), {"hooks": hooks})
+    )
+    return hooks.inbox
 
-    async def follow() -> None:
-        async with WarningSubscriber(settings) as warnings:
-            following.set()
+
+class ClaudeCodeHooks:
+    """The hooks' state (the warnings followed into an inbox) and their two resources."""
+
+    def __init__(self, app: LoopwardenApp) -> None:
+        self.app = app
+        self.api = app.loopwarden.api
+        cfg = app.loopwarden.ingest
+        self.inbox = WarningInbox(max_loops=cfg.hook_sessions, ttl_s=cfg.hook_session_ttl_s)
+        self.following = asyncio.Event()
+
+    async def follow_warnings(self) -> None:
+        """Follow the warnings topic into the inbox, for as long as the worker runs."""
+        await Backoff(1.0, 30.0, None).until_done(self._follow, LoopwardenError, self._lost)
+
+    async def hook(self, request: Request) -> dict[str, Any]:
+        """``POST /hooks/claude-code``: publish the hook's action, answer with what the
+        agent must hear (a warning, a denial, nothing)."""
+        if self.api.token is not None:
+            check_bearer(request, self.api.token, "hooks")
+        raw, data = await read_json_body(request, self.api.max_body_bytes)
+        try:
+            hook = HookInput.model_validate(data)
+        except ValidationError as exc:
+            errors = [{"path": e.path, "message": e.message} for e in field_errors(exc)]
+            raise ApiError(422, "not a Claude Code hook input", errors) from exc
+        await self._ready()
+        inbox = self.inbox
+        if hook.hook_event_name == "PreToolUse":
+            # a sub-agent stops with its session
+            stop = inbox.stop_for(hook.loop_id) or inbox.stop_for(hook.session_id)
+            return pre_tool_use_answer(stop)
+        self._publish(hook, raw)
+        if hook.hook_event_name in INJECTING:
+            return post_tool_use_answer(inbox.take(hook.loop_id), hook.hook_event_name)
+        return {}
+
+    def session(self, request: Request, session_id: str) -> dict[str, Any]:
+        """``GET /hooks/claude-code/sessions/{id}``: what is pending for a session."""
+        if self.api.token is not None and self.api.protect_status:
+            check_bearer(request, self.api.token, "status requests")
+        stop = self.inbox.stop_for(session_id)
+        return {
+            "session_id": session_id,
+            "following": self.following.is_set(),
+            "warnings_seen": self.inbox.seen(session_id),
+            "pending": self.inbox.pending(session_id),
+            "stop": None if stop is None else stop.reason,
+        }
+
+    async def _follow(self) -> None:
+        async with WarningSubscriber(self.app.loopwarden) as warnings:
+            self.following.set()
             async for warning in warnings:
-                inbox.add(warning)
+                self.inbox.add(warning)
 
-    def say(exc: BaseException, attempt: int, delay: float) -> None:
-        following.clear()
+    def _lost(self, exc: BaseException, attempt: int, delay: float) -> None:
+        self.following.clear()
         log.warning("hooks: following the warnings failed (%s); retrying in %.1f s", exc, delay)
 
-    @app.task
-    async def follow_warnings_for_hooks() -> None:
-        await Backoff(1.0, 30.0, None).until_done(follow, LoopwardenError, say)
+    async def _ready(self) -> None:
+        if self.following.is_set():
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.following.wait(), READY_TIMEOUT_S)
+        if not self.following.is_set():
+            raise ApiError(503, "not following the warnings topic yet; retry shortly")
 
-    def publish(hook: HookInput, raw: bytes) -> None:
+    def _publish(self, hook: HookInput, raw: bytes) -> None:
         fields = action_fields(hook)
         if fields is None:
             return
@@ -88,51 +146,25 @@ def register_claude_code_hooks(
             )
         except LoopwardenError as exc:
             raise ApiError(422, f"the hook's action is not a valid event: {exc}") from exc
-        app.outputs.emit("actions", event, encoded=encode_event(event))
+        self.app.outputs.emit("actions", event, encoded=encode_event(event))
 
-    async def handle(request: Request) -> dict[str, Any]:
-        if settings.api.token is not None:
-            check_bearer(request, settings.api.token, "hooks")
-        raw, data = await read_json_body(request, settings.api.max_body_bytes)
-        try:
-            hook = HookInput.model_validate(data)
-        except ValidationError as exc:
-            errors = [{"path": e.path, "message": e.message} for e in field_errors(exc)]
-            raise ApiError(422, "not a Claude Code hook input", errors) from exc
-        if not following.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(following.wait(), READY_TIMEOUT_S)
-            if not following.is_set():
-                raise ApiError(503, "not following the warnings topic yet; retry shortly")
-        if hook.hook_event_name == "PreToolUse":
-            # a sub-agent stops with its session
-            stop = inbox.stop_for(hook.loop_id) or inbox.stop_for(hook.session_id)
-            return pre_tool_use_answer(stop)
-        publish(hook, raw)
-        if hook.hook_event_name in INJECTING:
-            return post_tool_use_answer(inbox.take(hook.loop_id), hook.hook_event_name)
-        return {}
 
-    @app.page(PATH)
-    class ClaudeCodeHook(View):
-        async def post(self, request: Request) -> Response:
-            return await answer_json(self, lambda: handle(request))
+class HookView(View):
+    """``POST /hooks/claude-code``; its hooks are set when the page is registered."""
 
-    @app.page(PATH + "/sessions/{session_id}")
-    class ClaudeCodeSession(View):
-        async def get(self, request: Request, session_id: str) -> Response:
-            async def status() -> dict[str, Any]:
-                if settings.api.token is not None and settings.api.protect_status:
-                    check_bearer(request, settings.api.token, "status requests")
-                stop = inbox.stop_for(session_id)
-                return {
-                    "session_id": session_id,
-                    "following": following.is_set(),
-                    "warnings_seen": inbox.seen(session_id),
-                    "pending": inbox.pending(session_id),
-                    "stop": None if stop is None else stop.reason,
-                }
+    hooks: ClaudeCodeHooks
 
-            return await answer_json(self, status)
+    async def post(self, request: Request) -> Response:
+        return await answer_json(self, partial(self.hooks.hook, request))
 
-    return inbox
+
+class SessionView(View):
+    """``GET /hooks/claude-code/sessions/{id}``; its hooks are set at registration."""
+
+    hooks: ClaudeCodeHooks
+
+    async def get(self, request: Request, session_id: str) -> Response:
+        async def status() -> dict[str, Any]:
+            return self.hooks.session(request, session_id)
+
+        return await answer_json(self, status)
