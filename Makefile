@@ -5,7 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 
-.PHONY: install demo test test-kafka kafka-jars docs lint typecheck bench reliability clean
+.PHONY: install demo test test-kafka kafka-jars docs lint typecheck bench reliability clean \
+	extension-free
 
 # Python keeps compiled modules (pytest its rewritten tests) in __pycache__: where the
 # environment asks it not to (PYTHONDONTWRITEBYTECODE), every test process and every
@@ -54,30 +55,35 @@ $(CHROMIUM):
 # of an integration test is waiting for a group join: two cores stay busy), a module's
 # tests together in one (module-scoped workers), each with its own embedded broker.
 # Beside them, in one more process, the unit tests again on the pure-Python paths (no
-# compiled extension: LOOPWARDEN_NO_EXTENSIONS=1) but for the storage and packaging
-# modules, whose checks do not go through them (the redactor's output is the same
-# either way: test_redaction_prefilter); its report follows the main one (the whole of
-# it when it failed). Both run in the background of one shell that waits for them, so
+# compiled extension: LOOPWARDEN_NO_EXTENSIONS=1) but for the files that never reach a
+# compiled pass (tests/support/extension_free.txt, made by `make extension-free`) and
+# the storage modules (the redactor's output is the same either way:
+# test_redaction_prefilter); its report follows the main one (the whole of it when it
+# failed). Both run in the background of one shell that waits for them, so
 # a `make test` stopped midway stops them too. `make reliability` runs the fault suite
 # in full.
 TEST_JOBS ?= 4
-NOT_EXTENSION_PATHS := memory_concurrency memory_consistency memory_indexes lancedb_embedding \
-	worker_roles layers packaging typecheck
+EXTENSION_FREE := tests/support/extension_free.txt
+NOT_EXTENSION_PATHS := $(shell grep -v '^\#' $(EXTENSION_FREE)) \
+	$(foreach m,memory_concurrency memory_consistency memory_indexes,tests/unit/test_$(m).py)
 NO_EXTENSIONS_LOG := $(VENV)/test-no-extensions.log
+DOCS_LOG := $(VENV)/docs-build.log
 test: $(STAMP) $(CHROMIUM)
 	$(BIN)/ruff check .
-	$(BIN)/mkdocs build --strict --quiet --site-dir $(VENV)/site
 	@LOOPWARDEN_NO_EXTENSIONS=1 $(BIN)/pytest -q -p no:cacheprovider tests/unit \
-		$(foreach m,$(NOT_EXTENSION_PATHS),--ignore tests/unit/test_$(m).py) \
+		$(foreach path,$(NOT_EXTENSION_PATHS),--ignore $(path)) \
 		> $(NO_EXTENSIONS_LOG) 2>&1 & no_extensions=$$!; \
+	$(BIN)/mkdocs build --strict --quiet --site-dir $(VENV)/site > $(DOCS_LOG) 2>&1 & docs=$$!; \
 	echo "$(BIN)/pytest -n $(TEST_JOBS) --dist loadfile"; \
 	$(BIN)/pytest -n $(TEST_JOBS) --dist loadfile & tests=$$!; \
-	trap 'kill $$tests $$no_extensions 2>/dev/null' INT TERM; \
+	trap 'kill $$tests $$no_extensions $$docs 2>/dev/null' INT TERM; \
+	wait $$docs; site=$$?; \
+	if [ $$site != 0 ]; then echo "--- mkdocs build --strict failed:"; cat $(DOCS_LOG); fi; \
 	wait $$tests; main=$$?; \
 	wait $$no_extensions; without=$$?; \
 	echo "--- the unit tests again, without extensions (LOOPWARDEN_NO_EXTENSIONS=1):"; \
 	if [ $$without = 0 ]; then tail -n 1 $(NO_EXTENSIONS_LOG); else cat $(NO_EXTENSIONS_LOG); fi; \
-	[ $$main = 0 ] && [ $$without = 0 ]
+	[ $$main = 0 ] && [ $$without = 0 ] && [ $$site = 0 ]
 
 # The integration suite (the reduced fault suite among it) on Apache Kafka: one KRaft
 # node per test process, started by the tests' fixture from the jars of
@@ -93,6 +99,13 @@ kafka-jars: $(STAMP)
 	@$(BIN)/python -c "import sys; sys.path.insert(0, 'tests/support'); \
 		import apache_kafka as k; jars = k.fetch_jars(); \
 		print(f'Apache Kafka {k.kafka_version()}: {len(jars)} jars in {k.cache_dir()}')"
+
+# the unit-test files that never reach a compiled pass, which `make test` runs once
+extension-free: $(STAMP)
+	PYTHONPATH=tests/support $(BIN)/pytest -q -n $(TEST_JOBS) -p no:cacheprovider \
+		-p extension_calls --extension-free $(EXTENSION_FREE) tests/unit \
+		--ignore tests/unit/test_textscan.py  # checks the passes are the compiled ones
+	@echo "$$(grep -vc '^#' $(EXTENSION_FREE)) files in $(EXTENSION_FREE)"
 
 # the docs site in site/ (make test builds it too, with --strict: a broken page fails)
 docs: $(STAMP)

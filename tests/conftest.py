@@ -12,12 +12,18 @@ from loopwarden.schemas.redaction import default_redactor
 
 FIRST = (
     "tests/unit/test_typecheck.py",
+    "tests/integration/test_memory_stream.py",
     "tests/integration/test_fault_suite.py",
+    "tests/integration/test_replay.py",
     "tests/integration/test_readme.py",
+    "tests/integration/test_capability_wiring.py",
+    "tests/integration/test_client_install.py",
+    "tests/integration/test_examples.py",
 )
-"""Modules handed out first, the longest (a cold mypy run takes a minute of one core,
-the fault suite and the docs' blocks a minute or more each: started last, one would
-end the suite a minute late)."""
+"""Modules handed out first, the longest (a cold mypy run takes a minute of one core;
+memory's stream tests, the fault suite, the replays and the docs' blocks 70–110 s each,
+the wiring, the client install and the examples 50–60 s, on 2026-11-29: started last,
+one would end the suite a minute late)."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
