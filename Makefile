@@ -50,9 +50,10 @@ $(CHROMIUM):
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null
 
 # mypy runs as a test (tests/unit/test_typecheck.py) among the others: its minute of
-# CPU fills the suite's waits; it, the reduced fault suite and the docs' blocks (the
-# longest modules) are handed out first (tests/conftest.py). Four test processes (much
-# of an integration test is waiting for a group join: two cores stay busy), a module's
+# CPU fills the suite's waits; it and the longest modules are handed out first
+# (tests/conftest.py; --no-loadscope-reorder, else xdist hands out the modules with
+# the most tests first, and mypy's one test came last: 92 s at the end of the run).
+# Four test processes (much of an integration test is waiting for a group join), a module's
 # tests together in one (module-scoped workers), each with its own embedded broker.
 # Beside them, in one more process, the unit tests again on the pure-Python paths (no
 # compiled extension: LOOPWARDEN_NO_EXTENSIONS=1) but for the files that never reach a
@@ -74,8 +75,8 @@ test: $(STAMP) $(CHROMIUM)
 		$(foreach path,$(NOT_EXTENSION_PATHS),--ignore $(path)) \
 		> $(NO_EXTENSIONS_LOG) 2>&1 & no_extensions=$$!; \
 	$(BIN)/mkdocs build --strict --quiet --site-dir $(VENV)/site > $(DOCS_LOG) 2>&1 & docs=$$!; \
-	echo "$(BIN)/pytest -n $(TEST_JOBS) --dist loadfile"; \
-	$(BIN)/pytest -n $(TEST_JOBS) --dist loadfile & tests=$$!; \
+	echo "$(BIN)/pytest -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder"; \
+	$(BIN)/pytest -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder & tests=$$!; \
 	trap 'kill $$tests $$no_extensions $$docs 2>/dev/null' INT TERM; \
 	wait $$docs; site=$$?; \
 	if [ $$site != 0 ]; then echo "--- mkdocs build --strict failed:"; cat $(DOCS_LOG); fi; \
@@ -91,7 +92,7 @@ test: $(STAMP) $(CHROMIUM)
 # LOOPWARDEN_KAFKA_CACHE). Needs Java 17+ and Maven; about 6 minutes here.
 KAFKA_REQUIRES := java mvn
 test-kafka: $(STAMP) $(CHROMIUM) kafka-jars
-	$(BIN)/pytest -n $(TEST_JOBS) --dist loadfile tests/integration --broker kafka
+	$(BIN)/pytest -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder tests/integration --broker kafka
 
 kafka-jars: $(STAMP)
 	@for tool in $(KAFKA_REQUIRES); do command -v $$tool >/dev/null || \
