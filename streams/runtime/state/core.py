@@ -86,15 +86,17 @@ class KeyedCore(Generic[S, Out]):
     def load(self, key: str) -> S | None:
         """``key``'s latest state: pending, cached, else stored (decoded), else None."""
         state: S | None
-        if self.pending.holds(key.encode()):
-            state = self.pending.load(key.encode())
+        raw = key.encode()
+        pending = self.pending
+        if pending.holds(raw):
+            state = pending.load(raw)
             return state
         cache = self._cache
         state = cache.get(key)
         if state is not None:
             cache.move_to_end(key)
             return state
-        state = self.pending.load(key.encode())
+        state = pending.load(raw)  # not pending: the stored snapshot, decoded
         if state is not None and self.cache_size:
             self._cached(key, state)
         return state
