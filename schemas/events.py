@@ -26,6 +26,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    WithJsonSchema,
     model_validator,
 )
 
@@ -53,7 +54,18 @@ MAX_TIMESTAMP = 253_402_300_799.0
 
 def to_epoch_seconds(value: Any) -> Any:
     """Epoch seconds of an ISO-8601 string (with a timezone) or a datetime; anything
-    else as it is (the validator checks it)."""
+    else as it is (the validator checks it). A number that can only be milliseconds
+    (JavaScript's ``Date.now()``, Java's ``currentTimeMillis``) is refused with a
+    message that says so: read as seconds it would be thousands of years ahead."""
+    if (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and MAX_TIMESTAMP < value <= MAX_TIMESTAMP * 1000
+    ):
+        raise ValueError(
+            f"{value} looks like milliseconds since the epoch; timestamps are epoch "
+            "seconds (JavaScript: Date.now() / 1000) or ISO-8601 strings with a zone"
+        )
     if isinstance(value, str):
         try:
             parsed = datetime.fromisoformat(value)
@@ -67,8 +79,21 @@ def to_epoch_seconds(value: Any) -> Any:
     return value
 
 
+TIMESTAMP_JSON_SCHEMA: dict[str, Any] = {
+    "anyOf": [
+        {"type": "number", "minimum": 0, "maximum": MAX_TIMESTAMP},
+        {"type": "string", "format": "date-time"},
+    ],
+    "description": "Epoch seconds (not milliseconds), or an ISO-8601 timestamp with a zone.",
+}
+"""What a producer may send for a timestamp, as JSON Schema (the validator's own would
+name only the number it converts to, with pydantic's ``ge``/``le`` keys)."""
+
 Timestamp = Annotated[
-    float, BeforeValidator(to_epoch_seconds), Field(ge=0, le=MAX_TIMESTAMP, allow_inf_nan=False)
+    float,
+    BeforeValidator(to_epoch_seconds),
+    Field(ge=0, le=MAX_TIMESTAMP, allow_inf_nan=False),
+    WithJsonSchema(TIMESTAMP_JSON_SCHEMA),
 ]
 """Epoch seconds; ISO-8601 strings with a timezone are accepted and converted."""
 
