@@ -54,7 +54,8 @@ export class Publisher {
     } catch (error) {
       if (!(wanted && mode === "auto" && lacksIdempotence(error))) throw unavailable(resolved, error);
       refusedIdempotence.add(servers);
-      console.error(
+      // said on a real cluster; on loopback it is the embedded broker, as expected
+      if (!resolved.bootstrapServers.every((server) => /^(127\.|localhost:|\[::1\]:)/.test(server))) console.error(
         `loopwarden: ${servers} does not support idempotent producers; publishing without ` +
           "(events carry ids: the worker skips a duplicate anyway; LOOPWARDEN_PUBLISHER__IDEMPOTENCE=off silences this)",
       );
