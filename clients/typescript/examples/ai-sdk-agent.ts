@@ -41,7 +41,7 @@ function stubbornModel(): MockLanguageModelV4 {
 const deploy = tool({
   description: "Deploy the service",
   inputSchema: z.object({ env: z.string() }),
-  execute: async () => {
+  execute: async (): Promise<string> => {
     throw new Error("permission denied: ./deploy.sh");
   },
 });

@@ -42,7 +42,7 @@ const deploy = tool({
   name: "deploy",
   description: "Deploy the service",
   parameters: z.object({ env: z.string() }),
-  execute: async () => {
+  execute: async (): Promise<string> => {
     throw new Error("permission denied: ./deploy.sh");
   },
 });

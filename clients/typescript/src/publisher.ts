@@ -121,7 +121,7 @@ export class Publisher {
     if (!this.pending.size) return;
     const batches = [...this.pending.values()];
     this.pending.clear();
-    const messages = batches.flatMap((batch) => records(batch));
+    const messages = batches.flatMap((batch) => loopRecords(batch.loopId, batch.events));
     const ids = batches.flatMap((batch) => batch.events.map((event) => event.event_id));
     this.chain = this.chain.then(async () => {
       try {
@@ -139,18 +139,19 @@ export class Publisher {
   }
 }
 
-/** A loop's events as records under the size limit: one event as an object, more as arrays. */
-function records(batch: Pending): { key: string; value: string }[] {
+/** A loop's events as records under the size limit (keyed by the loop): one event as
+ * an object, more as a JSON array. */
+export function loopRecords(loopId: string, events: readonly ActionEvent[]): { key: string; value: string }[] {
   const out: { key: string; value: string }[] = [];
   let group: ActionEvent[] = [];
   let size = 2;
   const emit = () => {
     if (!group.length) return;
-    out.push({ key: batch.loopId, value: JSON.stringify(group.length === 1 ? group[0] : group) });
+    out.push({ key: loopId, value: JSON.stringify(group.length === 1 ? group[0] : group) });
     group = [];
     size = 2;
   };
-  for (const event of batch.events) {
+  for (const event of events) {
     const bytes = Buffer.byteLength(JSON.stringify(event)) + 1;
     if (size + bytes > MAX_EVENT_BYTES) emit();
     group.push(event);
