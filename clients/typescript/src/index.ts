@@ -18,7 +18,16 @@ export {
   type EnvelopeOptions,
 } from "./events.js";
 export { Publisher, PublisherUnavailableError } from "./publisher.js";
-export { decode, RecordSubscriber, WarningSubscriber, type SubscriberOptions } from "./subscriber.js";
+export {
+  decode,
+  DeadLetterSubscriber,
+  RecordSubscriber,
+  schemaReader,
+  WarningSubscriber,
+  type DeadLetter,
+  type RecordReader,
+  type SubscriberOptions,
+} from "./subscriber.js";
 export { WarningInbox } from "./inbox.js";
 export { LoopGuard, SAID_ACTION, HEARD_ACTION } from "./guard.js";
 export { contextText, stopText, isStop, CONTEXT_HEADER, STOP_HEADER } from "./text.js";

@@ -14,6 +14,7 @@ import {
   type Assigner,
   type Consumer,
   type EachMessagePayload,
+  type KafkaMessage,
   type PartitionAssigner,
 } from "kafkajs";
 
@@ -40,6 +41,24 @@ export interface SubscriberOptions {
 
 const SEEN_IDS_KEPT = 10_000;
 
+/** How one topic's records are read: its topic, a record's decoding, its id (repeats
+ * are dropped) and its loop (the `loopId` filter). */
+export interface RecordReader<T> {
+  topic: (settings: Settings) => string;
+  parse: (message: KafkaMessage, partition: number, topic: string) => T;
+  id?: (record: T) => string | undefined;
+  loop?: (record: T) => string | undefined;
+}
+
+/** A loopwarden output topic's JSON records, checked against its schema (`role`). */
+export function schemaReader<T extends { loop_id?: string }>(
+  role: string,
+  topic: (settings: Settings) => string,
+  id: (record: T) => string | undefined,
+): RecordReader<T> {
+  return { topic, parse: (message) => decode<T>(role, message.value), id, loop: (record) => record.loop_id };
+}
+
 /** A subscriber of one output topic's records, decoded and validated against its schema. */
 export class RecordSubscriber<T> implements AsyncIterable<T> {
   /** Records skipped: not valid against the schema (counted, the first one logged). */
@@ -56,22 +75,16 @@ export class RecordSubscriber<T> implements AsyncIterable<T> {
   protected constructor(
     readonly settings: Settings,
     readonly topic: string,
-    private readonly role: string,
-    private readonly idOf: (record: T) => string | undefined,
+    private readonly reader: RecordReader<T>,
     private readonly consumer: Consumer,
     readonly loopId: string | undefined,
   ) {}
 
   /** Join, fix the position, and start reading; resolves once records published from
    * now on are sure to be read. */
-  static async open<T>(
-    role: string,
-    topicOf: (settings: Settings) => string,
-    idOf: (record: T) => string | undefined,
-    options: SubscriberOptions,
-  ): Promise<RecordSubscriber<T>> {
+  static async open<T>(reader: RecordReader<T>, options: SubscriberOptions = {}): Promise<RecordSubscriber<T>> {
     const settings = resolveSettings(options.settings);
-    const topic = topicOf(settings);
+    const topic = reader.topic(settings);
     const kafka = kafkaClient(settings);
     const admin = kafka.admin();
     const shared = options.groupId !== undefined;
@@ -99,7 +112,7 @@ export class RecordSubscriber<T> implements AsyncIterable<T> {
       allowAutoTopicCreation: false,
       ...(!shared && { partitionAssigners: [onlyPartitions(topic, wanted)] }),
     });
-    const subscriber = new RecordSubscriber<T>(settings, topic, role, idOf, consumer, options.loopId);
+    const subscriber = new RecordSubscriber<T>(settings, topic, reader, consumer, options.loopId);
     const joined = new Promise<number[]>((resolve, reject) => {
       const timeout = setTimeout(
         () => reject(new LoopwardenError(`no partitions of ${topic} assigned within ${options.startTimeoutMs ?? 30_000} ms`)),
@@ -156,14 +169,14 @@ export class RecordSubscriber<T> implements AsyncIterable<T> {
   private receive({ message, partition }: EachMessagePayload): void {
     let record: T;
     try {
-      record = decode<T>(this.role, message.value);
+      record = this.reader.parse(message, partition, this.topic);
     } catch (error) {
       if (this.invalid++ === 0) {
         console.error(`loopwarden: skipped a record of ${this.topic}[${partition}]@${message.offset}: ${(error as Error).message}`);
       }
       return;
     }
-    const id = this.idOf(record);
+    const id = this.reader.id?.(record);
     if (id !== undefined) {
       if (this.seen.has(id)) {
         this.duplicates++;
@@ -172,7 +185,7 @@ export class RecordSubscriber<T> implements AsyncIterable<T> {
       this.seen.add(id);
       if (this.seen.size > SEEN_IDS_KEPT) this.seen.delete(this.seen.values().next().value!);
     }
-    if (this.loopId !== undefined && (record as { loop_id?: string }).loop_id !== this.loopId) return;
+    if (this.loopId !== undefined && this.reader.loop?.(record) !== this.loopId) return;
     this.onRecord?.(record);
     const resolve = this.waiting.shift();
     if (resolve) resolve({ value: record, done: false });
@@ -201,10 +214,8 @@ export function decode<T>(role: string, value: Buffer | string | null): T {
 export class WarningSubscriber {
   /** Start reading warnings (of `loopId`, or all) from now, or from the beginning. */
   static start(options: SubscriberOptions = {}): Promise<RecordSubscriber<LoopWarning>> {
-    return RecordSubscriber.open<LoopWarning>(
-      "warnings",
-      (settings) => settings.topics.warnings,
-      (warning) => warning.warning_id,
+    return RecordSubscriber.open(
+      schemaReader<LoopWarning>("warnings", (settings) => settings.topics.warnings, (warning) => warning.warning_id),
       options,
     );
   }
@@ -237,4 +248,58 @@ function onlyPartitions(topic: string, partitions: number[]): PartitionAssigner 
       };
     },
   });
+}
+
+/** A record the worker could not process, as the dead-letter topic keeps it: the
+ * original value byte for byte (text here), why, and where it came from. */
+export interface DeadLetter {
+  /** decode | validation | too_large */
+  reason: string;
+  /** A readable explanation, e.g. "payload.action_type: Field required". */
+  message: string;
+  errors: { path: string; message: string }[];
+  /** The original record's key (the loop id) and value. */
+  key: string | undefined;
+  value: string;
+  source: { topic: string; partition: number; offset: number };
+  /** The element's position inside a batched record (absent for a single event). */
+  batchIndex: number | undefined;
+}
+
+const DLQ = "lw.dlq.";
+
+function header(message: KafkaMessage, name: string): string | undefined {
+  const value = message.headers?.[DLQ + name];
+  const first = Array.isArray(value) ? value[0] : value;
+  return first === undefined ? undefined : first.toString();
+}
+
+/** Dead letters: what the worker refused, and why (the headers of Kafka Connect's style). */
+export class DeadLetterSubscriber {
+  /** Start reading dead letters (of records keyed `loopId`, or all). */
+  static start(options: SubscriberOptions = {}): Promise<RecordSubscriber<DeadLetter>> {
+    return RecordSubscriber.open<DeadLetter>(
+      {
+        topic: (settings) => settings.topics.deadLetter,
+        parse: (message) => {
+          const index = header(message, "batch_index");
+          return {
+            reason: header(message, "reason") ?? "unknown",
+            message: header(message, "message") ?? "",
+            errors: JSON.parse(header(message, "errors") ?? "[]"),
+            key: message.key?.toString(),
+            value: message.value?.toString() ?? "",
+            source: {
+              topic: header(message, "topic") ?? "",
+              partition: Number(header(message, "partition") ?? -1),
+              offset: Number(header(message, "offset") ?? -1),
+            },
+            batchIndex: index === undefined ? undefined : Number(index),
+          };
+        },
+        loop: (letter) => letter.key,
+      },
+      options,
+    );
+  }
 }
