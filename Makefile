@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 
-.PHONY: install demo test test-kafka kafka-jars docs lint typecheck bench reliability clean \
+.PHONY: install demo test test-kafka test-typescript kafka-jars docs lint typecheck bench reliability clean \
 	extension-free
 
 # Python keeps compiled modules (pytest its rewritten tests) in __pycache__: where the
@@ -94,6 +94,23 @@ KAFKA_REQUIRES := java mvn
 test-kafka: $(STAMP) $(CHROMIUM) kafka-jars
 	$(BIN)/pytest -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder tests/integration --broker kafka
 
+# The TypeScript client (clients/typescript, Node 20+ and npm): its contract checked
+# against the schemas the Python models export (docs/schemas), compiled and
+# type-checked with its tests and examples, then its tests against `loopwarden dev`
+# (a real embedded broker and worker, started once and stopped by its pid) and the
+# Python side of the cross-language vectors. npm ci installs the locked packages: pure
+# JavaScript, nothing downloaded or built at install time.
+TS_CLIENT := clients/typescript
+$(TS_CLIENT)/node_modules/.installed: $(TS_CLIENT)/package.json $(TS_CLIENT)/package-lock.json
+	@command -v npm >/dev/null || { echo "make test-typescript needs Node 20+ and npm"; exit 1; }
+	cd $(TS_CLIENT) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+test-typescript: $(STAMP) $(TS_CLIENT)/node_modules/.installed
+	cd $(TS_CLIENT) && node scripts/generate-types.mjs --check
+	cd $(TS_CLIENT) && npx tsc -p tsconfig.json && npx tsc -p tsconfig.test.json
+	cd $(TS_CLIENT) && LOOPWARDEN_BIN=$(abspath $(BIN))/loopwarden npm test
+
 kafka-jars: $(STAMP)
 	@for tool in $(KAFKA_REQUIRES); do command -v $$tool >/dev/null || \
 		{ echo "make test-kafka needs Java 17+ and Maven ($$tool is not on PATH)"; exit 1; }; done
@@ -132,4 +149,4 @@ reliability: $(STAMP) kafka-jars
 	$(BIN)/python benchmarks/reliability.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache benchmarks/results site
+	rm -rf $(VENV) .pytest_cache benchmarks/results site $(TS_CLIENT)/node_modules $(TS_CLIENT)/dist

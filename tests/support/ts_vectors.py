@@ -37,19 +37,36 @@ LONG = "line of output\n" * 300 + "E   CardDeclined: insufficient_funds"
 TEXTS = ["a  b\tc\n", " \u00a0x\u2003y\u3000", "\ufeffbom", "x\x1cy\x1fz\x85w", "", "naïve — ✓ 🚀"]
 
 ACTIONS: list[dict[str, Any]] = [
-    {"action_type": "read_file", "params": {"path": "src/app.py"}, "read": {"file": "src/app.py"},
-     "result": "def main(): ..."},
+    {
+        "action_type": "read_file",
+        "params": {"path": "src/app.py"},
+        "read": {"file": "src/app.py"},
+        "result": "def main(): ...",
+    },
     *[
-        {"action_type": "deploy", "params": {"env": "prod", "flags": ["-v", 2]}, "success": False,
-         "error_message": "permission denied: ./deploy.sh", "tool_call_id": f"call-{n}"}
+        {
+            "action_type": "deploy",
+            "params": {"env": "prod", "flags": ["-v", 2]},
+            "success": False,
+            "error_message": "permission denied: ./deploy.sh",
+            "tool_call_id": f"call-{n}",
+        }
         for n in range(6)
     ],
     {"action_type": "shell", "params": {"cmd": "pytest -q"}, "result": LONG, "duration_ms": 812.5},
     {"action_type": "shell", "params": {"cmd": "pytest -q"}, "result": LONG, "duration_ms": 790},
     {"action_type": "edit", "edit": {"start_line": 40, "end_line": 42, "file": "src/app.py"}},
-    {"action_type": "search", "params": {"q": "naïve ✓ 🚀"}, "rejected": True,
-     "error_message": "400: bad query"},
-    {"action_type": "message", "turn": "message", "result": "I could not deploy: permission denied."},
+    {
+        "action_type": "search",
+        "params": {"q": "naïve ✓ 🚀"},
+        "rejected": True,
+        "error_message": "400: bad query",
+    },
+    {
+        "action_type": "message",
+        "turn": "message",
+        "result": "I could not deploy: permission denied.",
+    },
     {"action_type": "user", "turn": "counterpart", "result": "Please try again."},
     {"action_type": "check", "success": None, "agent": "reviewer", "response_id": "resp-1"},
 ]
@@ -71,12 +88,14 @@ def cases() -> dict[str, Any]:
         event = make_action_event(
             LOOP, action_type, event_id=f"v-{n}", occurred_at=1_767_225_600.0 + n, **fields
         )
-        events.append({
-            "fields": {"action_type": action_type, **fields},
-            "event_id": f"v-{n}",
-            "occurred_at": 1_767_225_600.0 + n,
-            "record": encode_event(event, published_at=1_767_225_600.5 + n).decode(),
-        })
+        events.append(
+            {
+                "fields": {"action_type": action_type, **fields},
+                "event_id": f"v-{n}",
+                "occurred_at": 1_767_225_600.0 + n,
+                "record": encode_event(event, published_at=1_767_225_600.5 + n).decode(),
+            }
+        )
     records: dict[str, list[Any]] = {}
     for part in (monitor_records, guardrail_records, analyst_records, fleet_records, other_records):
         for role, found in part().items():
@@ -97,7 +116,11 @@ def cases() -> dict[str, Any]:
             )
         ],
         "partitions": [
-            {"key": key, "partitions": n, "partition": partitioner(key.encode(), list(range(n)), list(range(n)))}
+            {
+                "key": key,
+                "partitions": n,
+                "partition": partitioner(key.encode(), list(range(n)), list(range(n))),
+            }
             for key in keys
             for n in (1, 3, 8, 12)
         ],
@@ -107,8 +130,13 @@ def cases() -> dict[str, Any]:
             "warnings": records["warnings"],
         },
         "tool_calls": [
-            {"tool": "search", "args": args, "result": result, "error": error,
-             "fields": tool_call_fields(args, result=result, error=error)}
+            {
+                "tool": "search",
+                "args": args,
+                "result": result,
+                "error": error,
+                "fields": tool_call_fields(args, result=result, error=error),
+            }
             for args, result, error in (
                 ({"q": "x", "n": 3}, "found", None),
                 ('{"q": "json string"}', {"b": 1, "a": [2, 1]}, None),

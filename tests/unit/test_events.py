@@ -22,6 +22,30 @@ def test_naive_iso_timestamp_is_rejected():
         validate_action(envelope(occurred_at="2026-01-01T00:00:00"))
 
 
+@pytest.mark.parametrize("millis", [1_767_225_600_250, 1_767_225_600_250.5])
+def test_a_millisecond_timestamp_is_refused_by_name(millis):
+    """JavaScript's Date.now() and Java's currentTimeMillis read as seconds would be
+    thousands of years ahead: the error says what they are and what to send."""
+    with pytest.raises(EventValidationError) as info:
+        validate_action(envelope(occurred_at=millis))
+    assert info.value.errors[0].path == "occurred_at"
+    assert "looks like milliseconds since the epoch" in str(info.value)
+    assert "Date.now() / 1000" in str(info.value)
+    assert validate_action(envelope(occurred_at=millis / 1000)).occurred_at == millis / 1000
+
+
+def test_the_exported_timestamp_schema_uses_json_schema_keywords():
+    """The schema other languages generate from says number (epoch seconds) or ISO-8601,
+    with minimum/maximum, not pydantic's own ge/le."""
+    from loopwarden.schemas.events import ActionEvent
+
+    occurred_at = ActionEvent.model_json_schema()["properties"]["occurred_at"]
+    number, text = occurred_at["anyOf"]
+    assert number == {"type": "number", "minimum": 0, "maximum": 253_402_300_799.0}
+    assert text == {"type": "string", "format": "date-time"}
+    assert "milliseconds" in occurred_at["description"]
+
+
 def test_future_schema_version_is_a_clear_error():
     with pytest.raises(EventValidationError) as info:
         validate_action(envelope(schema_version=2))
