@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from loopwarden.schemas.contract import TOPIC_RECORDS, topic_schema, topic_schemas
+from loopwarden.streams.tools.asyncapi import ASYNCAPI_FILE, asyncapi_document
 
 
 def schema_text(schema: dict[str, object]) -> str:
@@ -16,8 +17,9 @@ def schema_text(schema: dict[str, object]) -> str:
 
 
 def write_schemas(folder: Path) -> list[Path]:
-    """Write ``<role>.json`` for every topic role into ``folder`` (made if missing) and an
-    ``index.json`` naming each role's file and direction; the files written."""
+    """Write ``<role>.json`` for every topic role into ``folder`` (made if missing), an
+    ``index.json`` naming each role's file and direction, and the AsyncAPI document of
+    them all (``asyncapi.json``); the files written."""
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     index = {}
@@ -27,7 +29,9 @@ def write_schemas(folder: Path) -> list[Path]:
         written.append(path)
         index[role] = {"file": path.name, "direction": TOPIC_RECORDS[role][1]}
     (folder / "index.json").write_text(schema_text({"topics": index}))
-    return [*written, folder / "index.json"]
+    files = {role: entry["file"] for role, entry in index.items()}
+    (folder / ASYNCAPI_FILE).write_text(schema_text(asyncapi_document(files)))
+    return [*written, folder / "index.json", folder / ASYNCAPI_FILE]
 
 
 @click.command()
@@ -39,7 +43,8 @@ def write_schemas(folder: Path) -> list[Path]:
 )
 def schema(role: str | None, out: Path | None) -> None:
     """Print the JSON Schema of the records of topic ROLE (a settings.topics name:
-    actions, warnings …), or with --out write every topic's.
+    actions, warnings …), or with --out write every topic's, and the AsyncAPI 3
+    document of them all (asyncapi.json).
 
     \b
       loopwarden schema warnings

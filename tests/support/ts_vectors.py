@@ -31,6 +31,7 @@ from loopwarden.schemas.tool_calls import context_text, stop_text, tool_call_fie
 from loopwarden.schemas.warnings import LoopWarning  # noqa: E402
 from loopwarden.settings import DetectionSettings  # noqa: E402
 from loopwarden.streams.client.event_builder import encode_event, make_action_event  # noqa: E402
+from loopwarden.streams.runtime.outputs import by_event_root  # noqa: E402
 
 LOOP = "vectors-loop"
 LONG = "line of output\n" * 300 + "E   CardDeclined: insufficient_funds"
@@ -146,6 +147,23 @@ def cases() -> dict[str, Any]:
             )
         ],
         "records": records,
+        "keys": [
+            {
+                "event": codec.loads(e["record"]),
+                "key": by_event_root(codec.loads(e["record"]), None).decode(),
+            }
+            for e in events
+        ]
+        + [
+            {"event": event_json, "key": by_event_root(event_json, None).decode()}
+            for event_json in (
+                {"loop_id": "sub-1", "payload": {"action_type": "x", "parent_loop_id": "top"}},
+                {
+                    "loop_id": "sub-2",
+                    "payload": {"action_type": "x", "parent_loop_id": "mid", "root_loop_id": "top"},
+                },
+            )
+        ],
     }
 
 

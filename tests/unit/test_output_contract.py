@@ -237,3 +237,19 @@ def test_the_schema_command_prints_one_topic_and_refuses_nonsense():
     assert neither.exit_code == 2 and "name a topic role" in neither.output
     unknown = runner.invoke(main, ["schema", "warning"])
     assert unknown.exit_code == 2 and "'warnings'" in unknown.output
+
+
+def test_the_asyncapi_document_names_every_topic_its_key_and_schema_file():
+    from loopwarden.settings import Settings
+    from loopwarden.streams.tools.asyncapi import asyncapi_document
+
+    document = asyncapi_document({role: f"{role}.json" for role in TOPIC_RECORDS})
+    assert document["asyncapi"].startswith("3.")
+    assert set(document["channels"]) == set(TOPIC_RECORDS)
+    assert document["channels"]["warnings"]["address"] == Settings().topics.warnings
+    actions = document["components"]["messages"]["actions"]
+    assert actions["payload"]["schema"] == {"$ref": "./actions.json"}
+    assert "root_loop_id" in actions["bindings"]["kafka"]["key"]["description"]
+    verbs = {name.split("_", 1)[0] for name in document["operations"]}
+    assert verbs == {"receive", "send"}
+    assert "send_warnings" in document["operations"] and "receive_actions" in document["operations"]

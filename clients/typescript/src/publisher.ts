@@ -1,7 +1,8 @@
 /**
  * Publishing action events: validated before they leave the process, keyed by loop (the
  * worker's partitioning), a loop's events gathered for `publisher.lingerMs` into one
- * record (a JSON array, as the Python client sends them), sent one batch after another
+ * record (a JSON array, as the Python client sends them; a delegated loop's events are
+ * keyed by their family's root loop, as the Python client keys them), sent one batch after another
  * so that a loop's events keep their order, durable by default (acks from every in-sync
  * replica, idempotent where the broker supports it).
  */
@@ -21,8 +22,15 @@ export class PublisherUnavailableError extends LoopwardenError {
 }
 
 interface Pending {
-  loopId: string;
+  key: string;
   events: ActionEvent[];
+}
+
+/** The key of an action's record, as the Python client and the worker key it: the
+ * family's root loop (`root_loop_id`, else `parent_loop_id`), else the loop itself, so
+ * a family of delegated loops travels on one partition, in order. */
+export function recordKey(event: ActionEvent): string {
+  return event.payload.root_loop_id ?? event.payload.parent_loop_id ?? event.loop_id;
 }
 
 export class Publisher {
@@ -80,9 +88,10 @@ export class Publisher {
         { path: "", message: `the event is ${size} bytes, over the worker's ${MAX_EVENT_BYTES} (limits.max_event_bytes)` },
       ]);
     }
-    const pending = this.pending.get(loopId) ?? { loopId, events: [] };
+    const key = recordKey(event);
+    const pending = this.pending.get(key) ?? { key, events: [] };
     pending.events.push(event);
-    this.pending.set(loopId, pending);
+    this.pending.set(key, pending);
     if (pending.events.length >= this.settings.publisher.batchMaxEvents) this.sendPending();
     else this.timer ??= setTimeout(() => this.sendPending(), this.settings.publisher.lingerMs);
     return event.event_id;
@@ -121,7 +130,7 @@ export class Publisher {
     if (!this.pending.size) return;
     const batches = [...this.pending.values()];
     this.pending.clear();
-    const messages = batches.flatMap((batch) => loopRecords(batch.loopId, batch.events));
+    const messages = batches.flatMap((batch) => loopRecords(batch.key, batch.events));
     const ids = batches.flatMap((batch) => batch.events.map((event) => event.event_id));
     this.chain = this.chain.then(async () => {
       try {
@@ -139,15 +148,15 @@ export class Publisher {
   }
 }
 
-/** A loop's events as records under the size limit (keyed by the loop): one event as
- * an object, more as a JSON array. */
-export function loopRecords(loopId: string, events: readonly ActionEvent[]): { key: string; value: string }[] {
+/** Events that share a record key as records under the size limit: one event as an
+ * object, more as a JSON array. */
+export function loopRecords(key: string, events: readonly ActionEvent[]): { key: string; value: string }[] {
   const out: { key: string; value: string }[] = [];
   let group: ActionEvent[] = [];
   let size = 2;
   const emit = () => {
     if (!group.length) return;
-    out.push({ key: loopId, value: JSON.stringify(group.length === 1 ? group[0] : group) });
+    out.push({ key, value: JSON.stringify(group.length === 1 ? group[0] : group) });
     group = [];
     size = 2;
   };

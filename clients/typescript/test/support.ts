@@ -28,6 +28,7 @@ export interface Vectors {
   texts: { context: string; stop: string; warnings: unknown[] };
   tool_calls: { tool: string; args: unknown; result: unknown; error: string | null; fields: Record<string, unknown> }[];
   records: Record<string, unknown[]>;
+  keys: { event: unknown; key: string }[];
 }
 
 /** What Python makes of the shared cases (tests/support/ts_vectors.py cases). */

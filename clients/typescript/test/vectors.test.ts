@@ -6,7 +6,7 @@ import { describe, it } from "node:test";
 import { contextText, stopText } from "../src/text.js";
 import { actionEvent, cutLongText, resultDigest, type ActionFields } from "../src/events.js";
 import { partitionFor } from "../src/kafka.js";
-import { loopRecords } from "../src/publisher.js";
+import { loopRecords, recordKey } from "../src/publisher.js";
 import { decode } from "../src/subscriber.js";
 import { toolCallFields } from "../src/toolcalls.js";
 import type { LoopWarning } from "../src/generated/contract.js";
@@ -27,6 +27,10 @@ describe("cross-language vectors", () => {
       const all = Array.from({ length: partitions }, (_, i) => i);
       assert.equal(partitionFor(key, all), partition, `${key} of ${partitions}`);
     }
+  });
+
+  it("keys a record as the Python client does: by the family's root loop", () => {
+    for (const { event, key } of vectors().keys) assert.equal(recordKey(event as never), key, JSON.stringify(event));
   });
 
   it("writes the note and the stop text with the Python adapters' words", () => {
