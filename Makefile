@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 
-.PHONY: install demo test test-kafka test-typescript kafka-jars docs lint typecheck bench reliability clean \
+.PHONY: install demo test test-kafka test-typescript test-typescript-kafka typescript-build kafka-jars docs lint typecheck bench reliability clean \
 	extension-free
 
 # Python keeps compiled modules (pytest its rewritten tests) in __pycache__: where the
@@ -95,21 +95,29 @@ test-kafka: $(STAMP) $(CHROMIUM) kafka-jars
 	$(BIN)/pytest -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder tests/integration --broker kafka
 
 # The TypeScript client (clients/typescript, Node 20+ and npm): its contract checked
-# against the schemas the Python models export (docs/schemas), compiled and
-# type-checked with its tests and examples, then its tests against `loopwarden dev`
-# (a real embedded broker and worker, started once and stopped by its pid) and the
-# Python side of the cross-language vectors. npm ci installs the locked packages: pure
-# JavaScript, nothing downloaded or built at install time.
+# against the schemas the Python models export (docs/schemas), the package compiled and
+# type-checked with its tests and examples, then its tests against a real broker and
+# worker started as the Python fixtures start them (tests/support/ts_stack.py: the
+# embedded broker here, Apache Kafka in test-typescript-kafka) and stopped by their
+# pids. npm ci installs the locked packages with no install script run: nothing is
+# downloaded or built at install time (esbuild, the one package with a script, finds
+# its binary in its optional dependency).
 TS_CLIENT := clients/typescript
+TS_TEST := cd $(TS_CLIENT) && LOOPWARDEN_PYTHON=$(abspath $(BIN))/python npm test
 $(TS_CLIENT)/node_modules/.installed: $(TS_CLIENT)/package.json $(TS_CLIENT)/package-lock.json
 	@command -v npm >/dev/null || { echo "make test-typescript needs Node 20+ and npm"; exit 1; }
-	cd $(TS_CLIENT) && npm ci --no-audit --no-fund --loglevel=error
+	cd $(TS_CLIENT) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	touch $@
 
-test-typescript: $(STAMP) $(TS_CLIENT)/node_modules/.installed
+typescript-build: $(STAMP) $(TS_CLIENT)/node_modules/.installed
 	cd $(TS_CLIENT) && node scripts/generate-types.mjs --check
 	cd $(TS_CLIENT) && npx tsc -p tsconfig.json && npx tsc -p tsconfig.test.json
-	cd $(TS_CLIENT) && LOOPWARDEN_BIN=$(abspath $(BIN))/loopwarden npm test
+
+test-typescript: typescript-build
+	$(TS_TEST)
+
+test-typescript-kafka: typescript-build kafka-jars
+	LOOPWARDEN_TEST_BROKER=kafka $(TS_TEST)
 
 kafka-jars: $(STAMP)
 	@for tool in $(KAFKA_REQUIRES); do command -v $$tool >/dev/null || \

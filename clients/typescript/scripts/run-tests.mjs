@@ -1,40 +1,44 @@
-// Runs the package's tests against a real broker and worker: `loopwarden dev` (the
-// embedded broker and one worker, as the Python suite starts them) on a free loopback
-// port, with a memory store of its own, started once for every test file and stopped by
-// its pid; then node's test runner. `LOOPWARDEN_BIN` names the loopwarden command
-// (default: the repository's .venv), `LOOPWARDEN_PYTHON` its Python (the cross-language
-// vectors). Bounded: the stack is stopped after RUN_LIMIT_S whatever happens.
+// Runs the package's tests against a real broker and worker, started once for every
+// test file the way the Python suite's fixtures start them (tests/support/ts_stack.py:
+// the embedded broker, or Apache Kafka with LOOPWARDEN_TEST_BROKER=kafka; topics of
+// their own, one `loopwarden worker`), then node's test runner with the worker's
+// LOOPWARDEN_* settings in its environment (the client reads the same variables).
+// LOOPWARDEN_PYTHON names the Python with loopwarden installed (default: the
+// repository's .venv). Bounded: the stack is stopped after RUN_LIMIT_S whatever happens,
+// by the pid this script started.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, readdirSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
 const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const repository = resolve(packageRoot, "..", "..");
-const bin = process.env.LOOPWARDEN_BIN ?? join(repository, ".venv", "bin", "loopwarden");
-process.env.LOOPWARDEN_PYTHON ??= join(dirname(bin), "python");
+process.env.LOOPWARDEN_PYTHON ??= join(repository, ".venv", "bin", "python");
+const python = process.env.LOOPWARDEN_PYTHON;
 const RUN_LIMIT_S = Number(process.env.RUN_LIMIT_S ?? 900);
-const READY_LIMIT_S = 120;
+const READY_LIMIT_S = 240;
+const broker = process.env.LOOPWARDEN_TEST_BROKER ?? "embedded";
 
-const scratch = mkdtempSync(join(tmpdir(), "loopwarden-ts-tests-"));
-const env = { ...process.env, LOOPWARDEN_MEMORY__URI: join(scratch, "memory"), PYTHONUNBUFFERED: "1" };
-delete env.LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS;
-const stack = spawn(bin, ["dev", "--web-port", "0"], { env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-let log = "";
+const stack = spawn(python, [join(repository, "tests", "support", "ts_stack.py")], {
+  env: { ...process.env, PYTHONUNBUFFERED: "1" },
+  detached: true, // a process group of its own: the broker's and the worker's
+  stdio: ["pipe", "pipe", "inherit"],
+});
 let stopped = false;
 
-function stop() {
+/** Close its standard input (it stops the worker, then the broker; `failed`: it prints
+ * the worker's last lines first); kill its group by the pid started here if it is
+ * still there 30 s later. */
+function stop(failed = false) {
   if (stopped) return;
   stopped = true;
-  try {
-    process.kill(-stack.pid, "SIGTERM"); // its process group: the broker and the worker
-  } catch {}
+  stack.stdin.end(failed ? "failed\n" : "");
   setTimeout(() => {
     try {
       process.kill(-stack.pid, "SIGKILL");
     } catch {}
-  }, 10_000).unref();
+  }, 30_000).unref();
 }
 const limit = setTimeout(() => {
   console.error(`run-tests: over ${RUN_LIMIT_S} s, stopping the broker and worker`);
@@ -45,38 +49,34 @@ limit.unref();
 process.on("SIGINT", () => (stop(), process.exit(130)));
 process.on("SIGTERM", () => (stop(), process.exit(143)));
 
-const bootstrap = await new Promise((resolveReady, reject) => {
-  const timer = setTimeout(() => reject(new Error(`no worker ready within ${READY_LIMIT_S} s:\n${log}`)), READY_LIMIT_S * 1000);
-  let broker;
-  const read = (chunk) => {
-    log += chunk;
-    broker ??= /broker on (127\.0\.0\.1:\d+)/.exec(log)?.[1];
-    if (broker && log.includes("worker ready")) {
+const settings = await new Promise((resolveReady, reject) => {
+  const found = {};
+  const timer = setTimeout(() => reject(new Error(`no worker ready within ${READY_LIMIT_S} s`)), READY_LIMIT_S * 1000);
+  createInterface({ input: stack.stdout }).on("line", (line) => {
+    if (line === "ready") {
       clearTimeout(timer);
-      resolveReady(broker);
+      resolveReady(found);
     }
-  };
-  stack.stdout.setEncoding("utf8").on("data", read);
-  stack.stderr.setEncoding("utf8").on("data", read);
-  stack.on("exit", (code) => reject(new Error(`loopwarden dev exited (${code}) before it was ready:\n${log}`)));
+    const match = /^(LOOPWARDEN_[A-Z0-9_]+)=(.*)$/.exec(line);
+    if (match) found[match[1]] = match[2];
+  });
+  stack.on("exit", (code) => reject(new Error(`tests/support/ts_stack.py exited (${code}) before it was ready`)));
 }).catch((error) => {
   console.error(`run-tests: ${error.message}`);
   stop();
   process.exit(1);
 });
-console.log(`run-tests: broker ${bootstrap} and a worker ready (${bin} dev)`);
+console.log(`run-tests: a ${broker} broker on ${settings.LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS} and a worker ready`);
 
 const files = process.argv.slice(2).length
   ? process.argv.slice(2)
   : readdirSync(join(packageRoot, "test")).filter((name) => name.endsWith(".test.ts")).map((name) => join("test", name));
 const tests = spawn(process.execPath, ["--import", "tsx", "--test", "--test-concurrency=1", ...files], {
   cwd: packageRoot,
-  env: { ...process.env, LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS: bootstrap },
+  env: { ...process.env, ...settings },
   stdio: "inherit",
 });
 const code = await new Promise((done) => tests.on("exit", (exitCode, signal) => done(exitCode ?? (signal ? 1 : 0))));
-stop();
+stop(code !== 0);
 await new Promise((done) => (stack.exitCode !== null ? done() : stack.on("exit", done)));
-rmSync(scratch, { recursive: true, force: true });
-if (code !== 0) console.error(`run-tests: the tests failed; the worker's last lines:\n${log.split("\n").slice(-15).join("\n")}`);
 process.exit(code);

@@ -4,6 +4,7 @@ import { spawnSync } from "node:child_process";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
+import { kafkaClient } from "../src/kafka.js";
 import { loadSettings, type Settings } from "../src/settings.js";
 
 export const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -48,6 +49,18 @@ export function brokerSettings(): Settings {
     throw new Error("no broker: run the tests with `npm test` (scripts/run-tests.mjs starts one)");
   }
   return loadSettings();
+}
+
+/** The partitions of `topic` on the test broker. */
+export async function partitionsOf(topic: string): Promise<number[]> {
+  const admin = kafkaClient(brokerSettings()).admin();
+  await admin.connect();
+  try {
+    const [found] = (await admin.fetchTopicMetadata({ topics: [topic] })).topics;
+    return found!.partitions.map((partition) => partition.partitionId).sort((a, b) => a - b);
+  } finally {
+    await admin.disconnect();
+  }
 }
 
 /** A loop id of its own for one test. */
