@@ -8,7 +8,9 @@ reader gets.
 Prints the worker's ``LOOPWARDEN_*`` settings, one ``NAME=value`` a line (the clients
 read the same variables), then ``ready``; keeps both running until its standard input
 closes or it is signalled, then stops the worker and the broker by the pids it started
-(printing the worker's last log lines first when the input said ``failed``).
+(printing the worker's last log lines first when the input said ``failed``). On Apache
+Kafka the node also has a SASL_SSL listener (SCRAM over TLS, a certificate made for the
+run): its client settings follow, each line ``secured NAME=value``.
 """
 
 from __future__ import annotations
@@ -23,10 +25,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "integration")]
 
-from test_brokers import new_test_broker  # noqa: E402
+from apache_kafka import KafkaCluster  # noqa: E402
+from test_brokers import broker_kind, new_test_broker  # noqa: E402
 
 from conftest import WorkerProcess, create_topics, isolated_settings  # noqa: E402
-from loopwarden.settings import DetectionSettings, settings_env  # noqa: E402
+from loopwarden.settings import DetectionSettings, Settings, settings_env  # noqa: E402
 
 READY_LIMIT_S = 120.0
 
@@ -43,11 +46,30 @@ def wait_ready(worker: WorkerProcess) -> None:
         time.sleep(0.2)
 
 
+def secured_env(broker: KafkaCluster, settings: Settings) -> dict[str, str]:
+    """The client settings of the SASL_SSL listener (the same topics)."""
+    assert broker.secured is not None
+    kafka = settings.kafka.model_copy(
+        update={
+            "bootstrap_servers": broker.secured.bootstrap_servers,
+            "security": broker.secured.client_security(),
+        }
+    )
+    env = settings_env(settings.model_copy(update={"kafka": kafka}))
+    return {name: value for name, value in env.items() if name.startswith("LOOPWARDEN_KAFKA__")}
+
+
 def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     scratch = Path(tempfile.mkdtemp(prefix="lw-ts-stack-"))
     try:
-        with new_test_broker(scratch / "broker.log") as broker:
+        log = scratch / "broker.log"
+        kafka = broker_kind() == "kafka"
+        # on Apache Kafka, a SASL_SSL listener too (SCRAM over TLS): the clients'
+        # security settings are tested against it
+        with (
+            KafkaCluster(1, log_path=log, secured=True) if kafka else new_test_broker(log) as broker
+        ):
             settings = isolated_settings(broker, "typescript")
             settings = settings.model_copy(update={"detection": DetectionSettings()})
             create_topics(settings)
@@ -56,6 +78,9 @@ def main() -> None:
                 wait_ready(worker)
                 for name, value in sorted(settings_env(settings).items()):
                     print(f"{name}={value}")
+                if isinstance(broker, KafkaCluster) and broker.secured is not None:
+                    for name, value in secured_env(broker, settings).items():
+                        print(f"secured {name}={value}")
                 print("ready", flush=True)
                 # until the runner closes it (or exits); "failed": the tests failed
                 if "failed" in sys.stdin.read():

@@ -49,6 +49,7 @@ limit.unref();
 process.on("SIGINT", () => (stop(), process.exit(130)));
 process.on("SIGTERM", () => (stop(), process.exit(143)));
 
+const securedEnv = {};
 const settings = await new Promise((resolveReady, reject) => {
   const found = {};
   const timer = setTimeout(() => reject(new Error(`no worker ready within ${READY_LIMIT_S} s`)), READY_LIMIT_S * 1000);
@@ -59,6 +60,8 @@ const settings = await new Promise((resolveReady, reject) => {
     }
     const match = /^(LOOPWARDEN_[A-Z0-9_]+)=(.*)$/.exec(line);
     if (match) found[match[1]] = match[2];
+    const secured = /^secured (LOOPWARDEN_[A-Z0-9_]+)=(.*)$/.exec(line); // Apache Kafka's SASL_SSL listener
+    if (secured) securedEnv[secured[1]] = secured[2];
   });
   stack.on("exit", (code) => reject(new Error(`tests/support/ts_stack.py exited (${code}) before it was ready`)));
 }).catch((error) => {
@@ -68,9 +71,13 @@ const settings = await new Promise((resolveReady, reject) => {
 });
 console.log(`run-tests: a ${broker} broker on ${settings.LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS} and a worker ready`);
 
+// test/*.test.ts, and on Apache Kafka test/kafka/*.test.ts (its SASL_SSL listener)
+const testFiles = (folder) =>
+  readdirSync(join(packageRoot, folder)).filter((name) => name.endsWith(".test.ts")).map((name) => join(folder, name));
 const files = process.argv.slice(2).length
   ? process.argv.slice(2)
-  : readdirSync(join(packageRoot, "test")).filter((name) => name.endsWith(".test.ts")).map((name) => join("test", name));
+  : [...testFiles("test"), ...(broker === "kafka" ? testFiles(join("test", "kafka")) : [])];
+if (Object.keys(securedEnv).length) settings.LOOPWARDEN_TS_SECURED = JSON.stringify(securedEnv);
 const tests = spawn(process.execPath, ["--import", "tsx", "--test", "--test-concurrency=1", ...files], {
   cwd: packageRoot,
   env: { ...process.env, ...settings },

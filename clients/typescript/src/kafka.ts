@@ -1,6 +1,7 @@
 /** The Kafka client (kafkajs) made from the settings: brokers, TLS, SASL, quiet logs. */
 import { Kafka, logLevel, Partitioners, type KafkaConfig, type LogEntry, type SASLOptions } from "kafkajs";
 
+import { ConfigurationError } from "./errors.js";
 import { readPem, type Settings } from "./settings.js";
 
 /** kafkajs's log lines at warn and above, prefixed, on stderr (its own default is info). */
@@ -70,3 +71,32 @@ export function partitionFor(key: string, partitions: number[]): number {
 }
 
 export { Partitioners };
+
+/** An error's message, with its cause's (kafkajs wraps the broker's answer). */
+export function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = (error as { cause?: unknown }).cause;
+    return cause instanceof Error ? `${error.message} (${cause.message})` : error.message;
+  }
+  return String(error);
+}
+
+/** A broker that answered but refused the client's credentials or certificate, named as
+ * a settings problem (the password is never repeated); undefined for anything else. */
+export function refusedConnection(settings: Settings, error: unknown): ConfigurationError | undefined {
+  const servers = settings.bootstrapServers.join(",");
+  const name = (error as { name?: string } | undefined)?.name ?? "";
+  const text = describe(error);
+  if (name === "KafkaJSSASLAuthenticationError" || /SASL .*authentication failed/i.test(text)) {
+    return new ConfigurationError(
+      `the broker at ${servers} refused the SASL credentials of ${JSON.stringify(settings.security.saslUsername)} ` +
+        `(LOOPWARDEN_KAFKA__SECURITY__SASL_USERNAME, …__SASL_PASSWORD, …__SASL_MECHANISM): ${text}`,
+    );
+  }
+  if (/certificate|self[- ]signed|SSL routines|Hostname\/IP does not match/i.test(text)) {
+    return new ConfigurationError(
+      `TLS with the broker at ${servers} failed (LOOPWARDEN_KAFKA__SECURITY__SSL_CAFILE, …__SSL_CHECK_HOSTNAME): ${text}`,
+    );
+  }
+  return undefined;
+}

@@ -11,7 +11,7 @@ import type { Kafka, Producer } from "kafkajs";
 import { EventValidationError, LoopwardenError, PublishError } from "./errors.js";
 import { actionEvent, MAX_EVENT_BYTES, type ActionFields, type EnvelopeOptions } from "./events.js";
 import type { ActionEvent } from "./generated/contract.js";
-import { kafkaClient, Partitioners } from "./kafka.js";
+import { describe, kafkaClient, Partitioners, refusedConnection } from "./kafka.js";
 import { resolveSettings, type Settings, type SettingsInput } from "./settings.js";
 
 const ACKS = { all: -1, "1": 1, "0": 0 } as const;
@@ -204,16 +204,10 @@ const refusedIdempotence = new Set<string>();
 
 function unavailable(settings: Settings, error: unknown): LoopwardenError {
   if (error instanceof LoopwardenError) return error;
+  const refused = refusedConnection(settings, error);
+  if (refused) return refused;
   return new PublisherUnavailableError(
     `no Kafka broker answered at ${settings.bootstrapServers.join(",")} ` +
       `(LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS): ${describe(error)}`,
   );
-}
-
-export function describe(error: unknown): string {
-  if (error instanceof Error) {
-    const cause = (error as { cause?: unknown }).cause;
-    return cause instanceof Error ? `${error.message} (${cause.message})` : error.message;
-  }
-  return String(error);
 }

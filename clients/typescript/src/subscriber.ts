@@ -21,7 +21,7 @@ import {
 import { fieldErrors, validator } from "./contract.js";
 import { LoopwardenError, RecordDecodeError } from "./errors.js";
 import type { LoopWarning } from "./generated/contract.js";
-import { kafkaClient, partitionFor } from "./kafka.js";
+import { kafkaClient, partitionFor, refusedConnection } from "./kafka.js";
 import { resolveSettings, type Settings, type SettingsInput } from "./settings.js";
 
 export interface SubscriberOptions {
@@ -93,10 +93,13 @@ export class RecordSubscriber<T> implements AsyncIterable<T> {
       await admin.connect();
       start = await positions(admin, topic, Boolean(options.fromBeginning));
     } catch (error) {
-      throw new LoopwardenError(
-        `cannot read ${topic} at ${settings.bootstrapServers.join(",")} (LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS): ${
-          (error as Error).message
-        }`,
+      throw (
+        refusedConnection(settings, error) ??
+        new LoopwardenError(
+          `cannot read ${topic} at ${settings.bootstrapServers.join(",")} (LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS): ${
+            (error as Error).message
+          }`,
+        )
       );
     } finally {
       await admin.disconnect();
