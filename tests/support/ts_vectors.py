@@ -73,6 +73,36 @@ ACTIONS: list[dict[str, Any]] = [
 ]
 
 
+def other_warning_kinds(records: dict[str, list[Any]]) -> list[Any]:
+    """Warnings of the kinds the output-contract records leave out, each made by the
+    component that makes it: a code-edit spin (the monitor, seed profile), a logic spin
+    (the analyst's confirmation), reflection fatigue and a bias echo (the guardrails)."""
+    from test_guardrails import completion, never_improving, run
+
+    from loopwarden.agents.analyst.agent import logic_spin_warning
+
+    processor = RecordProcessor(DetectionSettings(profile="seed"))
+    states: dict[Any, Any] = {}
+    found: list[Any] = []
+    for n in range(6):
+        edit = {"start_line": 40, "end_line": 41, "file": "app.py"}
+        event = make_action_event(
+            "edits", "edit", edit=edit, event_id=f"ed-{n}", occurred_at=5.0 + n
+        )
+        outcome = processor.process(
+            encode_event(event), None, SourcePosition("a", 0, n), states.get
+        )
+        states.update(outcome.states)
+        found.extend(record for role, record in outcome.outputs() if role == "warnings")
+    found.append(logic_spin_warning(records["reflections"][0], ["e1"], iteration=3))
+    tag = [{"tag": "confirmation_bias", "detail": "ignores counter-evidence"}]
+    bias = [completion(loop, 0.5, 0.5, bias_tags=tag) for loop in ("B", "B_r1", "B_r2")]
+    fatigue = never_improving("F", 5, max_reruns=5)
+    for events in (bias, fatigue):
+        found.extend(run(*events)[2][-1].warnings)
+    return found
+
+
 def cases() -> dict[str, Any]:
     from test_output_contract import (  # the worker's own output constructors
         analyst_records,
@@ -101,6 +131,7 @@ def cases() -> dict[str, Any]:
     for part in (monitor_records, guardrail_records, analyst_records, fleet_records, other_records):
         for role, found in part().items():
             records.setdefault(role, []).extend(codec.loads(codec.dumps(r)) for r in found)
+    records["warnings"].extend(codec.loads(codec.dumps(w)) for w in other_warning_kinds(records))
     warnings = [LoopWarning.model_validate(w) for w in records["warnings"]]
     partitioner = DefaultPartitioner()
     keys = ["loop-42", "vectors-loop", "ü-loop ✓", "a" * 256, "run-7/sub-3"]
