@@ -13,7 +13,11 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
-from aiokafka.errors import KafkaConnectionError
+from aiokafka.errors import (
+    KafkaConnectionError,
+    LeaderNotAvailableError,
+    NotLeaderForPartitionError,
+)
 
 from loopwarden.errors import BrokerUnavailableError
 
@@ -53,6 +57,31 @@ class _ConnectionErrors(logging.Filter):
             self.reasons.append(str(record.args[-1]))  # type: ignore[index]
         return record.levelno >= self.shown_from
 
+
+class _RetriedLeaderLookups(logging.Filter):
+    """Drops aiokafka's error record for an offset lookup it retries because the
+    partition's leader is being elected (a topic just created): handled, not an error.
+    Every other record of its fetcher passes."""
+
+    RETRIED = (NotLeaderForPartitionError, LeaderNotAvailableError)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args if isinstance(record.args, tuple) else ()
+        retried = bool(args) and isinstance(args[-1], self.RETRIED)
+        return not (retried and str(record.msg).startswith("Failed fetch offsets"))
+
+
+_FETCHER_LOG = logging.getLogger("aiokafka.consumer.fetcher")
+
+
+def quiet_retried_leader_lookups() -> None:
+    """Keep aiokafka's retried offset lookups during a leader election out of the
+    caller's log (a script without logging set up printed one line per retry)."""
+    if not any(isinstance(f, _RetriedLeaderLookups) for f in _FETCHER_LOG.filters):
+        _FETCHER_LOG.addFilter(_RetriedLeaderLookups())
+
+
+quiet_retried_leader_lookups()  # every client loopwarden starts comes through here
 
 _AIOKAFKA_LOG = logging.getLogger("aiokafka")  # aiokafka.client logs on this one
 _listening: list[int] = []  # the level to restore, while some client starts

@@ -1,0 +1,50 @@
+"""aiokafka logs an offset lookup it retries because a partition's leader is still being
+elected (a topic just created on Apache Kafka) as an error: the README's tour, a plain
+script with the client, printed eleven ``Failed fetch offsets from 1: [Error 6]
+NotLeaderForPartitionError`` lines through Python's last-resort handler under its
+warning (``make test-kafka``). The client keeps those retried lookups quiet; any other
+error of the fetcher still shows."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from aiokafka.errors import (
+    LeaderNotAvailableError,
+    NotLeaderForPartitionError,
+    TopicAuthorizationFailedError,
+)
+
+import loopwarden.streams.client.subscriber  # noqa: F401  (what a script imports)
+
+FETCHER = logging.getLogger("aiokafka.consumer.fetcher")
+
+
+class Kept(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@pytest.fixture
+def kept():
+    handler = Kept()
+    FETCHER.addHandler(handler)
+    yield handler.messages
+    FETCHER.removeHandler(handler)
+
+
+@pytest.mark.parametrize("error", [NotLeaderForPartitionError(), LeaderNotAvailableError()])
+def test_a_lookup_retried_for_a_leader_election_is_not_an_error_line(kept, error):
+    FETCHER.error("Failed fetch offsets from %s: %s", 1, error)
+    assert kept == []
+
+
+def test_other_fetcher_errors_still_show(kept):
+    FETCHER.error("Failed fetch offsets from %s: %s", 1, TopicAuthorizationFailedError())
+    FETCHER.error("Unexpected error in fetcher routine")
+    assert len(kept) == 2 and "TopicAuthorizationFailedError" in kept[0]
