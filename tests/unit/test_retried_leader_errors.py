@@ -32,10 +32,17 @@ class Kept(logging.Handler):
 
 @pytest.fixture
 def kept():
+    """What reaches the fetcher's handlers, whatever level another test (the CLI quiets
+    aiokafka for its client commands) left on its parent loggers."""
     handler = Kept()
+    level, disabled = FETCHER.level, FETCHER.disabled
+    FETCHER.setLevel(logging.DEBUG)
+    FETCHER.disabled = False
     FETCHER.addHandler(handler)
     yield handler.messages
     FETCHER.removeHandler(handler)
+    FETCHER.setLevel(level)
+    FETCHER.disabled = disabled
 
 
 @pytest.mark.parametrize("error", [NotLeaderForPartitionError(), LeaderNotAvailableError()])
