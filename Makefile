@@ -103,7 +103,8 @@ test-kafka: $(STAMP) $(CHROMIUM) kafka-jars
 # downloaded or built at install time (esbuild, the one package with a script, finds
 # its binary in its optional dependency).
 TS_CLIENT := clients/typescript
-TS_TEST := cd $(TS_CLIENT) && LOOPWARDEN_PYTHON=$(abspath $(BIN))/python npm test
+# $(call ts_test,BROKER): the suite on the embedded broker or Apache Kafka
+ts_test = cd $(TS_CLIENT) && LOOPWARDEN_TEST_BROKER=$(1) LOOPWARDEN_PYTHON=$(abspath $(BIN))/python npm test
 $(TS_CLIENT)/node_modules/.installed: $(TS_CLIENT)/package.json $(TS_CLIENT)/package-lock.json
 	@command -v npm >/dev/null || { echo "make test-typescript needs Node 20+ and npm"; exit 1; }
 	cd $(TS_CLIENT) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
@@ -114,10 +115,10 @@ typescript-build: $(STAMP) $(TS_CLIENT)/node_modules/.installed
 	cd $(TS_CLIENT) && npx tsc -p tsconfig.json && npx tsc -p tsconfig.test.json
 
 test-typescript: typescript-build
-	$(TS_TEST)
+	$(call ts_test,embedded)
 
 test-typescript-kafka: typescript-build kafka-jars
-	LOOPWARDEN_TEST_BROKER=kafka $(TS_TEST)
+	$(call ts_test,kafka)
 
 kafka-jars: $(STAMP)
 	@for tool in $(KAFKA_REQUIRES); do command -v $$tool >/dev/null || \

@@ -69,7 +69,8 @@ const settings = await new Promise((resolveReady, reject) => {
   stop();
   process.exit(1);
 });
-console.log(`run-tests: a ${broker} broker on ${settings.LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS} and a worker ready`);
+const described = broker === "kafka" ? "Apache Kafka" : "the embedded broker";
+console.log(`run-tests: ${described} on ${settings.LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS} and a worker ready`);
 
 // test/*.test.ts, and on Apache Kafka test/kafka/*.test.ts (its SASL_SSL listener)
 const testFiles = (folder) =>
