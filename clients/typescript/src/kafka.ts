@@ -15,6 +15,9 @@ function logCreator() {
     // a broker that cannot be reached at connect time is one clear error from the client
     // (PublisherUnavailableError…), not a line per retry and seed broker
     if (/^Failed to connect to seed broker|^Connection error: connect ECONNREFUSED/.test(message)) return;
+    // refused credentials: the client raises ConfigurationError naming the variables (a
+    // running consumer that crashes on them still logs its crash)
+    if (/SaslAuthenticate|SASL .* authentication failed/.test(message)) return;
     console.error(`loopwarden (kafkajs ${namespace}): ${message}${error ? `: ${error}` : ""}`);
   };
 }
