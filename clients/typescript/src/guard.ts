@@ -99,7 +99,7 @@ export class LoopGuard {
     const remaining = due.at + this.settings.verdictWaitMs - Date.now();
     if (remaining <= 0) return 0;
     const started = Date.now();
-    await this.publisher.flush().catch(() => undefined); // the step must be out to be answered
+    await this.publisher.sent(); // the step must be out to be answered (failures: close())
     await this.inbox.waitAnswer(loopId, due.eventId, Math.max(0, remaining - (Date.now() - started)));
     return Date.now() - started;
   }

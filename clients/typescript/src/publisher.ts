@@ -23,7 +23,9 @@ export class PublisherUnavailableError extends LoopwardenError {
 
 interface Pending {
   key: string;
-  events: ActionEvent[];
+  ids: string[];
+  /** Each event's JSON, serialized once when it was published. */
+  texts: string[];
 }
 
 /** The key of an action's record, as the Python client and the worker key it: the
@@ -82,17 +84,19 @@ export class Publisher {
   publish(loopId: string, fields: ActionFields, options: EnvelopeOptions = {}): string {
     if (this.closed) throw new LoopwardenError("this publisher is closed");
     const event = actionEvent(loopId, fields, options);
-    const size = Buffer.byteLength(JSON.stringify(event));
+    const text = JSON.stringify(event);
+    const size = Buffer.byteLength(text);
     if (size > MAX_EVENT_BYTES) {
       throw new EventValidationError([
         { path: "", message: `the event is ${size} bytes, over the worker's ${MAX_EVENT_BYTES} (limits.max_event_bytes)` },
       ]);
     }
     const key = recordKey(event);
-    const pending = this.pending.get(key) ?? { key, events: [] };
-    pending.events.push(event);
+    const pending = this.pending.get(key) ?? { key, ids: [], texts: [] };
+    pending.ids.push(event.event_id);
+    pending.texts.push(text);
     this.pending.set(key, pending);
-    if (pending.events.length >= this.settings.publisher.batchMaxEvents) this.sendPending();
+    if (pending.texts.length >= this.settings.publisher.batchMaxEvents) this.sendPending();
     else this.timer ??= setTimeout(() => this.sendPending(), this.settings.publisher.lingerMs);
     return event.event_id;
   }
@@ -100,8 +104,7 @@ export class Publisher {
   /** Wait until every event published so far is acknowledged; {@link PublishError} with
    * the ids of those that were not. */
   async flush(): Promise<void> {
-    this.sendPending();
-    await this.chain;
+    await this.sent();
     if (this.failed.length) {
       const ids = this.failed;
       this.failed = [];
@@ -111,6 +114,13 @@ export class Publisher {
         this.lastError,
       );
     }
+  }
+
+  /** Send what is queued and wait until every send so far has ended, delivered or not;
+   * unlike {@link flush} it raises nothing and keeps the failures for `flush`/`close`. */
+  async sent(): Promise<void> {
+    this.sendPending();
+    await this.chain;
   }
 
   /** Flush, then disconnect. */
@@ -130,8 +140,8 @@ export class Publisher {
     if (!this.pending.size) return;
     const batches = [...this.pending.values()];
     this.pending.clear();
-    const messages = batches.flatMap((batch) => loopRecords(batch.key, batch.events));
-    const ids = batches.flatMap((batch) => batch.events.map((event) => event.event_id));
+    const messages = batches.flatMap((batch) => loopRecords(batch.key, batch.texts));
+    const ids = batches.flatMap((batch) => batch.ids);
     this.chain = this.chain.then(async () => {
       try {
         await this.producer.send({
@@ -148,22 +158,22 @@ export class Publisher {
   }
 }
 
-/** Events that share a record key as records under the size limit: one event as an
- * object, more as a JSON array. */
-export function loopRecords(key: string, events: readonly ActionEvent[]): { key: string; value: string }[] {
+/** Events that share a record key, each as its JSON text, as records under the size
+ * limit: one event as an object, more as a JSON array of them. */
+export function loopRecords(key: string, texts: readonly string[]): { key: string; value: string }[] {
   const out: { key: string; value: string }[] = [];
-  let group: ActionEvent[] = [];
+  let group: string[] = [];
   let size = 2;
   const emit = () => {
     if (!group.length) return;
-    out.push({ key, value: JSON.stringify(group.length === 1 ? group[0] : group) });
+    out.push({ key, value: group.length === 1 ? group[0]! : `[${group.join(",")}]` });
     group = [];
     size = 2;
   };
-  for (const event of events) {
-    const bytes = Buffer.byteLength(JSON.stringify(event)) + 1;
+  for (const text of texts) {
+    const bytes = Buffer.byteLength(text) + 1;
     if (size + bytes > MAX_EVENT_BYTES) emit();
-    group.push(event);
+    group.push(text);
     size += bytes;
   }
   emit();

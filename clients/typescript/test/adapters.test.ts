@@ -3,7 +3,7 @@
  * stopped at the ladder's end. Then each example, run as a user runs it. */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 
 import { AIMessageChunk, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { tool as langchainTool } from "@langchain/core/tools";
@@ -17,9 +17,8 @@ import { loopwardenMiddleware } from "../src/adapters/ai-sdk.js";
 import { LoopwardenCallbackHandler } from "../src/adapters/langchain.js";
 import { loopwardenRunner } from "../src/adapters/openai-agents.js";
 import { LoopStopped } from "../src/errors.js";
-import { LoopGuard } from "../src/guard.js";
 import { CONTEXT_HEADER, STOP_HEADER } from "../src/text.js";
-import { brokerSettings, loopId, packageRoot } from "./support.js";
+import { brokerSettings, loopId, packageRoot, sharedGuard } from "./support.js";
 
 const USAGE = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
 const failing = async (): Promise<string> => {
@@ -27,15 +26,10 @@ const failing = async (): Promise<string> => {
 };
 
 describe("adapters", () => {
-  let guard: LoopGuard;
-  before(async () => {
-    guard = await LoopGuard.start(brokerSettings());
-  });
-  after(async () => {
-    await guard.close();
-  });
+  const started = sharedGuard();
 
   it("AI SDK: publishes each tool result, shows the warnings, answers with the stop", async () => {
+    const guard = started();
     const loop = loopId("ai-sdk");
     const systems: string[] = [];
     let calls = 0;
@@ -67,6 +61,7 @@ describe("adapters", () => {
   });
 
   it("AI SDK: a streamed run is stopped the same way", async () => {
+    const guard = started();
     const loop = loopId("ai-sdk-stream");
     let calls = 0;
     const model = new MockLanguageModelV4({
@@ -92,6 +87,7 @@ describe("adapters", () => {
   });
 
   it("OpenAI Agents SDK: the run rejects with LoopStopped after the warnings reached its instructions", async () => {
+    const guard = started();
     const loop = loopId("openai-agents");
     const instructions: string[] = [];
     let turn = 0;
@@ -122,6 +118,7 @@ describe("adapters", () => {
   });
 
   it("LangChain.js: the handler publishes tool runs and refuses the model call after the ladder", async () => {
+    const guard = started();
     const loop = loopId("langchain");
     const handler = new LoopwardenCallbackHandler({ guard, loopId: loop });
     const deploy = langchainTool(failing, { name: "deploy", description: "deploy", schema: z.object({ env: z.string() }) });

@@ -1,18 +1,17 @@
 /** Against the broker and worker that scripts/run-tests.mjs started: publishing, the
  * ladder, subscriptions of one loop, batched records and dead letters. */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 
 import { Kafka, logLevel, Partitioners } from "kafkajs";
 
 import { LoopStopped } from "../src/errors.js";
 import type { LoopWarning } from "../src/generated/contract.js";
-import { LoopGuard } from "../src/guard.js";
 import { partitionFor } from "../src/kafka.js";
 import { Publisher } from "../src/publisher.js";
 import { DeadLetterSubscriber, WarningSubscriber, type RecordSubscriber } from "../src/subscriber.js";
 import { stopText } from "../src/text.js";
-import { brokerSettings, loopId, partitionsOf } from "./support.js";
+import { brokerSettings, loopId, partitionsOf, sharedGuard } from "./support.js";
 
 const FAILING = { action_type: "deploy", params: { env: "prod" }, success: false, error_message: "permission denied: ./deploy.sh" };
 
@@ -30,15 +29,10 @@ async function take<T>(subscriber: RecordSubscriber<T>, count: number, ms = 30_0
 }
 
 describe("on a real broker and worker", () => {
-  let guard: LoopGuard;
-  before(async () => {
-    guard = await LoopGuard.start(brokerSettings());
-  });
-  after(async () => {
-    await guard.close();
-  });
+  const started = sharedGuard();
 
   it("warns a loop that keeps failing, escalates, and stops it at the ladder's end", async () => {
+    const guard = started();
     const loop = loopId("ladder");
     const watcher = await WarningSubscriber.start({ settings: brokerSettings(), loopId: loop });
     const notes: string[] = [];

@@ -4,6 +4,9 @@ import { spawnSync } from "node:child_process";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
+import { after, before } from "node:test";
+
+import { LoopGuard } from "../src/guard.js";
 import { kafkaClient } from "../src/kafka.js";
 import { loadSettings, type Settings } from "../src/settings.js";
 
@@ -61,6 +64,22 @@ export async function partitionsOf(topic: string): Promise<number[]> {
   } finally {
     await admin.disconnect();
   }
+}
+
+/** One guard for the tests of a `describe`: started before them, closed after; call the
+ * returned function inside a test. */
+export function sharedGuard(): () => LoopGuard {
+  let guard: LoopGuard | undefined;
+  before(async () => {
+    guard = await LoopGuard.start(brokerSettings());
+  });
+  after(async () => {
+    await guard?.close();
+  });
+  return () => {
+    if (guard === undefined) throw new Error("the shared guard has not started");
+    return guard;
+  };
 }
 
 /** A loop id of its own for one test. */

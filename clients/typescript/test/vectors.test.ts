@@ -54,7 +54,7 @@ describe("cross-language vectors", () => {
     );
     // one record per event, as the Python vectors, and the same events as batched arrays
     const single = mine.map((event) => JSON.stringify(event));
-    const batched = loopRecords(vectors().loop_id, mine).map((record) => record.value);
+    const batched = loopRecords(vectors().loop_id, single).map((record) => record.value);
     assert.ok(batched.length < single.length, "the events were batched");
     const read = workerReads({ python: events.map((event) => event.record), typescript: single, batched });
     assert.deepEqual(read.typescript!.dead_letters, []);
