@@ -43,6 +43,7 @@ def warning(
     edit: JsonObject | None = None,
     step: str | None = None,
     repeated: JsonObject | None = None,
+    gate: JsonObject | None = None,
 ) -> WarningRecord:
     """A warning for ``loop_id``; its id derives from kind, loop and triggering event."""
     fields = {
@@ -65,6 +66,7 @@ def warning(
         "trace_context": None,
         "step": step,
         "repeated": repeated,
+        "gate": gate,
     }
     return versioned("warning", fields)
 

@@ -50,6 +50,7 @@ class WarningRecord(TypedDict):
     trace_context: JsonObject | None
     step: str | None
     repeated: JsonObject | None
+    gate: JsonObject | None
 
 
 class FamilyTotalsRecord(TypedDict):

@@ -57,6 +57,25 @@ class Repeated(BaseModel):
     agent: str | None = Field(None, description="Who repeated it (the event's agent).")
 
 
+class GateDecision(BaseModel):
+    """What the calibrated gate saw when it let a rule's finding through."""
+
+    model_config = ConfigDict(frozen=True)
+
+    score: float = Field(
+        ge=0.0, le=1.0, description="Calibrated probability that the step is in a loop."
+    )
+    threshold: float = Field(ge=0.0, le=1.0, description="The score a finding needed.")
+    model: str = Field(description="The gate model's id (its training run).")
+    trusted: bool = Field(
+        False, description="Shown because a trusted rule proposed it, whatever the score."
+    )
+    features: dict[str, float] = Field(
+        description="The features that moved the score most: their signed contributions "
+        "to the log-odds."
+    )
+
+
 class LoopWarning(BaseModel):
     """A warning for one loop, with a ready-made ``timeline_message`` to inject."""
 
@@ -91,6 +110,9 @@ class LoopWarning(BaseModel):
     )
     repeated: Repeated | None = Field(
         None, description="What repeated, for the repetition detectors' warnings."
+    )
+    gate: GateDecision | None = Field(
+        None, description="The gate's decision (gated profile): in the record, not the text."
     )
     trace_context: TraceContext | None = Field(
         None,

@@ -25,11 +25,13 @@ from loopwarden.agents.reflection.levels import (
     memory_budget_bytes,
     memory_query,
 )
+from loopwarden.agents.spin import gate as gates
 from loopwarden.agents.spin import texts
 from loopwarden.agents.spin.code_edit import edit_record
 from loopwarden.agents.spin.detector import REGISTRY, Finding, Observation, said_by_counterpart
 from loopwarden.agents.spin.ladder import raised
 from loopwarden.agents.spin.profiles import resolve as resolve_profile
+from loopwarden.agents.spin.progress import polls, tool_rule
 from loopwarden.agents.spin.repeat_texts import step_text
 from loopwarden.agents.spin.signature import call_signature
 from loopwarden.errors import ConfigurationError
@@ -77,7 +79,20 @@ class LoopMonitor:
             )
         self.detectors: tuple[str, ...] = profile.detectors
         self.ladder = profile.ladder
-        self.uses_signature = any(REGISTRY[name].uses_signature for name in self.detectors)
+        self.gate = gates.load(self.settings.gate_model) if profile.gate else None
+        self.gate_threshold = (
+            self.settings.gate_threshold
+            if self.settings.gate_threshold is not None
+            else (self.gate.threshold if self.gate is not None else 0.0)
+        )
+        self.gate_tap: list[tuple[str, list[float]]] | None = None
+        """When a list: every step the gate scores, as (event id, model input) (training)."""
+        self.uses_features = self.gate is not None or any(
+            REGISTRY[name].uses_features for name in self.detectors
+        )
+        self.uses_signature = self.uses_features or any(
+            REGISTRY[name].uses_signature for name in self.detectors
+        )
 
     def observe(
         self,
@@ -117,6 +132,8 @@ class LoopMonitor:
         if said_by_counterpart(payload, cfg):
             # what the person said: not one of the agent's actions (no count, no window,
             # no ladder step, no reflection), so no detector sees it and no streak breaks
+            if self.uses_features:
+                state.step_history().hear()
             return self._applied(state, event, origin, Findings(ReflectionLevel.NONE))
         same_step = payload.response_id is not None and payload.response_id == state.response_id
         state.response_id = payload.response_id
@@ -150,12 +167,22 @@ class LoopMonitor:
             signature,
             event.result_key,
             same_step,
+            state.step_history().observe(event, signature, event.result_key)
+            if self.uses_features
+            else None,
         )
         found = []
         for name in self.detectors:
             finding = state.detector(name).observe(seen)
             if finding is not None:
                 found.append(finding)
+        if self.gate is not None and _polls(event, cfg):
+            # a polling call: only the rule that knows polls (poll_repeats) speaks
+            found = [f for f in found if not f.spin or f.kind in POLL_AWARE]
+        passed, decision = self._gated(seen, found)
+        if not passed:  # proposed, not shown (a rule the gate does not know is not its to stop)
+            known = self.gate.proposers if self.gate is not None else ()
+            found = [f for f in found if not (f.spin and f.kind in known)]
 
         level = decide_reflection_level(
             enabled=cfg.reflection_enabled and state.reflection_enabled is not False,
@@ -178,7 +205,7 @@ class LoopMonitor:
                 shown_spin = True
                 warning_level = raised(level, step)
                 findings.warnings.append(
-                    self._finding_warning(state, event, warning_level, finding, step)
+                    self._finding_warning(state, event, warning_level, finding, step, decision)
                 )
                 if step == "escalate":
                     findings.requests.append(self._semantic_request(state, event, level))
@@ -195,6 +222,22 @@ class LoopMonitor:
             findings.requests.append(self._completion_request(state, event, level))
 
         return self._applied(state, event, origin, findings)
+
+    def _gated(self, seen: Observation, found: list[Finding]) -> tuple[bool, JsonObject | None]:
+        """Whether the rules' proposals are shown, and the gate's record of it (None
+        when there is no gate or nothing was proposed)."""
+        gate = self.gate
+        if gate is None or seen.features is None:
+            return True, None
+        proposed = [f.kind for f in found if f.spin and f.kind in gate.proposers]
+        if not proposed:
+            return True, None
+        x = gate.vector(seen.features, proposed)
+        if self.gate_tap is not None:
+            self.gate_tap.append((seen.event.event_id, x))
+        score = gate.score(x)
+        passed = gate.trusted_proposed(x) or score >= self.gate_threshold
+        return passed, gate.explain(x, score, self.gate_threshold)
 
     @staticmethod
     def _applied(
@@ -237,6 +280,7 @@ class LoopMonitor:
         level: ReflectionLevel,
         finding: Finding,
         step: str | None = None,
+        decision: JsonObject | None = None,
     ) -> WarningRecord:
         return findings_builder.warning(
             kind=finding.kind,
@@ -256,6 +300,7 @@ class LoopMonitor:
             step=step,
             next_actions=("stop",) if step == "stop" else (),
             repeated=finding.repeated,
+            gate=decision if finding.spin else None,
         )
 
     def _request(
@@ -383,6 +428,17 @@ class LoopMonitor:
         if spin_reason:
             return list(texts.LAYER1_SUGGESTIONS[lang])
         return []
+
+
+POLL_AWARE = frozenset({"repeated_outcome"})
+"""Rules that count a polling call's repeats themselves (``detection.poll_repeats``)."""
+
+
+def _polls(event: ActionEvent, cfg: DetectionSettings) -> bool:
+    """A call that polls (``detection.tools`` says so, or it waits before it looks) or
+    that the user exempted."""
+    rule = tool_rule(event.payload, cfg.tools)
+    return rule == "exempt" or polls(event.payload, rule)
 
 
 def _with_step(text: str, language: str, step: str | None) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 from loopwarden.agents.spin.detector import REGISTRY, Detector
 from loopwarden.agents.spin.ladder import Ladder
+from loopwarden.agents.spin.step_features import StepHistory
 from loopwarden.schemas import codec
 from loopwarden.schemas.positions import AppliedPositions, Origin
 
@@ -46,6 +47,14 @@ class LoopState:
     position: a re-published id, not a replay)."""
     outage_failures: int = 0
     """Failures covered by a tool outage (the fleet role's): not counted against the agent."""
+    history: StepHistory | None = None
+    """The recent steps as keys, for the gate's features (None when the gate is off)."""
+
+    def step_history(self) -> StepHistory:
+        """The loop's step history (created on first use)."""
+        if self.history is None:
+            self.history = StepHistory()
+        return self.history
 
     def already_applied(self, origin: Origin) -> bool:
         """True when the event at ``origin`` was applied before (a replay)."""
@@ -86,6 +95,7 @@ class LoopState:
                 "ts": [self.first_seen, self.last_seen],
                 "dup": self.duplicates,
                 "out": self.outage_failures,
+                **({"sh": self.history.snapshot()} if self.history is not None else {}),
             }
         )
 
@@ -115,6 +125,7 @@ class LoopState:
             last_seen=last_seen,
             duplicates=raw.get("dup", 0),
             outage_failures=raw.get("out", 0),
+            history=StepHistory.restore(raw["sh"]) if "sh" in raw else None,
         )
 
     @staticmethod

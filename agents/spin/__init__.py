@@ -9,6 +9,7 @@ from loopwarden.agents.spin.code_edit import CodeEditSpin, CodeEditSpinDetector,
 from loopwarden.agents.spin.cycle import ActionCycle
 from loopwarden.agents.spin.failure import ActionFailed
 from loopwarden.agents.spin.failure_streak import FailureStreak
+from loopwarden.agents.spin.gate_proposals import FailureLineRepeat, OutcomeCycle
 from loopwarden.agents.spin.monologue import Monologue
 from loopwarden.agents.spin.no_progress import NoProgress
 from loopwarden.agents.spin.reference import (
@@ -32,12 +33,14 @@ __all__ = [
     "CodeEditSpin",
     "CodeEditSpinDetector",
     "EditSpin",
+    "FailureLineRepeat",
     "FailureStreak",
     "GeminiContentLoop",
     "GeminiToolLoop",
     "Monologue",
     "NoProgress",
     "OpenHandsStuck",
+    "OutcomeCycle",
     "RepeatedCall",
     "RepeatedFailure",
     "RepeatedMessage",

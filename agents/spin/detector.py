@@ -42,6 +42,9 @@ class Observation:
     same_step: bool = False
     """Another call of the model response the previous action came from (a parallel
     call): step-counting detectors do not count it again."""
+    features: list[float] | None = None
+    """The step's generic features (:mod:`~loopwarden.agents.spin.step_features`), when
+    the gate is on."""
 
     @property
     def failed(self) -> bool:
@@ -94,6 +97,8 @@ class Detector(ABC):
     """The warning kind of its findings (default: the name)."""
     uses_signature: ClassVar[bool] = False
     """Set when :attr:`Observation.signature` is read."""
+    uses_features: ClassVar[bool] = False
+    """Set when :attr:`Observation.features` is read (the loop keeps a step history)."""
 
     @abstractmethod
     def observe(self, seen: Observation) -> Finding | None:

@@ -1,6 +1,10 @@
 """Detection profiles: which detectors run, and whether the ladder shapes what is shown.
 
-``loops`` (the default) warns when an agent repeats a call and gets the same result
+``gated`` (the default) runs every repetition rule as a proposer and shows a finding
+only when the calibrated gate (:mod:`~loopwarden.agents.spin.gate`) scores its step
+at ``detection.gate_threshold`` or more, through the ladder; it is measured
+leave-one-kind-out over annotated real runs of ten agent kinds.
+``loops`` warns when an agent repeats a call and gets the same result
 again, or says the same thing again (:mod:`~loopwarden.agents.spin.repeated_outcome`,
 :mod:`~loopwarden.agents.spin.repeated_message`) and on Layer 3 edit spins, through the
 ladder; it was chosen by measuring against annotated loops in real agent runs
@@ -10,7 +14,7 @@ failed action, each on every action it fires. ``patterns`` warns only on literal
 no-progress patterns (same call and result, same call failing, cycles, Layer 3)
 through the ladder: it almost never fires on healthy runs, and on the labelled
 runs in ``benchmarks/README.md`` it almost never fires at all.
-``detection.detectors`` and ``detection.ladder`` override a profile's choices.
+``detection.detectors``, ``detection.ladder`` and ``detection.gate`` override a profile's choices.
 """
 
 from __future__ import annotations
@@ -26,9 +30,29 @@ class Profile:
 
     detectors: tuple[str, ...]
     ladder: bool
+    gate: bool = False
 
+
+PROPOSERS = (
+    "repeated_rejection",
+    "repeated_outcome",
+    "repeated_message",
+    "restated_message",
+    "code_edit",
+    "repeated_call",
+    "repeated_failure",
+    "action_cycle",
+    "failure_streak",
+    "monologue",
+    "no_progress",
+    "failure_line_repeat",
+    "outcome_cycle",
+)
+"""The rules that propose in the gated profile: every repetition rule, none of the
+seed's per-action ones (Layer 1 and a warning per failure) or the peers' rules."""
 
 PROFILES = {
+    "gated": Profile(PROPOSERS, ladder=True, gate=True),
     "loops": Profile(
         (
             "repeated_rejection",
@@ -57,4 +81,5 @@ def resolve(cfg: DetectionSettings) -> Profile:
     return Profile(
         cfg.detectors if cfg.detectors is not None else base.detectors,
         cfg.ladder if cfg.ladder is not None else base.ladder,
+        cfg.gate if cfg.gate is not None else base.gate,
     )

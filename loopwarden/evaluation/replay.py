@@ -24,13 +24,27 @@ class Shown:
     warning: Mapping[str, Any]
 
 
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """A step the gate scored: its line in the run's file, its position, the model input."""
+
+    line: int
+    position: int
+    x: list[float]
+
+
 def warnings_of(
     settings: Settings,
     runs: Iterable[Run],
     progress: Callable[[Run], None] | None = None,
+    tap: dict[str, list[Scored]] | None = None,
 ) -> dict[str, list[Shown]]:
-    """Every warning the monitor shows, per run, positioned in the run's file."""
+    """Every warning the monitor shows, per run, positioned in the run's file. With
+    ``tap``, every step the gate scores is added to it, per run (for training)."""
     processor = RecordProcessor.for_settings(settings)
+    gate_tap: list[tuple[str, list[float]]] | None = None
+    if tap is not None:
+        gate_tap = processor.monitor.gate_tap = []
     shown: dict[str, list[Shown]] = {}
     for run in runs:
         states: dict[str, Any] = {}
@@ -45,6 +59,10 @@ def warnings_of(
             source = SourcePosition("dataset", 0, line)
             outcome = processor.process(codec.dumps(envelope), None, source, states.get)
             states.update(outcome.states)
+            if gate_tap:
+                scored = tap.setdefault(run.loop_id, [])  # type: ignore[union-attr]
+                scored.extend(Scored(line, position, x) for _id, x in gate_tap)
+                gate_tap.clear()
             for warning in outcome.warnings:
                 where = positions.get(warning["trigger_event_id"], position)
                 found.append(Shown(where, warning["kind"], warning.get("step"), warning))

@@ -159,12 +159,28 @@ class DetectionSettings(BaseModel):
         r"|\b[0-9a-f]{16,}\b",
         description="Parts of parameter values masked when comparing calls (ids, times).",
     )
-    profile: Literal["loops", "seed", "patterns", "openhands", "gemini-cli", "roo-code"] = Field(
-        "loops",
-        description="loops: repeated outcomes, messages and restated messages, laddered "
-        "(the default, tuned leave-one-source-out: docs/detection.md); seed: seed 000 "
-        "exactly; patterns: literal no-progress patterns, laddered; openhands, gemini-cli, "
-        "roo-code: those tools' own rules, for comparison.",
+    profile: Literal[
+        "gated", "loops", "seed", "patterns", "openhands", "gemini-cli", "roo-code"
+    ] = Field(
+        "gated",
+        description="gated (the default): every repetition rule proposes and the calibrated "
+        "gate decides, laddered (measured leave-one-kind-out: docs/detection.md); loops: "
+        "repeated outcomes, messages and restated messages, laddered, no gate; seed: seed "
+        "000 exactly; patterns: literal no-progress patterns, laddered; openhands, "
+        "gemini-cli, roo-code: those tools' own rules, for comparison.",
+    )
+    gate: bool | None = Field(
+        None, description="Override the profile's gate (on in gated): rules propose, it decides."
+    )
+    gate_threshold: float | None = Field(
+        None,
+        ge=0.0,
+        le=1.0,
+        description="The gate's score (a calibrated probability that the step is in a loop) "
+        "a finding needs to be shown; default: the model's own, chosen leave-one-kind-out.",
+    )
+    gate_model: str | None = Field(
+        None, description="Path of a gate model (JSON); default: the shipped one."
     )
     detectors: tuple[str, ...] | None = Field(
         None, description="Override the profile's detectors (names, in order; agents/spin/)."

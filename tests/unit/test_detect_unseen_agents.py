@@ -30,6 +30,10 @@ def shell(command: str, result: str, n: int, **extra) -> dict:
     }
 
 
+RULES_ALONE = {"LOOPWARDEN_DETECTION__PROFILE": "loops"}
+"""The loops profile: the rules alone, each shown when it fires (no gate)."""
+THINK = {"action_type": "think", "params": {"thought": "recompute"}}
+
 KUBECTL = "kubectl get deploy web"
 TABLE = "NAME   READY   UP-TO-DATE   AVAILABLE   AGE\nweb    {}/3     3            {}           {}s"
 
@@ -146,13 +150,24 @@ def test_the_same_booking_refused_twice_for_one_reason_is_warned_when_marked_rej
     plain = [booking(1, 957, success=False), think, booking(2, 972, success=False)]
     assert detect(*plain) == []  # two failures of a varied call: not yet a loop
     refused = [booking(1, 957, rejected=True), think, booking(2, 972, rejected=True)]
-    warned = detect(*refused)
+    assert detect(*refused) == []  # the gate (default): two refusals are often recovered from
+    warned = detect(*refused, env=RULES_ALONE)
     assert [(w["kind"], w["trigger_event_id"]) for w in warned] == [("repeated_rejection", "b2")]
     assert "total price is 1002" in warned[0]["timeline_message"]
     other = {**booking(2, 972, "bo", rejected=True)}
     other["params"] = {**other["params"], "flight": "HAT101"}
     others = [booking(1, 957, "ana", rejected=True), think, other]
-    assert detect(*others) == []  # two customers' bookings: two attempts
+    assert detect(*others, env=RULES_ALONE) == []  # two customers' bookings: two attempts
+
+
+def test_a_booking_refused_a_third_time_is_warned_marked_or_not():
+    for mark in ({"rejected": True}, {"success": False}):
+        events = []
+        for n in range(1, 4):
+            events += [booking(n, 950 + 7 * n, **mark), {"event_id": f"t{n}", **THINK}]
+        warned = detect(*events)
+        assert triggers(warned) == ["t3"], mark  # the third refusal, then the same thought
+        assert warned[0]["gate"]["score"] >= 0.0
 
 
 def test_a_reply_format_refused_three_times_running_is_warned():
@@ -165,7 +180,10 @@ def test_a_reply_format_refused_three_times_running_is_warned():
             "result": f"Please always provide EXACTLY ONE action, found {blocks} actions.",
         }
 
-    assert triggers(detect(refused(1, 3), refused(2, 2), refused(3, 5))) == ["f3"]
+    three = [refused(1, 3), refused(2, 2), refused(3, 5)]
+    assert triggers(detect(*three, env=RULES_ALONE)) == ["f3"]
+    assert detect(*three) == []  # the gate waits for a fourth
+    assert triggers(detect(*three, refused(4, 2))) == ["f4"]
     spread = [refused(1, 3), shell("ls", "a b", 1), shell("ls src", "c", 2), refused(2, 2)]
     spread += [shell("cat a", "x", 3), refused(3, 5)]
     assert detect(*spread) == []  # one now and then is recovered from

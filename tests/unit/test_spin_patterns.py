@@ -10,6 +10,7 @@ import pytest
 from loopwarden.agents.monitor.loop_monitor import LoopMonitor
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.agents.spin.cycle import cycle_period
+from loopwarden.agents.spin.profiles import PROPOSERS
 from loopwarden.agents.spin.signature import call_signature
 from loopwarden.errors import ConfigurationError
 from loopwarden.schemas.events import ActionEvent, validate_action
@@ -176,8 +177,11 @@ def test_the_ladder_state_survives_a_snapshot():
 
 def test_profiles_and_unknown_detectors():
     default = LoopMonitor(DetectionSettings())
-    assert default.ladder
-    assert default.detectors == (
+    assert default.ladder and default.gate is not None
+    assert default.detectors == PROPOSERS
+    loops = LoopMonitor(DetectionSettings(profile="loops"))
+    assert loops.ladder and loops.gate is None
+    assert loops.detectors == (
         "repeated_rejection",
         "repeated_outcome",
         "repeated_message",

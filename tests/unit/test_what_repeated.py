@@ -105,7 +105,7 @@ def test_a_refusal_names_the_call_and_its_reason():
         }
         for n in range(2)
     ]
-    (refused,) = warned(calls)
+    (refused,) = warned(calls, env={"LOOPWARDEN_DETECTION__PROFILE": "loops"})  # the rule alone
     assert (
         "book_reservation has refused your call (`user_id='u1', amount=951`) 2 times"
         in (refused["timeline_message"])
