@@ -41,15 +41,16 @@ PROPOSERS = (
     "code_edit",
     "repeated_call",
     "repeated_failure",
+    "failure_line_repeat",
     "action_cycle",
+    "outcome_cycle",
     "failure_streak",
     "monologue",
     "no_progress",
-    "failure_line_repeat",
-    "outcome_cycle",
 )
 """The rules that propose in the gated profile: every repetition rule, none of the
-seed's per-action ones (Layer 1 and a warning per failure) or the peers' rules."""
+seed's per-action ones (Layer 1 and a warning per failure) or the peers' rules. The
+order is the order their texts are preferred in (the most specific first)."""
 
 PROFILES = {
     "gated": Profile(PROPOSERS, ladder=True, gate=True),

@@ -213,3 +213,56 @@ def test_an_edit_refused_for_the_same_syntax_error_is_warned():
     # applied edits of those lines are work on them, not attempts refused
     applied = [{**edit(n, t), "success": True, "result": "ok"} for n, t in enumerate(attempts)]
     assert [w for w in detect(*applied) if w["kind"] == "repeated_outcome"] == []
+
+
+# issue 69: the cases a new user tried, on the default (gated) profile, without `rejected`
+
+
+def test_an_edit_refused_five_times_for_one_syntax_error_is_warned_unmarked():
+    edits = [
+        {
+            "event_id": f"x{i}",
+            "action_type": "edit",
+            "params": {"file": "a.py", "start": 5, "end": 7, "text": f"    return x+{i}"},
+            "success": False,
+            "result": "Your proposed edit has introduced new syntax error(s).\n"
+            f"- E999 SyntaxError: invalid syntax\n{5 + i}: return x+{i}",
+        }
+        for i in range(5)
+    ]
+    warned = detect(*edits)
+    assert triggers(warned) == ["x4"]
+    assert warned[0]["gate"]["score"] >= warned[0]["gate"]["threshold"]
+
+
+def test_a_booking_retried_with_a_flight_swapped_is_warned_unmarked():
+    events = []
+    for i, flight in enumerate(["HAT030", "HAT031", "HAT030", "HAT032"]):
+        events.append(
+            {
+                "event_id": f"b{i}",
+                "action_type": "update_reservation_flights",
+                "params": {"reservation_id": "ZFA04Y", "flights": [{"flight_number": flight}]},
+                "success": False,
+                "result": f"Error: flight {flight} not available on date 2024-05-13",
+            }
+        )
+        events.append(
+            {
+                "event_id": f"m{i}",
+                "action_type": "respond",
+                "turn": "message",
+                "result": f"Let me try another flight for you, attempt {i}.",
+            }
+        )
+    warned = detect(*events)
+    assert triggers(warned)[:1] == ["m2"]  # by the third refusal of the same kind
+    assert warned[0]["gate"]["score"] >= 0.0
+
+
+def test_a_rollout_stuck_at_zero_is_warned_once_not_told_to_change_course():
+    events = [shell(KUBECTL, TABLE.format(0, 0, 10 + 5 * i), i) for i in range(4)]
+    warned = detect(*events)
+    assert triggers(warned) == ["e2"]
+    assert [w["step"] for w in warned] == ["warn"]
+    assert "change course" not in warned[0]["timeline_message"].lower()

@@ -363,6 +363,10 @@ export interface LoopWarning {
    */
   repeated?: Repeated | null;
   /**
+   * The gate's decision (gated profile): in the record, not the text.
+   */
+  gate?: GateDecision | null;
+  /**
    * W3C trace context of the event that caused it (link your next span).
    */
   trace_context?: {
@@ -431,6 +435,36 @@ export interface Repeated {
    * Who repeated it (the event's agent).
    */
   agent?: string | null;
+}
+/**
+ * What the calibrated gate saw when it let a rule's finding through.
+ *
+ * This interface was referenced by `TopicRecords`'s JSON-Schema
+ * via the `definition` "GateDecision".
+ */
+export interface GateDecision {
+  /**
+   * Calibrated probability that the step is in a loop.
+   */
+  score: number;
+  /**
+   * The score a finding needed.
+   */
+  threshold: number;
+  /**
+   * The gate model's id (its training run).
+   */
+  model: string;
+  /**
+   * Shown because a trusted rule proposed it, whatever the score.
+   */
+  trusted?: boolean;
+  /**
+   * The features that moved the score most: their signed contributions to the log-odds.
+   */
+  features: {
+    [k: string]: number;
+  };
 }
 /**
  * One finding about a family: who loops, what the family was told.
