@@ -7,7 +7,8 @@ own process, the variants alternated ``--reps`` times (the machine is shared: co
 medians of the same run). Variants: this install with its compiled paths, and with
 ``LOOPWARDEN_NO_EXTENSIONS=1``; ``--tree NAME=PATH`` adds another checkout (a folder
 laid out as an installed ``loopwarden`` package, put first on ``PYTHONPATH``), e.g. the
-commit work started from. ``--with-fleet``: the fleet role's processor reads each
+commit work started from. ``--profile NAME`` adds the compiled paths with another detection profile (the gate's
+cost: ``--profile loops --profile gated``). ``--with-fleet``: the fleet role's processor reads each
 record after the monitor, as in a worker running both (they share its decoding).
 Prints a table and writes JSON to ``benchmarks/results/``.
 
@@ -85,11 +86,22 @@ def main() -> int:
         action="store_true",
         help="the fleet reads each record after the monitor, as in a worker with both roles",
     )
+    parser.add_argument(
+        "--profile",
+        action="append",
+        default=[],
+        help="also run the compiled paths with this detection profile (e.g. loops, gated)",
+    )
     args = parser.parse_args()
     variants: dict[str, dict[str, str]] = {
         "compiled": {"LOOPWARDEN_NO_EXTENSIONS": "0"},
         "pure-python": {"LOOPWARDEN_NO_EXTENSIONS": "1"},
     }
+    for profile in args.profile:
+        variants[f"compiled, {profile}"] = {
+            "LOOPWARDEN_NO_EXTENSIONS": "0",
+            "LOOPWARDEN_DETECTION__PROFILE": profile,
+        }
     for tree in args.tree:
         name, _, path = tree.partition("=")
         variants[name] = {"PYTHONPATH": path, "LOOPWARDEN_NO_EXTENSIONS": "0"}
