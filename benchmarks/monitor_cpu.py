@@ -7,9 +7,10 @@ own process, the variants alternated ``--reps`` times (the machine is shared: co
 medians of the same run). Variants: this install with its compiled paths, and with
 ``LOOPWARDEN_NO_EXTENSIONS=1``; ``--tree NAME=PATH`` adds another checkout (a folder
 laid out as an installed ``loopwarden`` package, put first on ``PYTHONPATH``), e.g. the
-commit work started from. ``--profile NAME`` adds the compiled paths with another detection profile (the gate's
-cost: ``--profile loops --profile gated``). ``--with-fleet``: the fleet role's processor reads each
-record after the monitor, as in a worker running both (they share its decoding).
+commit work started from. ``--profile NAME`` adds the compiled paths with another
+detection profile (the gate's cost: ``--profile loops --profile gated``).
+``--with-fleet``: the fleet role's processor reads each record after the monitor, as in
+a worker running both (they share its decoding).
 Prints a table and writes JSON to ``benchmarks/results/``.
 
     .venv/bin/python benchmarks/monitor_cpu.py --reps 5
