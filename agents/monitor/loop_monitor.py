@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loopwarden.agents import findings as findings_builder
+from loopwarden.agents.monitor.gating import Gating
 from loopwarden.agents.monitor.lessons import lesson
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.agents.provenance import monitor_stamp
@@ -25,13 +26,12 @@ from loopwarden.agents.reflection.levels import (
     memory_budget_bytes,
     memory_query,
 )
-from loopwarden.agents.spin import gate as gates
 from loopwarden.agents.spin import texts
 from loopwarden.agents.spin.code_edit import edit_record
 from loopwarden.agents.spin.detector import REGISTRY, Finding, Observation, said_by_counterpart
+from loopwarden.agents.spin.gate import GateModel
 from loopwarden.agents.spin.ladder import raised
 from loopwarden.agents.spin.profiles import resolve as resolve_profile
-from loopwarden.agents.spin.progress import polls, tool_rule
 from loopwarden.agents.spin.repeat_texts import step_text
 from loopwarden.agents.spin.signature import call_signature
 from loopwarden.errors import ConfigurationError
@@ -79,20 +79,18 @@ class LoopMonitor:
             )
         self.detectors: tuple[str, ...] = profile.detectors
         self.ladder = profile.ladder
-        self.gate = gates.load(self.settings.gate_model) if profile.gate else None
-        self.gate_threshold = (
-            self.settings.gate_threshold
-            if self.settings.gate_threshold is not None
-            else (self.gate.threshold if self.gate is not None else 0.0)
-        )
-        self.gate_tap: list[tuple[str, list[float]]] | None = None
-        """When a list: every step the gate scores, as (event id, model input) (training)."""
-        self.uses_features = self.gate is not None or any(
+        self.gating = Gating(self.settings) if profile.gate else None
+        self.uses_features = self.gating is not None or any(
             REGISTRY[name].uses_features for name in self.detectors
         )
         self.uses_signature = self.uses_features or any(
             REGISTRY[name].uses_signature for name in self.detectors
         )
+
+    @property
+    def gate(self) -> GateModel | None:
+        """The gate model in use (None: the profile has no gate)."""
+        return self.gating.gate if self.gating is not None else None
 
     def observe(
         self,
@@ -176,13 +174,9 @@ class LoopMonitor:
             finding = state.detector(name).observe(seen)
             if finding is not None:
                 found.append(finding)
-        if self.gate is not None and _polls(event, cfg):
-            # a polling call: only the rule that knows polls (poll_repeats) speaks
-            found = [f for f in found if not f.spin or f.kind in POLL_AWARE]
-        passed, decision = self._gated(seen, found)
-        if not passed:  # proposed, not shown (a rule the gate does not know is not its to stop)
-            known = self.gate.proposers if self.gate is not None else ()
-            found = [f for f in found if not (f.spin and f.kind in known)]
+        decision = None
+        if self.gating is not None:
+            found, decision = self.gating.decide(seen, found)
 
         level = decide_reflection_level(
             enabled=cfg.reflection_enabled and state.reflection_enabled is not False,
@@ -222,22 +216,6 @@ class LoopMonitor:
             findings.requests.append(self._completion_request(state, event, level))
 
         return self._applied(state, event, origin, findings)
-
-    def _gated(self, seen: Observation, found: list[Finding]) -> tuple[bool, JsonObject | None]:
-        """Whether the rules' proposals are shown, and the gate's record of it (None
-        when there is no gate or nothing was proposed)."""
-        gate = self.gate
-        if gate is None or seen.features is None:
-            return True, None
-        proposed = [f.kind for f in found if f.spin and f.kind in gate.proposers]
-        if not proposed:
-            return True, None
-        x = gate.vector(seen.features, proposed)
-        if self.gate_tap is not None:
-            self.gate_tap.append((seen.event.event_id, x))
-        score = gate.score(x)
-        passed = gate.trusted_proposed(x) or score >= self.gate_threshold
-        return passed, gate.explain(x, score, self.gate_threshold)
 
     @staticmethod
     def _applied(
@@ -428,17 +406,6 @@ class LoopMonitor:
         if spin_reason:
             return list(texts.LAYER1_SUGGESTIONS[lang])
         return []
-
-
-POLL_AWARE = frozenset({"repeated_outcome"})
-"""Rules that count a polling call's repeats themselves (``detection.poll_repeats``)."""
-
-
-def _polls(event: ActionEvent, cfg: DetectionSettings) -> bool:
-    """A call that polls (``detection.tools`` says so, or it waits before it looks) or
-    that the user exempted."""
-    rule = tool_rule(event.payload, cfg.tools)
-    return rule == "exempt" or polls(event.payload, rule)
 
 
 def _with_step(text: str, language: str, step: str | None) -> str:

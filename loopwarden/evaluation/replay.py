@@ -43,8 +43,9 @@ def warnings_of(
     ``tap``, every step the gate scores is added to it, per run (for training)."""
     processor = RecordProcessor.for_settings(settings)
     gate_tap: list[tuple[str, list[float]]] | None = None
-    if tap is not None:
-        gate_tap = processor.monitor.gate_tap = []
+    gating = processor.monitor.gating
+    if tap is not None and gating is not None:
+        gate_tap = gating.tap = []
     shown: dict[str, list[Shown]] = {}
     for run in runs:
         states: dict[str, Any] = {}

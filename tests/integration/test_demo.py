@@ -50,7 +50,9 @@ def test_demo_runs_start_to_finish(tmp_path):
     out = result.stdout
     # the spinner's four ladder steps, the failing deploy, the edit spin, and the family
     # of delegated runs (five loops warned then stopped, a sixth stopped): all as offline
-    assert "17/17 detector warnings received, each as the detectors give it offline" in out
+    # (issue 69, the gated profile: the edit-looper's edit → same test result cycle is
+    # warned, escalated and made final: three warnings where Layer 3 alone gave one)
+    assert "19/19 detector warnings received, each as the detectors give it offline" in out
     assert "family-planner: 2 warning(s), delegation_cycle: warn → stop; as expected" in out
     assert "family-researcher-5: 1 warning(s), delegation_cycle: stop; as expected" in out
     assert "2 dead letters" in out
@@ -74,7 +76,9 @@ def test_demo_runs_start_to_finish(tmp_path):
         "you have called shell (`./deploy.sh --prod`) 3 times and it failed the same way each "
         "time: “permission denied: ./deploy.sh”"
     ) in out
-    assert "[CODE EDIT SPIN WARNING]" in out
+    # the edit-looper: its edit → the same test result cycle is seen before the third
+    # small edit of the region (Layer 3), so the ladder's first step names the cycle
+    assert "a cycle of 2 calls repeated 3 times: modify_code → run_tests" in out
     assert "dead letter (validation)" in out and "dead letter (too_large)" in out
     # issue 47 item 12: the header's words are explained, and a family finding every live
     # loop of the family hears is said once per step, not once per loop (11 lines)
