@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from loopwarden.agents.spin.gate import load as load_gate
+from loopwarden.agents.spin.profiles import resolve as resolve_profile
 from loopwarden.schemas.provenance import flat_settings, produced_by
 from loopwarden.settings import (
     AnalystSettings,
@@ -18,7 +20,7 @@ from loopwarden.settings import (
     GuardrailSettings,
 )
 
-MONITOR_LOGIC_VERSION = 5
+MONITOR_LOGIC_VERSION = 6
 """2: a loop idle longer than ``limits.idle_loop_ttl_s`` starts afresh when its next event
 is applied (event time); before, a wall-clock sweep decided it. 3: detectors and
 profiles; warnings carry ``step`` and an edit's ``file`` (the seed profile decides as
@@ -26,7 +28,9 @@ before). 4: calls compare strings with whitespace runs and quote marks made alik
 only request ids are volatile keys; laddered warnings say their step in words. 5: refused
 calls (``rejected``) and the counterpart's turns, progress that is not a repeat, a run's
 end inside a restating streak; warnings carry ``repeated`` and are written from it; a
-long result keeps its end."""
+long result keeps its end. 6: the gated profile is the default (rules propose, a
+calibrated gate decides); the gate model's id is part of the settings stamped
+(``detection.gate_model_id``), so a replay with another model says so."""
 
 GUARDRAILS_LOGIC_VERSION = 1
 ANALYST_LOGIC_VERSION = 2
@@ -42,6 +46,10 @@ def monitor_stamp(
 ) -> dict[str, Any]:
     """What decides the monitor's warnings and reflection requests (TTL None: never)."""
     values = flat_settings("detection", detection)
+    if resolve_profile(detection).gate:
+        values["detection.gate_model_id"] = str(
+            load_gate(detection.gate_model).trained_on.get("id")
+        )
     values["limits.idle_loop_ttl_s"] = _ttl(idle_loop_ttl_s)
     values["limits.max_event_bytes"] = max_event_bytes
     return produced_by("monitor", MONITOR_LOGIC_VERSION, values)
