@@ -41,6 +41,12 @@ def stamps_of(outputs: Iterable[Any]) -> dict[str, dict[str, Any]]:
     }
 
 
+FACTS = frozenset({"detection.gate_model_id"})
+"""What a stamp records beside the settings (the gate model's id): part of its
+fingerprint, so a replay with another model shows as settings that differ, never
+adopted as a setting."""
+
+
 def with_recorded(
     settings: Settings, stamps: dict[str, dict[str, Any]]
 ) -> tuple[Settings, list[str]]:
@@ -50,6 +56,8 @@ def with_recorded(
     unknown: list[str] = []
     for stamp in stamps.values():
         for name, value in stamp["settings"].items():
+            if name in FACTS:
+                continue  # stamped beside the settings, not one of them
             section, _, field = name.partition(".")
             if (
                 section not in SECTIONS
