@@ -94,7 +94,7 @@ class Run:
         before it."""
         out, position = [], -1
         for event in self.events:
-            if not _heard(event):
+            if not heard(event):
                 position += 1
             out.append(max(position, 0))
         return out
@@ -102,10 +102,11 @@ class Run:
     @property
     def actions(self) -> int:
         """The agent's actions (the counterpart's turns are not)."""
-        return sum(1 for event in self.events if not _heard(event))
+        return sum(1 for event in self.events if not heard(event))
 
 
-def _heard(event: dict[str, Any]) -> bool:
+def heard(event: dict[str, Any]) -> bool:
+    """A counterpart's turn (the person, the calling agent), not one of the agent's actions."""
     return event.get("turn") == "counterpart" or (
         event.get("turn") == "message" and "iteration" not in event
     )

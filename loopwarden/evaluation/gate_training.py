@@ -29,7 +29,7 @@ from typing import Any
 from loopwarden.agents.spin.gate import PROPOSED, GateModel, Tree, load
 from loopwarden.agents.spin.ladder import Ladder
 from loopwarden.agents.spin.step_features import MONOTONE
-from loopwarden.evaluation.dataset import Run
+from loopwarden.evaluation.dataset import Run, heard
 from loopwarden.evaluation.replay import Scored, warnings_of
 from loopwarden.evaluation.scoring import Figures, score
 from loopwarden.evaluation.tuning import objective
@@ -174,9 +174,7 @@ def shown_positions(
     shown = []
     where = run.positions
     for line, event in enumerate(run.events):
-        if event.get("turn") == "counterpart" or (
-            event.get("turn") == "message" and "iteration" not in event
-        ):
+        if heard(event):
             continue
         if ladder.step(line in passed, cfg) is not None:
             shown.append(where[line])

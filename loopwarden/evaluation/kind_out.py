@@ -91,7 +91,7 @@ _RENDITIONS: list[training.Rendition] = []
 
 
 def _fold(held_out: str) -> tuple[str, GateModel]:
-    kinds = sorted({run.source for run in _RENDITIONS[0].runs})
+    kinds = kinds_of(_RENDITIONS)
     cfg = Settings().detection
     return held_out, training.trained(_RENDITIONS, [k for k in kinds if k != held_out], cfg)
 
@@ -113,7 +113,7 @@ def folds_of(
     items: list[training.Rendition], jobs: int, progress: Callable[[str], None] | None = None
 ) -> dict[str, GateModel]:
     """Per kind, the gate trained on the other kinds (``jobs`` processes)."""
-    kinds = sorted({run.source for run in items[0].runs})
+    kinds = kinds_of(items)
     _RENDITIONS[:] = items
     out: dict[str, GateModel] = {}
     if jobs <= 1:
@@ -192,4 +192,5 @@ def headline(
 
 
 def kinds_of(items: Sequence[training.Rendition]) -> list[str]:
+    """The kinds of agent (sources) the runs hold, sorted."""
     return sorted({run.source for run in items[0].runs})
