@@ -21,6 +21,7 @@ from loopwarden.schemas.memory import MemoryWrite
 from loopwarden.schemas.memory_outcomes import MaintenanceReport, MemoryOutcome
 from loopwarden.schemas.reflection import Reflection, ReflectionRequest
 from loopwarden.schemas.tasks import Advice, TaskEnd, TaskStart
+from loopwarden.schemas.verdicts import Verdict
 from loopwarden.schemas.warnings import LoopWarning
 
 ActionsRecord = ActionEvent | TaskStart | TaskEnd
@@ -43,6 +44,7 @@ TOPIC_RECORDS: dict[str, tuple[Any, str]] = {
     "memory_lessons": (MemoryWrite, "out"),
     "memory_outcomes": (MemoryOutcomesRecord, "out"),
     "advice": (Advice, "out"),
+    "verdicts": (Verdict, "out"),
 }
 """Topic role → (the model of its records, ``in``: the worker reads it / ``out``: writes it).
 A topic the worker reads may be written by it too (loop completions: the analyst's

@@ -232,3 +232,16 @@ class MemoryOutcomeRecord(TypedDict):
     trust: NotRequired[float]
     checks: NotRequired[str]
     reason: NotRequired[str]
+
+
+class VerdictRecord(TypedDict):
+    """A role's answer to one action event (verdicts topic; model: ``Verdict``)."""
+
+    schema_version: int
+    type: Literal["verdict"]
+    loop_id: str
+    event_id: str
+    role: str
+    warnings: int
+    roles: list[str]
+    at: float

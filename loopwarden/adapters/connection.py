@@ -7,6 +7,11 @@ first event of a loop on it goes out, so no verdict on that event is missed — 
 soon as the loop is watched (an event with no action type: follow only), so a loop
 that is told something before its first event (a root whose first tool call is the
 delegation its family is warned for) hears it.
+
+The verdicts topic's partition of the loop is followed the same way (unless
+``adapters.verdicts`` is off, or the worker's cluster has no verdicts topic yet): the
+worker's answer to each event (:mod:`loopwarden.schemas.verdicts`) ends the guard's
+wait before the next model call as soon as the worker is done with the event.
 """
 
 from __future__ import annotations
@@ -19,12 +24,12 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 
-from loopwarden.errors import LoopwardenError
+from loopwarden.errors import LoopwardenError, PublishError
 from loopwarden.settings import Settings
 from loopwarden.streams.client.event_builder import make_action_event
 from loopwarden.streams.client.inbox import WarningInbox, is_stop
 from loopwarden.streams.client.publisher import AsyncPublisher, default_partition
-from loopwarden.streams.client.subscriber import WarningSubscriber
+from loopwarden.streams.client.subscriber import VerdictSubscriber, WarningSubscriber
 
 log = logging.getLogger("loopwarden.adapters")
 
@@ -50,7 +55,10 @@ class Connection:
         self.inbox = inbox
         self.publisher = AsyncPublisher(settings, bootstrap_servers=bootstrap_servers)
         self.followed: dict[int, tuple[WarningSubscriber, asyncio.Task[None]]] = {}
+        self.verdicts_followed: dict[int, tuple[VerdictSubscriber, asyncio.Task[None]]] = {}
         self._warning_partitions = 0
+        self._verdict_partitions = 0
+        """0: no verdicts followed (off, or the topic does not exist)."""
         self._failed: asyncio.Future[None] | None = None
 
     async def open(self) -> None:
@@ -58,8 +66,20 @@ class Connection:
         self._failed = asyncio.get_running_loop().create_future()
         await self.publisher.start()
         try:
-            topic = self.settings.topics.warnings
-            self._warning_partitions = len(await self.publisher.topic_partitions(topic))
+            topics = self.settings.topics
+            self._warning_partitions = len(await self.publisher.topic_partitions(topics.warnings))
+            if self.settings.adapters.verdicts:
+                try:
+                    verdicts = await self.publisher.topic_partitions(topics.verdicts)
+                except PublishError:
+                    verdicts = []
+                self._verdict_partitions = len(verdicts)
+                if not verdicts:
+                    log.info(
+                        "loopwarden: no topic %r: the guard waits for warnings only "
+                        "(a worker of this version creates it)",
+                        topics.verdicts,
+                    )
         except BaseException:
             await self.publisher.stop()
             raise
@@ -68,6 +88,8 @@ class Connection:
         """Follow the loop's warning partition if needed, then publish the event."""
         loop_id, action_type, payload, caller_context = event
         await self.follow(self.partition_of(loop_id))
+        if self._verdict_partitions:
+            await self.follow_verdicts(self.verdict_partition_of(loop_id))
         if action_type is None or caller_context is None:
             return  # a loop watched before its first event: followed, nothing to send
         token = otel_context.attach(caller_context)  # stamped as if sent from the caller
@@ -81,6 +103,32 @@ class Connection:
     def partition_of(self, loop_id: str) -> int:
         """The warnings topic's partition of ``loop_id``'s warnings."""
         return default_partition(loop_id.encode(), self._warning_partitions)
+
+    def verdict_partition_of(self, loop_id: str) -> int:
+        """The verdicts topic's partition of ``loop_id``'s verdicts."""
+        return default_partition(loop_id.encode(), self._verdict_partitions)
+
+    def follows(self, loop_id: str) -> bool:
+        """The loop's warnings (and verdicts, when followed at all) are followed."""
+        if self.partition_of(loop_id) not in self.followed:
+            return False
+        return not self._verdict_partitions or (
+            self.verdict_partition_of(loop_id) in self.verdicts_followed
+        )
+
+    async def follow_verdicts(self, partition: int) -> None:
+        """Read the verdicts of ``partition`` from its end on (once per connection)."""
+        if partition in self.verdicts_followed:
+            return
+        subscriber = VerdictSubscriber(
+            self.settings, bootstrap_servers=self.bootstrap_servers, partition=partition
+        )
+        await subscriber.start()
+        task = asyncio.create_task(self._read_verdicts(subscriber))
+        task.add_done_callback(self._ended)
+        self.verdicts_followed[partition] = (subscriber, task)
+        if self.on_follow is not None:
+            self.on_follow()
 
     async def follow(self, partition: int) -> None:
         """Read the warnings of ``partition`` from its end on (once per connection)."""
@@ -115,12 +163,17 @@ class Connection:
 
     async def close(self) -> None:
         """Stop the followers and the publisher."""
-        for subscriber, task in self.followed.values():
+        followers: list[tuple[Any, asyncio.Task[None]]] = [
+            *self.followed.values(),
+            *self.verdicts_followed.values(),
+        ]
+        for subscriber, task in followers:
             task.cancel()
             with contextlib.suppress(BaseException):
                 await task
             await subscriber.stop()
         self.followed.clear()
+        self.verdicts_followed.clear()
         with contextlib.suppress(Exception):
             await self.publisher.stop()
 
@@ -128,6 +181,10 @@ class Connection:
         async for warning in subscriber:
             if self.inbox.add(warning) and is_stop(warning):
                 log.warning("loopwarden: stop recommended for loop %s", warning.loop_id)
+
+    async def _read_verdicts(self, subscriber: VerdictSubscriber) -> None:
+        async for verdict in subscriber:
+            self.inbox.answer(verdict)
 
     def _ended(self, task: asyncio.Task[None]) -> None:
         if task.cancelled() or self._failed is None or self._failed.done():

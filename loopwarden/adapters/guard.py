@@ -121,9 +121,7 @@ class LoopGuard:
 
         def followed() -> bool:
             connection = self._connection
-            return connection is not None and (
-                connection.partition_of(loop_id) in connection.followed
-            )
+            return connection is not None and connection.follows(loop_id)
 
         with self._following:
             return self._following.wait_for(followed, timeout_s)

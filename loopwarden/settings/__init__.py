@@ -351,6 +351,7 @@ class Settings(BaseSettings):
                 "fleet_reroute": f"{tag}.fleet-reroute",
                 "fleet_warnings": f"{tag}.fleet-warnings",
                 "tool_outages": f"{tag}.tool-outages",
+                "verdicts": f"{tag}.verdicts",
                 "partitions": partitions or self.topics.partitions,
             }
         )

@@ -22,6 +22,14 @@ class AdapterSettings(BaseModel):
         "(none at 0), every run stopped by its 10th call (none at 0). 0: never wait "
         "(warnings then reach a fast agent calls later).",
     )
+    verdicts: bool = Field(
+        True,
+        description="The worker answers every action event with a verdict (how many "
+        "warnings each answering role sent about it, maybe none) on the verdicts topic, "
+        "and the guards end their wait on it: a healthy step waits as long as the worker "
+        "takes, not verdict_wait_ms. False: no verdicts sent, the guards wait for a "
+        "warning or the bound (as before verdicts existed).",
+    )
     shown_warnings: int = Field(
         3,
         ge=1,

@@ -58,6 +58,11 @@ class TopicSettings(BaseModel):
         description="Tool outage notices (keyed by tool), which every monitor follows: a "
         "failure an outage covers is not counted against the agent.",
     )
+    verdicts: str = Field(
+        "loopwarden.verdicts",
+        description="Every action event's verdict (how many warnings each answering role "
+        "sent about it, maybe none), keyed by loop id: what the guards end their wait on.",
+    )
     partitions: int = Field(8, ge=1)
     lessons_partitions: int = Field(
         1,
@@ -92,6 +97,12 @@ class TopicSettings(BaseModel):
         description="retention.ms of memory_writes and memory_lessons: -1, for ever. They "
         "are the record a LanceDB store is rebuilt from (`loopwarden memory rebuild`); not "
         "compacted, since writes keyed by scope share a key (docs/operations.md).",
+    )
+    verdicts_retention_ms: int = Field(
+        3_600_000,
+        ge=1,
+        description="retention.ms of the verdicts topic: an hour (a verdict matters for "
+        "the milliseconds a guard waits; the warnings topic is the record).",
     )
     changelog_segment_ms: int | None = Field(
         None,

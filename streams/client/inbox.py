@@ -5,6 +5,12 @@ Both ends of an adapter keep one: the client-side :class:`~loopwarden.adapters.g
 loop, bounded). A warning is *pending* until :meth:`WarningInbox.take` hands it out
 once; a ``stop`` recommendation stays in force for the loop until the loop is
 forgotten, so every later tool call can be refused.
+
+The worker's answering roles also answer every action event with a
+:class:`~loopwarden.schemas.verdicts.Verdict` (:meth:`WarningInbox.answer`): a wait for
+an event's verdict (:meth:`WarningInbox.wait_answer`) ends as soon as every answering
+role heard of in the last :data:`ROLES_KEPT_S` has answered it and the warnings they
+announced have arrived — so a healthy step does not wait out the bound.
 """
 
 from __future__ import annotations
@@ -12,9 +18,11 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 from cachetools import TTLCache
 
+from loopwarden.schemas.verdicts import Verdict
 from loopwarden.schemas.warnings import LoopWarning
 
 
@@ -24,17 +32,30 @@ def is_stop(warning: LoopWarning) -> bool:
 
 
 TRIGGERS_KEPT = 64
-"""Per loop, the trigger event ids of its latest warnings kept for :meth:`answered`."""
+"""Per loop, the trigger event ids of its latest warnings (and the latest events'
+verdicts) kept for :meth:`WarningInbox.wait_answer`."""
+
+ROLES_KEPT_S = 600.0
+"""An answering role not heard of for this long is no longer waited for (its worker was
+stopped or no longer runs it)."""
+
+
+def _bounded(kept: dict[str, Any]) -> None:
+    if len(kept) > TRIGGERS_KEPT:
+        del kept[next(iter(kept))]
 
 
 class _LoopBox:
-    __slots__ = ("pending", "seen", "stop", "triggers")
+    __slots__ = ("answers", "pending", "seen", "stop", "triggers")
 
     def __init__(self) -> None:
         self.pending: list[LoopWarning] = []
         self.stop: LoopWarning | None = None
         self.seen = 0
-        self.triggers: dict[str, None] = {}
+        self.triggers: dict[str, int] = {}
+        """Event id → warnings arrived about it."""
+        self.answers: dict[str, dict[str, int]] = {}
+        """Event id → role → warnings that role announced about it."""
 
 
 class WarningInbox:
@@ -53,6 +74,8 @@ class WarningInbox:
         self._boxes: TTLCache[str, _LoopBox] = TTLCache(max_loops, ttl_s, timer=time.monotonic)
         self._accept = accept
         self._changed = threading.Condition()
+        self._roles: dict[str, float] = {}
+        """Answering role → when a verdict last named it (monotonic)."""
 
     def add(self, warning: LoopWarning) -> bool:
         """Keep ``warning`` for its loop; False when the loop is not accepted."""
@@ -62,13 +85,47 @@ class WarningInbox:
             box = self._box(warning.loop_id)
             box.pending.append(warning)
             box.seen += 1
-            box.triggers[warning.trigger_event_id] = None
-            if len(box.triggers) > TRIGGERS_KEPT:
-                del box.triggers[next(iter(box.triggers))]
+            trigger = warning.trigger_event_id
+            box.triggers[trigger] = box.triggers.get(trigger, 0) + 1
+            _bounded(box.triggers)
             if is_stop(warning) and box.stop is None:
                 box.stop = warning
             self._changed.notify_all()
         return True
+
+    def answer(self, verdict: Verdict) -> bool:
+        """Keep a role's verdict on an event of its loop; False when the loop is not
+        accepted."""
+        if self._accept is not None and not self._accept(verdict.loop_id):
+            return False
+        with self._changed:
+            now = time.monotonic()
+            for role in (verdict.role, *verdict.roles):
+                self._roles[role] = now
+            box = self._box(verdict.loop_id)
+            answers = box.answers.get(verdict.event_id)
+            if answers is None:
+                answers = box.answers[verdict.event_id] = {}
+                _bounded(box.answers)
+            answers[verdict.role] = verdict.warnings
+            self._changed.notify_all()
+        return True
+
+    def answers(self, loop_id: str, event_id: str) -> dict[str, int]:
+        """The verdicts on event ``event_id`` of the loop so far: role → warnings it
+        announced (empty: none arrived, or the event is no longer kept)."""
+        with self._changed:
+            box = self._boxes.get(loop_id)
+            return dict(box.answers.get(event_id) or {}) if box is not None else {}
+
+    def answering_roles(self) -> frozenset[str]:
+        """The answering roles heard of in the last :data:`ROLES_KEPT_S`."""
+        with self._changed:
+            return frozenset(self._live_roles())
+
+    def _live_roles(self) -> list[str]:
+        since = time.monotonic() - ROLES_KEPT_S
+        return [role for role, heard in self._roles.items() if heard >= since]
 
     def take(self, loop_id: str) -> list[LoopWarning]:
         """The loop's pending warnings, oldest first; each is handed out once."""
@@ -112,12 +169,24 @@ class WarningInbox:
             return self._changed.wait_for(ready, timeout_s)
 
     def wait_answer(self, loop_id: str, event_id: str, *, timeout_s: float) -> bool:
-        """Block until a warning about event ``event_id`` arrived for the loop, or a stop
-        recommendation is in force for it; False on timeout (most events warn nothing)."""
+        """Block until event ``event_id`` of the loop is answered, or a stop
+        recommendation is in force for it; False on timeout. Answered: every answering
+        role heard of gave its verdict and the warnings they announced arrived; while no
+        verdict was ever heard (a worker that sends none), a warning about the event."""
 
         def answered() -> bool:
             box = self._boxes.get(loop_id)
-            return box is not None and (box.stop is not None or event_id in box.triggers)
+            if box is None:
+                return False
+            if box.stop is not None:
+                return True
+            roles = self._live_roles()
+            if not roles:
+                return event_id in box.triggers
+            answers = box.answers.get(event_id)
+            if answers is None or any(role not in answers for role in roles):
+                return False
+            return box.triggers.get(event_id, 0) >= sum(answers.values())
 
         with self._changed:
             return self._changed.wait_for(answered, timeout_s)

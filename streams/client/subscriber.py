@@ -32,6 +32,7 @@ from loopwarden.errors import EventDecodeError, LoopwardenError
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import DeadLetter
 from loopwarden.schemas.reflection import ReflectionRequest
+from loopwarden.schemas.verdicts import Verdict
 from loopwarden.schemas.warnings import LoopWarning
 from loopwarden.settings import Settings
 from loopwarden.streams.client.connect import start_client, topic_partitions
@@ -230,6 +231,10 @@ def _parse_warning(record: ConsumerRecord[Any, Any]) -> LoopWarning:
     return LoopWarning.model_validate(codec.loads(record.value))
 
 
+def _parse_verdict(record: ConsumerRecord[Any, Any]) -> Verdict:
+    return Verdict.model_validate(codec.loads(record.value))
+
+
 def _parse_request(record: ConsumerRecord[Any, Any]) -> ReflectionRequest:
     return ReflectionRequest.model_validate(codec.loads(record.value))
 
@@ -263,6 +268,28 @@ class WarningSubscriber(TopicSubscriber[LoopWarning]):
             group_id=group_id,
             bootstrap_servers=bootstrap_servers,
             identity=(lambda w: w.warning_id) if dedupe else None,
+            partition=partition,
+        )
+
+
+class VerdictSubscriber(TopicSubscriber[Verdict]):
+    """Verdicts (every action event's answer) of one partition, one loop or all loops."""
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        loop_id: str | None = None,
+        bootstrap_servers: str | None = None,
+        partition: int | None = None,
+    ) -> None:
+        settings = settings or Settings()
+        super().__init__(
+            settings.topics.verdicts,
+            _parse_verdict,
+            settings,
+            loop_id=loop_id,
+            bootstrap_servers=bootstrap_servers,
             partition=partition,
         )
 

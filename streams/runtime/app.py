@@ -55,6 +55,8 @@ class LoopwardenApp(faust.App):
     outputs: OutputRouter
     resources: Any
     """What the capabilities share (the composition root's resources)."""
+    answering_roles: tuple[str, ...] = ()
+    """The roles of this worker that answer every action event with a verdict."""
     output_sinks: dict[str, Any]
     """The sinks besides Kafka attached from settings, by name (``webhook``)."""
     dead_letters: DeadLetters

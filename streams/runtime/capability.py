@@ -101,6 +101,10 @@ class Capability:
     state: KeyedDeclaration[Any] | None = None
     """Its keyed state (a table per capability): the table's changelog is planned and
     created from here."""
+    answers: bool = False
+    """It answers every action event it applies or skips with a verdict (the warnings it
+    sent about it, maybe none: :mod:`~loopwarden.streams.runtime.verdicts`), so that a
+    guard's wait before the next model call ends when the worker is done with the event."""
 
     def runs_in(self, settings: Settings) -> bool:
         """True when a worker with ``settings`` runs this capability."""

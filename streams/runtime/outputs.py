@@ -129,6 +129,7 @@ OutputName = Literal[
     "memory_lessons",
     "memory_outcomes",
     "actions",
+    "verdicts",
 ]
 """The name of an output a capability may produce (the keys of :data:`ROUTES`)."""
 
@@ -145,6 +146,7 @@ ROUTES: dict[str, Route] = {
     "memory_lessons": Route(lambda t: t.memory_lessons, "memory"),
     "memory_outcomes": Route(lambda t: t.memory_outcomes, "scope"),
     "actions": Route(lambda t: t.actions, "event_root"),
+    "verdicts": Route(lambda t: t.verdicts, "loop"),
 }
 """Every named output a capability may produce."""
 

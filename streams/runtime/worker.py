@@ -50,6 +50,9 @@ def assemble_worker_app(
     default_redactor().use_prefilter()  # every capability's decoder redacts
     app = create_app(settings, telemetry)
     app.resources = resources
+    app.answering_roles = tuple(
+        sorted({c.role for c in capabilities if c.answers and c.runs_in(settings)})
+    )
     for capability in capabilities:
         if capability.runs_in(settings):
             capability.wire(app, resources)

@@ -67,6 +67,7 @@ def topic_names(settings: Settings) -> list[str]:
         t.fleet_reroute,
         t.fleet_warnings,
         t.tool_outages,
+        t.verdicts,
         *([t.otlp_spans] if "otlp" in settings.roles else []),
     ]
 
@@ -103,6 +104,9 @@ def topic_plan(settings: Settings, tables: Iterable[str]) -> list[TopicSpec]:
         if name in memory:  # the record a store is rebuilt from
             retention = {"retention.ms": str(t.memory_retention_ms)}
             spec = replace(spec, configs={**spec.configs, **retention}, kind="memory")
+        elif name == t.verdicts:  # a verdict matters while a guard waits for it
+            retention = {"retention.ms": str(t.verdicts_retention_ms)}
+            spec = replace(spec, configs={**spec.configs, **retention})
         plan.append(spec)
     # Faust declares it at start, but a worker's group may form before a cluster that
     # creates no topic on its own has it: no leader, no leader timers (index upkeep,

@@ -111,3 +111,29 @@ def test_a_loop_watched_before_its_first_event_hears_what_its_family_is_told(lad
         assert guard.inbox.wait(root, count=1, timeout_s=60), "the root heard nothing"
         (told,) = guard.take(root)
         assert told.kind == "delegation_cycle" and told.step == "warn"
+
+
+def test_every_event_is_answered_so_a_healthy_step_waits_only_for_the_worker(laddered):
+    """With a bound of a minute, a healthy step's wait ends on the worker's verdicts
+    (the monitor's and the fleet's, 'nothing to say'); the step that warns ends with
+    its warning already in the inbox: the very next model call carries it."""
+    settings, _ = laddered
+    patient = settings.model_copy(
+        update={"adapters": settings.adapters.model_copy(update={"verdict_wait_ms": 60_000})}
+    )
+    loop_id = f"answered-{uuid.uuid4().hex[:6]}"
+    with LoopGuard(patient) as guard:
+        assert guard.wait_ready(60)
+        for n in range(4):  # the 4th identical call is the first finding
+            event_id = f"{loop_id}-e{n}"
+            guard.publish(loop_id, "probe", params={}, result="same", event_id=event_id)
+            waited = guard.await_verdict(loop_id)
+            assert waited < 30, f"call {n}: the wait ran out instead of ending on a verdict"
+            answers = guard.inbox.answers(loop_id, event_id)
+            assert set(answers) == {"monitor", "fleet"}, answers
+            told = guard.take(loop_id)
+            if n < 3:
+                assert answers == {"monitor": 0, "fleet": 0} and told == []
+            else:
+                assert answers["monitor"] == len(told) == 1
+                assert told[0].trigger_event_id == event_id

@@ -32,6 +32,7 @@ from loopwarden.schemas.memory_outcomes import (
 )
 from loopwarden.settings import DetectionSettings, ExperienceSettings
 from loopwarden.streams.client.event_builder import encode_event, make_action_event
+from loopwarden.streams.runtime.verdicts import verdicts_of
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "docs" / "schemas"
@@ -130,7 +131,12 @@ def other_records() -> dict[str, list]:
         rejected_outcome("w2", "agent", ValueError("vector of 3 numbers, the table's are 384")),
         maintenance_report({"promoted": 2, "decayed": 5}, 10.0),
     ]
-    return {"advice": [build_advice("t1", "loop", match, [], 5.0)], "memory_outcomes": outcomes}
+    verdicts = verdicts_of([("e1", "L")], [], "monitor", ["fleet", "monitor"], 5.0)
+    return {
+        "advice": [build_advice("t1", "loop", match, [], 5.0)],
+        "memory_outcomes": outcomes,
+        "verdicts": verdicts,
+    }
 
 
 RECORD_TYPES = {
@@ -144,6 +150,7 @@ RECORD_TYPES = {
     "reflection_cached": outputs.ReflectionCachedRecord,
     "advice": outputs.AdviceRecord,
     "memory_outcome": outputs.MemoryOutcomeRecord,
+    "verdict": outputs.VerdictRecord,
 }
 """Record ``type`` → its TypedDict (a maintenance report has its model only)."""
 

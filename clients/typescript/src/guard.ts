@@ -16,11 +16,11 @@
  * ```
  */
 import { LoopStopped } from "./errors.js";
-import type { LoopWarning } from "./generated/contract.js";
+import type { LoopWarning, Verdict } from "./generated/contract.js";
 import { WarningInbox } from "./inbox.js";
 import { Publisher } from "./publisher.js";
 import { resolveSettings, type Settings, type SettingsInput } from "./settings.js";
-import { WarningSubscriber, type RecordSubscriber } from "./subscriber.js";
+import { VerdictSubscriber, WarningSubscriber, type RecordSubscriber } from "./subscriber.js";
 import { contextText, stopText } from "./text.js";
 import { toolCallFields, type ToolCallDetails } from "./toolcalls.js";
 import type { ActionFields } from "./events.js";
@@ -38,20 +38,30 @@ export class LoopGuard {
     readonly settings: Settings,
     readonly publisher: Publisher,
     readonly warnings: RecordSubscriber<LoopWarning>,
+    readonly verdicts: RecordSubscriber<Verdict> | undefined,
   ) {
     warnings.onRecord = (warning) => {
       if (this.watched.has(warning.loop_id)) this.inbox.add(warning);
     };
+    if (verdicts !== undefined) {
+      verdicts.onRecord = (verdict) => {
+        if (this.watched.has(verdict.loop_id)) this.inbox.answer(verdict);
+      };
+    }
   }
 
-  /** A guard connected to the broker, reading warnings from now on. */
+  /** A guard connected to the broker, reading warnings (and the worker's verdicts, unless
+   * `verdicts` is off) from now on. */
   static async start(settings: SettingsInput | Settings = {}): Promise<LoopGuard> {
     const resolved = resolveSettings(settings);
     const warnings = await WarningSubscriber.start({ settings: resolved });
+    let verdicts: RecordSubscriber<Verdict> | undefined;
     try {
-      return new LoopGuard(resolved, await Publisher.connect(resolved), warnings);
+      if (resolved.verdicts) verdicts = await VerdictSubscriber.start({ settings: resolved });
+      return new LoopGuard(resolved, await Publisher.connect(resolved), warnings, verdicts);
     } catch (error) {
       await warnings.close();
+      await verdicts?.close();
       throw error;
     }
   }
@@ -90,8 +100,9 @@ export class LoopGuard {
     });
   }
 
-  /** Wait for the verdict on the loop's latest published step: until a warning about it
-   * (or a stop) arrives or `verdictWaitMs` passed since it was published; ms waited. */
+  /** Wait for the verdict on the loop's latest published step: until the worker answered
+   * it (every answering role's verdict and the warnings they announced), a stop is in
+   * force, or `verdictWaitMs` passed since it was published; ms waited. */
   async awaitVerdict(loopId: string): Promise<number> {
     const due = this.due.get(loopId);
     this.due.delete(loopId);
@@ -138,6 +149,7 @@ export class LoopGuard {
       await this.publisher.close();
     } finally {
       await this.warnings.close();
+      await this.verdicts?.close();
     }
   }
 }

@@ -1,19 +1,31 @@
-/** Per loop, the warnings waiting for its next model call, and the stop in force. */
-import type { LoopWarning } from "./generated/contract.js";
+/** Per loop, the warnings waiting for its next model call, the stop in force, and the
+ * worker's verdicts on its latest events (the same rules as the Python inbox: a wait
+ * ends when every answering role heard of in the last 10 minutes has answered and the
+ * warnings they announced have arrived; with no verdict ever heard, on a warning). */
+import type { LoopWarning, Verdict } from "./generated/contract.js";
 import { isStop } from "./text.js";
 
 const TRIGGERS_KEPT = 64;
+const ROLES_KEPT_MS = 600_000;
 
 interface LoopBox {
   pending: LoopWarning[];
   shown: LoopWarning[];
   stop: LoopWarning | undefined;
-  triggers: Set<string>;
+  /** Event id → warnings arrived about it. */
+  triggers: Map<string, number>;
+  /** Event id → role → warnings that role announced about it. */
+  answers: Map<string, Map<string, number>>;
+}
+
+function bounded(kept: Map<string, unknown>): void {
+  if (kept.size > TRIGGERS_KEPT) kept.delete(kept.keys().next().value!);
 }
 
 export class WarningInbox {
   private readonly boxes = new Map<string, LoopBox>();
   private readonly listeners = new Set<() => void>();
+  private readonly roles = new Map<string, number>();
 
   constructor(private readonly maxLoops = 10_000) {}
 
@@ -21,9 +33,38 @@ export class WarningInbox {
   add(warning: LoopWarning): void {
     const box = this.box(warning.loop_id);
     box.pending.push(warning);
-    box.triggers.add(warning.trigger_event_id);
-    if (box.triggers.size > TRIGGERS_KEPT) box.triggers.delete(box.triggers.values().next().value!);
+    box.triggers.set(warning.trigger_event_id, (box.triggers.get(warning.trigger_event_id) ?? 0) + 1);
+    bounded(box.triggers);
     if (isStop(warning) && box.stop === undefined) box.stop = warning;
+    this.changed();
+  }
+
+  /** Keep a role's verdict on an event of its loop. */
+  answer(verdict: Verdict): void {
+    const now = Date.now();
+    for (const role of [verdict.role, ...(verdict.roles ?? [])]) this.roles.set(role, now);
+    const box = this.box(verdict.loop_id);
+    let answers = box.answers.get(verdict.event_id);
+    if (answers === undefined) {
+      answers = new Map();
+      box.answers.set(verdict.event_id, answers);
+      bounded(box.answers);
+    }
+    answers.set(verdict.role, verdict.warnings ?? 0);
+    this.changed();
+  }
+
+  /** The verdicts on `eventId` of the loop so far: role → warnings it announced. */
+  answers(loopId: string, eventId: string): Map<string, number> {
+    return new Map(this.boxes.get(loopId)?.answers.get(eventId) ?? []);
+  }
+
+  private liveRoles(): string[] {
+    const since = Date.now() - ROLES_KEPT_MS;
+    return [...this.roles].filter(([, heard]) => heard >= since).map(([role]) => role);
+  }
+
+  private changed(): void {
     for (const listener of [...this.listeners]) listener();
   }
 
@@ -49,12 +90,20 @@ export class WarningInbox {
     return this.boxes.get(loopId)?.stop;
   }
 
-  /** Resolves true once a warning about `eventId` (or a stop) arrived for the loop,
+  /** Resolves true once `eventId` of the loop is answered (or a stop is in force),
    * false after `timeoutMs`. */
   waitAnswer(loopId: string, eventId: string, timeoutMs: number): Promise<boolean> {
     const answered = () => {
       const box = this.boxes.get(loopId);
-      return box !== undefined && (box.stop !== undefined || box.triggers.has(eventId));
+      if (box === undefined) return false;
+      if (box.stop !== undefined) return true;
+      const roles = this.liveRoles();
+      if (!roles.length) return box.triggers.has(eventId);
+      const answers = box.answers.get(eventId);
+      if (answers === undefined || roles.some((role) => !answers.has(role))) return false;
+      let announced = 0;
+      for (const count of answers.values()) announced += count;
+      return (box.triggers.get(eventId) ?? 0) >= announced;
     };
     if (answered()) return Promise.resolve(true);
     return new Promise((resolve) => {
@@ -77,7 +126,7 @@ export class WarningInbox {
   private box(loopId: string): LoopBox {
     let box = this.boxes.get(loopId);
     if (box === undefined) {
-      box = { pending: [], shown: [], stop: undefined, triggers: new Set() };
+      box = { pending: [], shown: [], stop: undefined, triggers: new Map(), answers: new Map() };
       this.boxes.set(loopId, box);
       if (this.boxes.size > this.maxLoops) this.boxes.delete(this.boxes.keys().next().value!);
     }

@@ -29,6 +29,7 @@ export interface Topics {
   deadLetter: string;
   loopCompletions: string;
   advice: string;
+  verdicts: string;
 }
 
 export interface PublisherOptions {
@@ -50,6 +51,8 @@ export interface Settings {
   publisher: PublisherOptions;
   /** How long a guard waits at most, after a published event, for its verdict (ms). */
   verdictWaitMs: number;
+  /** Follow the worker's verdict on every event (ends a healthy step's wait at once). */
+  verdicts: boolean;
   /** The run's latest warnings repeated in every later note. */
   shownWarnings: number;
 }
@@ -127,6 +130,7 @@ export function loadSettings(overrides: SettingsInput = {}, env: Env = process.e
     bootstrapServers: servers.split(",").map((server) => server.trim()).filter(Boolean),
     clientId: text(env, "KAFKA__CLIENT_ID") ?? "loopwarden-ts",
     verdictWaitMs: number(env, "ADAPTERS__VERDICT_WAIT_MS", 200),
+    verdicts: (text(env, "ADAPTERS__VERDICTS") ?? "true").toLowerCase() !== "false",
     shownWarnings: number(env, "ADAPTERS__SHOWN_WARNINGS", 3, 1),
     ...overrides,
     security,
@@ -136,6 +140,7 @@ export function loadSettings(overrides: SettingsInput = {}, env: Env = process.e
       deadLetter: text(env, "TOPICS__DEAD_LETTER") ?? "loopwarden.dead-letter",
       loopCompletions: text(env, "TOPICS__LOOP_COMPLETIONS") ?? "loopwarden.loop-completions",
       advice: text(env, "TOPICS__ADVICE") ?? "loopwarden.advice",
+      verdicts: text(env, "TOPICS__VERDICTS") ?? "loopwarden.verdicts",
       ...overrides.topics,
     },
     publisher: {

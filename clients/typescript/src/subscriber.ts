@@ -20,7 +20,7 @@ import {
 
 import { fieldErrors, validator } from "./contract.js";
 import { LoopwardenError, RecordDecodeError } from "./errors.js";
-import type { LoopWarning } from "./generated/contract.js";
+import type { LoopWarning, Verdict } from "./generated/contract.js";
 import { kafkaClient, partitionFor, refusedConnection } from "./kafka.js";
 import { resolveSettings, type Settings, type SettingsInput } from "./settings.js";
 
@@ -219,6 +219,17 @@ export class WarningSubscriber {
   static start(options: SubscriberOptions = {}): Promise<RecordSubscriber<LoopWarning>> {
     return RecordSubscriber.open(
       schemaReader<LoopWarning>("warnings", (settings) => settings.topics.warnings, (warning) => warning.warning_id),
+      options,
+    );
+  }
+}
+
+/** The worker's verdicts: its answer to every action event (see the Python docs). */
+export class VerdictSubscriber {
+  /** Start reading verdicts (of `loopId`, or all) from now. */
+  static start(options: SubscriberOptions = {}): Promise<RecordSubscriber<Verdict>> {
+    return RecordSubscriber.open(
+      schemaReader<Verdict>("verdicts", (settings) => settings.topics.verdicts, () => undefined),
       options,
     );
   }

@@ -6,6 +6,7 @@ import { describe, it } from "node:test";
 import { Kafka, logLevel, Partitioners } from "kafkajs";
 
 import { LoopStopped } from "../src/errors.js";
+import { LoopGuard } from "../src/guard.js";
 import type { LoopWarning } from "../src/generated/contract.js";
 import { partitionFor } from "../src/kafka.js";
 import { Publisher } from "../src/publisher.js";
@@ -56,6 +57,26 @@ describe("on a real broker and worker", () => {
     await watcher.close();
     assert.equal(warnings[0]!.loop_id, loop);
     assert.equal(watcher.partitions.length, 1, "a subscriber of one loop reads one partition");
+  });
+
+  it("ends a healthy step's wait on the worker's verdicts, and a warning's with it in the inbox", async () => {
+    const guard = await LoopGuard.start({ ...brokerSettings(), verdictWaitMs: 60_000 });
+    try {
+      const loop = loopId("verdicts");
+      for (let step = 0; step < 4; step++) {
+        const eventId = guard.publish(loop, { ...FAILING, params: { env: "prod" } });
+        const waited = await guard.awaitVerdict(loop);
+        assert.ok(waited < 30_000, `step ${step}: the wait ran out (${waited} ms) instead of ending on a verdict`);
+        const answers = guard.inbox.answers(loop, eventId);
+        assert.deepEqual([...answers.keys()].sort(), ["fleet", "monitor"]);
+        const told = guard.inbox.take(loop);
+        const announced = answers.get("monitor")! + answers.get("fleet")!;
+        assert.equal(told.length, announced, "every warning announced is in the inbox");
+        for (const warning of told) assert.equal(warning.trigger_event_id, eventId);
+      }
+    } finally {
+      await guard.close();
+    }
   });
 
   it("gives a subscriber of one loop that loop's warnings only, even on a shared partition", async () => {

@@ -48,6 +48,7 @@ from loopwarden.streams.runtime.state.protocol import (
 )
 from loopwarden.streams.runtime.table_store import TableStore
 from loopwarden.streams.runtime.telemetry.spans import process_span
+from loopwarden.streams.runtime.verdicts import verdicts_of
 
 
 @dataclass(slots=True)
@@ -88,6 +89,8 @@ def run_keyed(
     store = TableStore(table, app.sink)
     core: KeyedCore[S, Out] = KeyedCore(declaration, processor, store, settings)
     driver = FaustDriver(app, core, after, record_span, settle)
+    if capability.answers and settings.adapters.verdicts:
+        driver.answer_as = capability.role
     if core.writes_at_commit:
         app.sink.before_commit(core.pending.write_gradually)  # no commit passes a state not durable
     app.on_partitions_revoked.connect(driver.revoked)
@@ -121,6 +124,8 @@ class FaustDriver(Generic[Out]):
         self.record_span = record_span
         self.settle = settle
         self.reroute_topic = core.declaration.reroute_topic(app.loopwarden.topics)
+        self.answer_as: str | None = None
+        """The role whose verdict answers each event seen (None: it sends none)."""
 
     def handle(self, record: Record) -> int:
         """One record: applied, its states written when the declaration says so, its
@@ -175,7 +180,15 @@ class FaustDriver(Generic[Out]):
         for letter in outcome.dead_letters:
             app.dead_letters.send(letter)
         app.reroute(self.reroute_topic, outcome.reroutes)
-        app.outputs.emit_all(outcome.outputs())
+        if self.answer_as is None:
+            app.outputs.emit_all(outcome.outputs())
+        else:
+            outputs = list(outcome.outputs())
+            app.outputs.emit_all(outputs)
+            roles = app.answering_roles or (self.answer_as,)
+            verdicts = verdicts_of(outcome.seen, outputs, self.answer_as, roles, time.time())
+            for verdict in verdicts:
+                app.outputs.emit("verdicts", verdict)
         if self.after is not None:
             self.after(outcome, record)
 

@@ -65,6 +65,7 @@ export interface TopicRecords {
   memory_lessons: MemoryWrite;
   memory_outcomes: MemoryOutcomesRecord;
   advice: Advice;
+  verdicts: Verdict;
 }
 /**
  * One action: the envelope and what the agent did.
@@ -1108,4 +1109,35 @@ export interface AdvisedStep {
    * Slots whose values the task did not give.
    */
   open_slots?: string[];
+}
+/**
+ * One role's answer to one action event of one loop.
+ *
+ * This interface was referenced by `TopicRecords`'s JSON-Schema
+ * via the `definition` "Verdict".
+ */
+export interface Verdict {
+  schema_version?: number;
+  type?: "verdict";
+  loop_id: string;
+  /**
+   * The action event answered.
+   */
+  event_id: string;
+  /**
+   * The worker role that answers (monitor, fleet).
+   */
+  role: string;
+  /**
+   * Warnings this role sent about the event for this loop (on the warnings topic, trigger_event_id = event_id); 0: nothing to say.
+   */
+  warnings?: number;
+  /**
+   * Every answering role of the worker that sent it: a guard waits for each of them.
+   */
+  roles?: string[];
+  /**
+   * When it was sent (Unix seconds, the worker's clock).
+   */
+  at: number;
 }
