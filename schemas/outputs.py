@@ -235,13 +235,13 @@ class MemoryOutcomeRecord(TypedDict):
 
 
 class VerdictRecord(TypedDict):
-    """A role's answer to one action event (verdicts topic; model: ``Verdict``)."""
+    """A role's answer to a loop's action events of one input record (verdicts topic;
+    model: ``Verdict``)."""
 
     schema_version: int
     type: Literal["verdict"]
     loop_id: str
-    event_id: str
     role: str
-    warnings: int
+    answers: dict[str, int]
     roles: list[str]
     at: float

@@ -2,12 +2,14 @@
 as the worker takes.
 
 A worker's answering roles (the monitor and the fleet: those that warn about a loop's
-own events) answer each action event they apply or skip with one small verdict on the
-verdicts topic, keyed by the event's loop: how many warnings that role sent about the
-event for that loop (0: nothing to say). A guard waiting before its agent's next model
-call ends its wait when every answering role it has heard of has answered and the
-warnings they announced have arrived (:mod:`loopwarden.streams.client.inbox`), instead
-of waiting out its bound on every healthy step.
+own events) answer each action event they apply or skip on the verdicts topic, keyed by
+the event's loop: how many warnings that role sent about the event for that loop (0:
+nothing to say) — one verdict per loop and input record, naming each of its events (a
+guard's record holds one event; a batched producer's, up to 50). A guard waiting before
+its agent's next model call ends its wait when every answering role it has heard of
+has answered and the warnings they announced have arrived
+(:mod:`loopwarden.streams.client.inbox`), instead of waiting out its bound on every
+healthy step.
 """
 
 from __future__ import annotations
@@ -22,20 +24,17 @@ from loopwarden.schemas.outputs import VerdictRecord, versioned
 
 
 class Verdict(BaseModel):
-    """One role's answer to one action event of one loop."""
+    """One role's answer to action events of one loop."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     schema_version: int = SCHEMA_VERSION
     type: Literal["verdict"] = "verdict"
     loop_id: str
-    event_id: str = Field(description="The action event answered.")
     role: str = Field(description="The worker role that answers (monitor, fleet).")
-    warnings: int = Field(
-        0,
-        ge=0,
-        description="Warnings this role sent about the event for this loop (on the "
-        "warnings topic, trigger_event_id = event_id); 0: nothing to say.",
+    answers: dict[str, int] = Field(
+        description="Event id → warnings this role sent about that event for this loop "
+        "(on the warnings topic, trigger_event_id = the event id); 0: nothing to say."
     )
     roles: list[str] = Field(
         default_factory=list,
@@ -46,16 +45,10 @@ class Verdict(BaseModel):
 
 
 def verdict_record(
-    loop_id: str, event_id: str, role: str, warnings: int, roles: Iterable[str], at: float
+    loop_id: str, role: str, answers: dict[str, int], roles: Iterable[str], at: float
 ) -> VerdictRecord:
     """A verdict record (the worker's one constructor of them)."""
-    fields = {
-        "loop_id": loop_id,
-        "event_id": event_id,
-        "role": role,
-        "warnings": warnings,
-        "roles": sorted(roles),
-        "at": at,
-    }
+    fields = {"loop_id": loop_id, "role": role, "answers": answers, "roles": sorted(roles)}
+    fields["at"] = at
     record: VerdictRecord = versioned("verdict", fields)
     return record

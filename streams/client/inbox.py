@@ -94,7 +94,7 @@ class WarningInbox:
         return True
 
     def answer(self, verdict: Verdict) -> bool:
-        """Keep a role's verdict on an event of its loop; False when the loop is not
+        """Keep a role's verdict on events of its loop; False when the loop is not
         accepted."""
         if self._accept is not None and not self._accept(verdict.loop_id):
             return False
@@ -103,11 +103,12 @@ class WarningInbox:
             for role in (verdict.role, *verdict.roles):
                 self._roles[role] = now
             box = self._box(verdict.loop_id)
-            answers = box.answers.get(verdict.event_id)
-            if answers is None:
-                answers = box.answers[verdict.event_id] = {}
-                _bounded(box.answers)
-            answers[verdict.role] = verdict.warnings
+            for event_id, warnings in verdict.answers.items():
+                answers = box.answers.get(event_id)
+                if answers is None:
+                    answers = box.answers[event_id] = {}
+                    _bounded(box.answers)
+                answers[verdict.role] = warnings
             self._changed.notify_all()
         return True
 

@@ -28,12 +28,12 @@ def warning(loop_id: str, trigger: str, n: int = 0, step: str = "warn") -> dict:
 
 
 def verdict(loop_id: str, event_id: str, role: str, warnings: int = 0, roles=None) -> Verdict:
-    record = verdict_record(loop_id, event_id, role, warnings, roles or [role], 1.0)
+    record = verdict_record(loop_id, role, {event_id: warnings}, roles or [role], 1.0)
     return Verdict.model_validate(record)
 
 
-def test_every_seen_event_is_answered_once_with_its_own_loops_warnings():
-    seen = [("e1", "L"), ("e2", "L"), ("e2", "L"), ("e3", "child")]
+def test_every_seen_event_is_answered_once_per_loop_with_its_own_loops_warnings():
+    seen = [("e1", "L"), ("e3", "child"), ("e2", "L"), ("e2", "L")]
     outputs = [
         ("warnings", warning("L", "e2")),
         ("warnings", warning("L", "e2", 1)),
@@ -41,10 +41,9 @@ def test_every_seen_event_is_answered_once_with_its_own_loops_warnings():
         ("reflection_requests", {"loop_id": "L", "trigger_event_id": "e1"}),
     ]
     found = verdicts_of(seen, outputs, "monitor", ["fleet", "monitor"], 5.0)
-    assert [(v["event_id"], v["loop_id"], v["warnings"]) for v in found] == [
-        ("e1", "L", 0),
-        ("e2", "L", 2),
-        ("e3", "child", 0),
+    assert [(v["loop_id"], v["answers"]) for v in found] == [
+        ("L", {"e1": 0, "e2": 2}),
+        ("child", {"e3": 0}),
     ]
     assert all(v["role"] == "monitor" and v["roles"] == ["fleet", "monitor"] for v in found)
     assert Verdict.model_validate(found[0]).type == "verdict"
@@ -100,6 +99,12 @@ def test_a_verdict_from_another_thread_wakes_the_waiter():
     inbox.answer(verdict("L", "e1", "monitor"))
     waiter.join(60)
     assert arrived.is_set()
+
+
+def test_one_verdict_answers_every_event_it_names():
+    inbox = WarningInbox()
+    inbox.answer(Verdict.model_validate(verdict_record("L", "monitor", {"a": 0, "b": 0}, [], 1.0)))
+    assert inbox.wait_answer("L", "a", timeout_s=0) and inbox.wait_answer("L", "b", timeout_s=0)
 
 
 def test_verdicts_of_loops_not_accepted_are_not_kept():

@@ -39,18 +39,20 @@ export class WarningInbox {
     this.changed();
   }
 
-  /** Keep a role's verdict on an event of its loop. */
+  /** Keep a role's verdict on events of its loop. */
   answer(verdict: Verdict): void {
     const now = Date.now();
     for (const role of [verdict.role, ...(verdict.roles ?? [])]) this.roles.set(role, now);
     const box = this.box(verdict.loop_id);
-    let answers = box.answers.get(verdict.event_id);
-    if (answers === undefined) {
-      answers = new Map();
-      box.answers.set(verdict.event_id, answers);
-      bounded(box.answers);
+    for (const [eventId, warnings] of Object.entries(verdict.answers)) {
+      let answers = box.answers.get(eventId);
+      if (answers === undefined) {
+        answers = new Map();
+        box.answers.set(eventId, answers);
+        bounded(box.answers);
+      }
+      answers.set(verdict.role, warnings);
     }
-    answers.set(verdict.role, verdict.warnings ?? 0);
     this.changed();
   }
 

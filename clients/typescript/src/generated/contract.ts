@@ -1111,7 +1111,7 @@ export interface AdvisedStep {
   open_slots?: string[];
 }
 /**
- * One role's answer to one action event of one loop.
+ * One role's answer to action events of one loop.
  *
  * This interface was referenced by `TopicRecords`'s JSON-Schema
  * via the `definition` "Verdict".
@@ -1121,17 +1121,15 @@ export interface Verdict {
   type?: "verdict";
   loop_id: string;
   /**
-   * The action event answered.
-   */
-  event_id: string;
-  /**
    * The worker role that answers (monitor, fleet).
    */
   role: string;
   /**
-   * Warnings this role sent about the event for this loop (on the warnings topic, trigger_event_id = event_id); 0: nothing to say.
+   * Event id → warnings this role sent about that event for this loop (on the warnings topic, trigger_event_id = the event id); 0: nothing to say.
    */
-  warnings?: number;
+  answers: {
+    [k: string]: number;
+  };
   /**
    * Every answering role of the worker that sent it: a guard waits for each of them.
    */
