@@ -46,6 +46,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "hooks",
         "Claude Code: its settings.json hooks block for a worker.",
     ),
+    "gateway": (
+        "loopwarden.cli.gateway",
+        "gateway",
+        "Model gateway: any agent watched, no code change (OpenAI, Anthropic APIs).",
+    ),
     "memory": ("loopwarden.cli.memory", "memory", "Agent memory in LanceDB, directly."),
     "experience": (
         "loopwarden.cli.experience",

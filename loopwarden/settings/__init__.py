@@ -18,6 +18,7 @@ from loopwarden.settings.detection import DetectionSettings as DetectionSettings
 from loopwarden.settings.detection import Language as Language
 from loopwarden.settings.experience import ExperienceSettings as ExperienceSettings
 from loopwarden.settings.fleet import FleetSettings as FleetSettings
+from loopwarden.settings.gateway import GatewaySettings as GatewaySettings
 from loopwarden.settings.ingest import IngestSettings as IngestSettings
 from loopwarden.settings.kafka_security import KafkaSecurity as KafkaSecurity
 from loopwarden.settings.memory import MemoryIndexSettings as MemoryIndexSettings
@@ -319,6 +320,7 @@ class Settings(BaseSettings):
     errors: ErrorSettings = ErrorSettings()
     publisher: PublisherSettings = PublisherSettings()
     adapters: AdapterSettings = AdapterSettings()
+    gateway: GatewaySettings = GatewaySettings()
     telemetry: TelemetrySettings = TelemetrySettings()
     webhook: WebhookSettings = WebhookSettings()
     sinks: tuple[str, ...] = Field(
