@@ -14,8 +14,8 @@ class AdapterSettings(BaseModel):
         200.0,
         ge=0,
         description="Before a model call, wait at most this long after the last published "
-        "tool result for the warnings about it (it ends early when one arrives), so a "
-        "warning reaches the very next call; a step that brings no warning waits it out. "
+        "tool result for the worker's verdict on it (it ends when the worker answered: "
+        "see verdicts), so a warning reaches the very next call. "
         "Measured with instant models on the embedded broker "
         "(benchmarks/warning_delivery.py, two runs): tool result to injection 31-170 ms "
         "median, 410 ms slowest; 5-8 runs of 8 warned at the very next call at 200 ms "
