@@ -15,7 +15,7 @@ healthy step.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -48,7 +48,7 @@ def verdict_record(
     loop_id: str, role: str, answers: dict[str, int], roles: Iterable[str], at: float
 ) -> VerdictRecord:
     """A verdict record (the worker's one constructor of them)."""
-    fields = {"loop_id": loop_id, "role": role, "answers": answers, "roles": sorted(roles)}
-    fields["at"] = at
+    fields: dict[str, Any] = {"loop_id": loop_id, "role": role, "answers": answers}
+    fields.update(roles=sorted(roles), at=at)
     record: VerdictRecord = versioned("verdict", fields)
     return record

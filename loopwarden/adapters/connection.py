@@ -22,6 +22,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from aiokafka.errors import KafkaError
 from opentelemetry import context as otel_context
 
 from loopwarden.errors import LoopwardenError, PublishError
@@ -123,7 +124,16 @@ class Connection:
         subscriber = VerdictSubscriber(
             self.settings, bootstrap_servers=self.bootstrap_servers, partition=partition
         )
-        await subscriber.start()
+        try:
+            await subscriber.start()
+        except (LoopwardenError, KafkaError) as exc:  # e.g. no Read on the topic
+            self._verdict_partitions = 0
+            log.warning(
+                "loopwarden: the verdicts topic cannot be followed (%s): the guard waits "
+                "for warnings only, up to adapters.verdict_wait_ms on every step",
+                exc,
+            )
+            return
         task = asyncio.create_task(self._read_verdicts(subscriber))
         task.add_done_callback(self._ended)
         self.verdicts_followed[partition] = (subscriber, task)

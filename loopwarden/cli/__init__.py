@@ -49,7 +49,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "gateway": (
         "loopwarden.cli.gateway",
         "gateway",
-        "Model gateway: any agent watched, no code change (OpenAI, Anthropic APIs).",
+        "Model gateway: any agent watched, no code change.",
     ),
     "memory": ("loopwarden.cli.memory", "memory", "Agent memory in LanceDB, directly."),
     "experience": (
