@@ -19,48 +19,27 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import subprocess
 import sys
 import tempfile
 import time
 import uuid
 from pathlib import Path
 
-import httpx
 import openai
 from bench_measure import bench_broker, percentile, write_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
+from gateway_process import GatewayProcess
 from scripted_model import ScriptedModel
 
 from loopwarden.agents.capabilities import STATE_TABLES
 from loopwarden.cli.runtime import start_worker_process, stop_process
 from loopwarden.schemas.tool_calls import STOP_HEADER
-from loopwarden.settings import Settings, settings_env
+from loopwarden.settings import Settings
 from loopwarden.streams.tools.broker import free_port
 from loopwarden.streams.tools.topics import ensure_topics
 
 TOOLS = [{"type": "function", "function": {"name": "run_command", "parameters": {}}}]
-
-
-def start_gateway(settings: Settings, model_url: str, log: str) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    env = {**os.environ, **settings_env(settings), "LOOPWARDEN_GATEWAY__PORT": str(port),
-           "LOOPWARDEN_GATEWAY__OPENAI_BASE_URL": f"{model_url}/v1"}  # fmt: skip
-    process = subprocess.Popen(
-        [sys.executable, "-m", "loopwarden", "gateway"], env=env,
-        stdout=open(log, "ab"), stderr=subprocess.STDOUT,  # noqa: SIM115
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/loopwarden/gateway", timeout=2).status_code == 200:
-                return process, url
-        except httpx.HTTPError:
-            time.sleep(0.2)  # polling the gateway's readiness
-    raise SystemExit(f"the gateway did not start; see {log}")
 
 
 def timed(client: openai.OpenAI, messages: list, stream: bool) -> tuple[float, str | None]:
@@ -132,8 +111,10 @@ def main() -> None:
                 asyncio.run(ensure_topics(settings, STATE_TABLES))
             if setting == "worker healthy":
                 worker = start_worker_process(settings, f"{home}/{tag}-worker.log")
-            gateway, url = start_gateway(settings, model.url, f"{home}/{tag}-gateway.log")
+            gateway = GatewayProcess(settings, model.url, f"{home}/{tag}-gateway.log")
+            url = gateway.url
             try:
+                gateway.wait_ready(broker=setting != "no broker")
                 if worker is not None:  # the worker answers: its group is joined
                     measure(url, model.url, 12, False)
                 for stream in (False, True):
@@ -141,8 +122,7 @@ def main() -> None:
                         url, model.url, args.requests, stream
                     )
             finally:
-                gateway.terminate()
-                gateway.wait(15)
+                gateway.stop()
                 if worker is not None:
                     stop_process(worker)
     print(f"{'setting':<32}{'requests':>9}{'added p50 ms':>14}{'p99':>8}{'stops':>7}")

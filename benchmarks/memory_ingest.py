@@ -60,7 +60,7 @@ from loopwarden.storage.memory_table import MemoryTable
 from loopwarden.streams.client.memory_writes import make_memory_write, writes_table
 from loopwarden.streams.client.publisher import AsyncPublisher
 from loopwarden.streams.tools.broker import EmbeddedBroker
-from loopwarden.streams.tools.replay_reader import PartitionSpan, TopicRangeReader
+from loopwarden.streams.tools.replay_reader import TopicRangeReader
 from loopwarden.streams.tools.topics import ensure_topics
 
 RESULTS = Path(__file__).parent / "results"
@@ -197,9 +197,7 @@ async def outcome_times(settings: Settings) -> list[float]:
     topic = settings.topics.memory_outcomes
     times: list[float] = []
     async with TopicRangeReader(settings.kafka.bootstrap_servers) as reader:
-        bounds = await reader.bounds(topic, await reader.partitions(topic))
-        spans = [PartitionSpan(topic, p, start, end) for p, (start, end) in bounds.items()]
-        async for records in reader.read(spans):
+        async for records in reader.read(await reader.whole(topic)):
             for r in records:
                 count = len(json.loads(r.value)) if r.value[:1] == b"[" else 1
                 times.extend([r.timestamp / 1000] * count)

@@ -75,6 +75,7 @@ from loopwarden.agents.capabilities import STATE_TABLES
 from loopwarden.cli.runtime import start_worker_process, stop_process
 from loopwarden.schemas.tool_calls import CONTEXT_HEADER
 from loopwarden.settings import Settings
+from loopwarden.streams.tools.replay_reader import TopicRangeReader
 from loopwarden.streams.tools.topics import ensure_topics
 
 RESULTS = Path(__file__).parent / "results"
@@ -247,21 +248,11 @@ def measure_cost(settings: Settings, pid: int, events: int) -> dict[str, float |
 
 
 async def topic_bytes(settings: Settings, topic: str) -> int:
-    """The bytes of the values (and keys) on ``topic``, read from its beginning."""
-    from aiokafka import AIOKafkaConsumer
-
-    consumer = AIOKafkaConsumer(
-        topic, bootstrap_servers=settings.kafka.bootstrap_servers,
-        auto_offset_reset="earliest", enable_auto_commit=False, consumer_timeout_ms=2000,
-    )  # fmt: skip
-    await consumer.start()
+    """The bytes of the values (and keys) on ``topic``, read to its true end."""
     total = 0
-    try:
-        while batch := await consumer.getmany(timeout_ms=3000, max_records=10_000):
-            for records in batch.values():
-                total += sum(len(r.value or b"") + len(r.key or b"") for r in records)
-    finally:
-        await consumer.stop()
+    async with TopicRangeReader(settings.kafka.bootstrap_servers) as reader:
+        async for records in reader.read(await reader.whole(topic)):
+            total += sum(len(r.value or b"") + len(r.key or b"") for r in records)
     return total
 
 

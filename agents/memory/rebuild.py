@@ -63,8 +63,7 @@ async def memory_log_spans(settings: Settings) -> list[PartitionSpan]:
     spans = []
     async with TopicRangeReader(kafka.bootstrap_servers, security=kafka.security) as reader:
         for topic in (settings.topics.memory_writes, settings.topics.memory_lessons):
-            bounds = await reader.bounds(topic, await reader.partitions(topic))
-            spans += [PartitionSpan(topic, p, first, end) for p, (first, end) in bounds.items()]
+            spans += await reader.whole(topic)
     return spans
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from aiokafka.errors import KafkaError
@@ -118,27 +118,22 @@ class Connection:
         )
 
     async def follow_verdicts(self, partition: int) -> None:
-        """Read the verdicts of ``partition`` from its end on (once per connection)."""
+        """Read the verdicts of ``partition`` from its end on (once per connection); a
+        topic that cannot be read (no Read ACL) is said once, and not followed again."""
         if partition in self.verdicts_followed:
             return
         subscriber = VerdictSubscriber(
             self.settings, bootstrap_servers=self.bootstrap_servers, partition=partition
         )
         try:
-            await subscriber.start()
-        except (LoopwardenError, KafkaError) as exc:  # e.g. no Read on the topic
+            await self._start(subscriber, self._read_verdicts, self.verdicts_followed, partition)
+        except (LoopwardenError, KafkaError) as exc:
             self._verdict_partitions = 0
             log.warning(
                 "loopwarden: the verdicts topic cannot be followed (%s): the guard waits "
                 "for warnings only, up to adapters.verdict_wait_ms on every step",
                 exc,
             )
-            return
-        task = asyncio.create_task(self._read_verdicts(subscriber))
-        task.add_done_callback(self._ended)
-        self.verdicts_followed[partition] = (subscriber, task)
-        if self.on_follow is not None:
-            self.on_follow()
 
     async def follow(self, partition: int) -> None:
         """Read the warnings of ``partition`` from its end on (once per connection)."""
@@ -147,10 +142,20 @@ class Connection:
         subscriber = WarningSubscriber(
             self.settings, bootstrap_servers=self.bootstrap_servers, partition=partition
         )
+        await self._start(subscriber, self._read, self.followed, partition)
+
+    async def _start(
+        self,
+        subscriber: Any,
+        read: Callable[[Any], Coroutine[Any, Any, None]],
+        followed: dict[int, Any],
+        partition: int,
+    ) -> None:
+        """Start ``subscriber`` and the task that reads it into the inbox."""
         await subscriber.start()
-        task = asyncio.create_task(self._read(subscriber))
+        task = asyncio.create_task(read(subscriber))
         task.add_done_callback(self._ended)
-        self.followed[partition] = (subscriber, task)
+        followed[partition] = (subscriber, task)
         if self.on_follow is not None:
             self.on_follow()
 

@@ -49,9 +49,11 @@ class _Conversation:
 
 @dataclass(frozen=True, slots=True)
 class Turn:
-    """What one request brings: its loop, the index of its first new step, and the usage
-    of the previous answer (to put on the first step published now)."""
+    """What one request brings: its conversation's key, its loop, the index of its first
+    new step, and the usage of the previous answer (to put on the first step published
+    now)."""
 
+    key: str
     loop_id: str
     first_new: int
     usage: Usage
@@ -80,10 +82,11 @@ class LoopBook:
         conversation.published = steps
         usage, conversation.usage = conversation.usage, {}
         loop_id = key if named or not conversation.run else f"{key}-{conversation.run}"
-        return Turn(loop_id, first_new, usage)
+        return Turn(key, loop_id, first_new, usage)
 
-    def answered(self, named: str | None, dialect: str, start: str, usage: Usage) -> None:
-        """The upstream's answer reported ``usage``: the next step published carries it."""
-        conversation = self._conversations.get(named or fingerprint(dialect, start))
+    def answered(self, key: str, usage: Usage) -> None:
+        """The answer to conversation ``key`` (:attr:`Turn.key`) reported ``usage``: the
+        next step published carries it."""
+        conversation = self._conversations.get(key)
         if conversation is not None and usage:
             conversation.usage = dict(usage)

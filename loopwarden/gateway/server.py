@@ -25,6 +25,7 @@ import contextlib
 import logging
 from collections import Counter
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -90,6 +91,14 @@ def upstream_url(settings: Settings, path: str, query: str, headers: Any) -> str
     return f"{url}?{query}" if query else url
 
 
+@dataclass(frozen=True, slots=True)
+class Watched:
+    """A forwarded request that was watched: its answer's usage goes to its conversation."""
+
+    dialect: Dialect
+    conversation: str
+
+
 class Gateway:
     """The gateway's state: its guard, its conversations, its upstream client, counters."""
 
@@ -119,16 +128,19 @@ class Gateway:
         body = await request.body()
         headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP}
         dialect = dialect_of(method, path)
-        parsed: JsonBody | None = None
+        watched: Watched | None = None
         if dialect is not None:
-            parsed, body = await self._watched(dialect, body, request)
-            if isinstance(parsed, Response):
-                return parsed
+            answer, body, watched = await self._watched(dialect, body, request)
+            if answer is not None:
+                return answer
         url = upstream_url(self.settings, path, request.url.query, request.headers)
-        return await self._forward(method, url, headers, body, dialect, parsed, request)
+        return await self._forward(method, url, headers, body, watched)
 
-    async def _watched(self, dialect: Dialect, body: bytes, request: Request) -> tuple[Any, bytes]:
-        """(the parsed body, the bytes to forward), or (the answer in the model's place, b"")."""
+    async def _watched(
+        self, dialect: Dialect, body: bytes, request: Request
+    ) -> tuple[Response | None, bytes, Watched | None]:
+        """(the answer in the model's place or None, the bytes to forward, what the
+        answer's usage is read for: None when the request was not watched)."""
         try:
             parsed = orjson.loads(body)
             if not isinstance(parsed, dict):
@@ -140,14 +152,14 @@ class Gateway:
                 dialect.name,
                 exc,
             )
-            return None, body
+            return None, body, None
         if not self.guard.ready:
             self.once("unwatched", "no broker: requests are forwarded unwatched, steps queued")
         try:
             decision = await self.watcher.decide(dialect, parsed, request.headers)
         except Exception as exc:  # the agent is never broken by the gateway's own failure
             self.once("failed", "watching a request failed, forwarded unchanged: %r", exc)
-            return None, body
+            return None, body, None
         self.counts["watched"] += 1
         if decision.stop is not None:
             self.counts["stopped"] += 1
@@ -155,11 +167,12 @@ class Gateway:
                 "loopwarden gateway: loop %s stopped, answered in the model's place",
                 decision.loop_id,
             )
-            return self._stop_answer(dialect, parsed, decision.stop), b""
+            return self._stop_answer(dialect, parsed, decision.stop), b"", None
+        watched = Watched(dialect, decision.conversation)
         if decision.note is None:
-            return parsed, body
+            return None, body, watched
         self.counts["noted"] += 1
-        return parsed, orjson.dumps(dialect.with_note(parsed, decision.note))
+        return None, orjson.dumps(dialect.with_note(parsed, decision.note)), watched
 
     @staticmethod
     def _stop_answer(dialect: Dialect, body: JsonBody, text: str) -> Response:
@@ -174,14 +187,7 @@ class Gateway:
         return Response(orjson.dumps(dialect.stop_json(body, text)), media_type="application/json")
 
     async def _forward(
-        self,
-        method: str,
-        url: str,
-        headers: dict[str, str],
-        body: bytes,
-        dialect: Dialect | None,
-        parsed: JsonBody | None,
-        request: Request,
+        self, method: str, url: str, headers: dict[str, str], body: bytes, watched: Watched | None
     ) -> Response:
         outgoing = self.client.build_request(method, url, headers=headers, content=body)
         try:
@@ -200,14 +206,10 @@ class Gateway:
         answer_headers = {
             k: v for k, v in upstream.headers.items() if k.lower() not in ANSWER_DROPPED
         }
-        streamed = upstream.headers.get("content-type", "").startswith("text/event-stream")
-        watch_usage = dialect is not None and parsed is not None and upstream.is_success
-        if streamed:
-            chunks = (
-                self._passing(upstream, dialect, parsed, request)
-                if watch_usage
-                else upstream.aiter_raw()
-            )
+        if not upstream.is_success:
+            watched = None  # an error answer reports no usage
+        if upstream.headers.get("content-type", "").startswith("text/event-stream"):
+            chunks = upstream.aiter_raw() if watched is None else self._passing(upstream, watched)
             return StreamingResponse(
                 chunks,
                 status_code=upstream.status_code,
@@ -216,23 +218,16 @@ class Gateway:
             )
         content = await upstream.aread()
         await upstream.aclose()
-        if watch_usage and dialect is not None and parsed is not None:
+        if watched is not None:
             try:
-                usage = dialect.usage(orjson.loads(content))
+                usage = watched.dialect.usage(orjson.loads(content))
             except (ValueError, AttributeError):
                 usage = {}
-            self.watcher.answered(dialect, parsed, request.headers, usage)
+            self.watcher.answered(watched.conversation, usage)
         return Response(content, status_code=upstream.status_code, headers=answer_headers)
 
-    async def _passing(
-        self,
-        upstream: httpx.Response,
-        dialect: Dialect | None,
-        parsed: JsonBody | None,
-        request: Request,
-    ) -> AsyncIterator[bytes]:
+    async def _passing(self, upstream: httpx.Response, watched: Watched) -> AsyncIterator[bytes]:
         """The upstream's stream, chunk by chunk as it comes, its usage read on the way."""
-        assert dialect is not None and parsed is not None
         usage: Usage = {}
         pending = b""
         async for chunk in upstream.aiter_raw():
@@ -242,10 +237,10 @@ class Gateway:
             for line in lines:
                 if line.startswith(b"data:") and b"usage" in line:
                     try:
-                        merge_usage(usage, dialect.usage(orjson.loads(line[5:])))
+                        merge_usage(usage, watched.dialect.usage(orjson.loads(line[5:])))
                     except (ValueError, AttributeError):
                         continue
-        self.watcher.answered(dialect, parsed, request.headers, usage)
+        self.watcher.answered(watched.conversation, usage)
 
     async def close(self) -> None:
         await self.client.aclose()

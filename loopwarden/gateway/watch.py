@@ -33,6 +33,9 @@ class Decision:
     """What the gateway does with one request."""
 
     loop_id: str
+    conversation: str
+    """The conversation's key (its loop header or fingerprint): the answer's usage goes
+    to it (:meth:`Watcher.answered`)."""
     published: int
     """Steps published for it."""
     stop: str | None = None
@@ -68,16 +71,14 @@ class Watcher:
         root = family.get("root_loop_id")
         stop = guard.stop_for(loop_id) or (guard.stop_for(root) if root else None)
         if stop is not None:
-            return Decision(loop_id, len(new), stop=stop_text(stop), waited_s=waited)
-        return Decision(loop_id, len(new), note=guard.note(loop_id), waited_s=waited)
+            stopped = stop_text(stop)
+            return Decision(loop_id, turn.key, len(new), stop=stopped, waited_s=waited)
+        note = guard.note(loop_id)
+        return Decision(loop_id, turn.key, len(new), note=note, waited_s=waited)
 
-    def answered(
-        self, dialect: Dialect, body: JsonBody, headers: Mapping[str, str], usage: Usage
-    ) -> None:
-        """The upstream answered with ``usage``: the loop's next step carries it."""
-        self.book.answered(
-            headers.get(LOOP_HEADER) or None, dialect.name, dialect.start(body), usage
-        )
+    def answered(self, conversation: str, usage: Usage) -> None:
+        """The upstream answered with ``usage``: the conversation's next step carries it."""
+        self.book.answered(conversation, usage)
 
     def _publish(self, loop_id: str, index: int, step: Step, usage: Usage | None) -> None:
         fields: dict[str, Any] = {"event_id": derived_id("gateway-step", loop_id, str(index))}

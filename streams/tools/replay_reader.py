@@ -91,6 +91,11 @@ class TopicRangeReader:
         ends = await probe_end_offsets(self.bootstrap_servers, reported, security=self.security)
         return {tp.partition: (first[tp], max(ends[tp], first[tp])) for tp in tps}
 
+    async def whole(self, topic: str) -> list[PartitionSpan]:
+        """Every partition of ``topic``, from its first offset to its true end now."""
+        bounds = await self.bounds(topic, await self.partitions(topic))
+        return [PartitionSpan(topic, p, first, end) for p, (first, end) in bounds.items()]
+
     async def read(self, spans: Iterable[PartitionSpan]) -> AsyncIterator[list[ConsumerRecord]]:
         """Batches of records of every span, each partition in offset order."""
         pending = {TopicPartition(s.topic, s.partition): s for s in spans if s.size}

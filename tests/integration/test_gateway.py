@@ -9,24 +9,20 @@ gateway forwards every request unchanged."""
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
-import time
 import uuid
 from collections.abc import Iterator
 
 import anthropic
-import httpx
 import openai
 import orjson
 import pytest
-from aiokafka import AIOKafkaConsumer
+from gateway_process import GatewayProcess
 from scripted_model import COMMAND, USAGE_IN, USAGE_OUT, ScriptedModel
 
 from loopwarden.schemas.tool_calls import CONTEXT_HEADER, STOP_HEADER
-from loopwarden.settings import DetectionSettings, Settings, settings_env
+from loopwarden.settings import DetectionSettings, Settings
 from loopwarden.streams.tools.broker import free_port
+from loopwarden.streams.tools.replay_reader import TopicRangeReader
 
 from .adapter_harness import STOP_AT, WARN_AT
 
@@ -35,56 +31,6 @@ pytestmark = pytest.mark.integration
 SECRET = "sk-test-gateway-" + uuid.uuid4().hex
 FAILURE = "FAILED tests/test_login.py::test_login - AssertionError: expected 200, got 500"
 SCHEMA = {"type": "object", "properties": {"command": {"type": "string"}}}
-
-
-class GatewayProcess:
-    """``loopwarden gateway`` as a user starts it, stopped by its pid."""
-
-    def __init__(self, settings: Settings, model_url: str, log_path: str) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        env = {
-            **os.environ,
-            **settings_env(settings),
-            "LOOPWARDEN_GATEWAY__PORT": str(self.port),
-            "LOOPWARDEN_GATEWAY__OPENAI_BASE_URL": f"{model_url}/v1",
-            "LOOPWARDEN_GATEWAY__ANTHROPIC_BASE_URL": model_url,
-        }
-        self.log_path = log_path
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "loopwarden", "gateway"],
-            env=env,
-            stdout=open(log_path, "ab"),  # noqa: SIM115
-            stderr=subprocess.STDOUT,
-        )
-
-    def status(self) -> dict | None:
-        try:
-            return httpx.get(f"{self.url}/loopwarden/gateway", timeout=2).json()
-        except httpx.HTTPError:
-            return None
-
-    def log(self) -> str:
-        with open(self.log_path) as log:
-            return log.read()[-3000:]
-
-    def wait_ready(self, broker: bool, timeout_s: float = 60) -> None:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            status = self.status()
-            if status is not None and (status["broker"] or not broker):
-                return
-            assert self.process.poll() is None, self.log()
-            time.sleep(0.2)  # polling the gateway's own readiness, not standing in for it
-        raise AssertionError(f"the gateway was not ready: {self.log()}")
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(15)
 
 
 @pytest.fixture(scope="module")
@@ -187,21 +133,10 @@ Anthropic agent marks its failures ``is_error``) the 3rd identical failure."""
 
 
 async def topic_bytes(settings: Settings, topic: str) -> list[bytes]:
-    consumer = AIOKafkaConsumer(
-        topic,
-        bootstrap_servers=settings.kafka.bootstrap_servers,
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-    )
-    await consumer.start()
-    found: list[bytes] = []
-    try:
-        while batch := await consumer.getmany(timeout_ms=2000, max_records=10_000):
-            for records in batch.values():
-                found.extend(r.value or b"" for r in records)
-    finally:
-        await consumer.stop()
-    return found
+    """Every record value of ``topic``, to its true end."""
+    async with TopicRangeReader(settings.kafka.bootstrap_servers) as reader:
+        return [r.value or b"" async for batch in reader.read(await reader.whole(topic))
+                for r in batch]  # fmt: skip
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])

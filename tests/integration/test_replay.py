@@ -29,7 +29,6 @@ from loopwarden.settings import Settings, settings_env
 from loopwarden.streams.client.publisher import AsyncPublisher
 from loopwarden.streams.client.tasks import end_task, start_task
 from loopwarden.streams.tools.replay_reader import (
-    PartitionSpan,
     TopicRangeReader,
     wait_until_committed,
 )
@@ -68,8 +67,7 @@ async def processed_everything(settings: Settings, timeout_s: float = 90) -> Non
 async def read_all(settings: Settings, topic: str) -> list[dict]:
     """Every record of ``topic`` as JSON."""
     async with TopicRangeReader(settings.kafka.bootstrap_servers) as reader:
-        bounds = await reader.bounds(topic, await reader.partitions(topic))
-        spans = [PartitionSpan(topic, p, first, end) for p, (first, end) in bounds.items()]
+        spans = await reader.whole(topic)
         return [orjson.loads(r.value) async for batch in reader.read(spans) for r in batch]
 
 

@@ -158,8 +158,7 @@ def test_a_named_loop_keeps_its_name_and_a_retry_publishes_nothing_twice():
 
 def test_the_answers_usage_rides_on_the_next_step():
     book = LoopBook()
-    book.turn(None, "d", "s", 1)
-    book.answered(None, "d", "s", {"total_tokens": 9})
+    book.answered(book.turn(None, "d", "s", 1).key, {"total_tokens": 9})
     assert book.turn(None, "d", "s", 2).usage == {"total_tokens": 9}
     assert book.turn(None, "d", "s", 3).usage == {}
 
