@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 
-.PHONY: install demo test test-kafka test-typescript test-typescript-kafka typescript-build kafka-jars docs lint typecheck bench reliability clean \
+.PHONY: install demo test test-kafka test-gateway-clis test-typescript test-typescript-kafka typescript-build kafka-jars docs lint typecheck bench reliability clean \
 	extension-free
 
 # Python keeps compiled modules (pytest its rewritten tests) in __pycache__: where the
@@ -119,6 +119,25 @@ test-typescript: typescript-build
 
 test-typescript-kafka: typescript-build kafka-jars
 	$(call ts_test,kafka)
+
+# Real agent CLIs through `loopwarden gateway` (tests/integration/test_agent_clis.py):
+# Claude Code and Codex CLI, at the versions below, installed from npm once into
+# ~/.cache/loopwarden/agent-clis (LOOPWARDEN_AGENT_CLIS_CACHE), pointed at the gateway by
+# their documented base-URL settings, the gateway at the tests' scripted model.
+AGENT_CLIS ?= $(or $(LOOPWARDEN_AGENT_CLIS_CACHE),$(HOME)/.cache/loopwarden/agent-clis)
+CLAUDE_CODE_VERSION := 2.1.332
+CODEX_VERSION := 0.171.0
+AGENT_CLIS_STAMP := $(AGENT_CLIS)/.installed-$(CLAUDE_CODE_VERSION)-$(CODEX_VERSION)
+$(AGENT_CLIS_STAMP):
+	@command -v npm >/dev/null || { echo "make test-gateway-clis needs Node 20+ and npm"; exit 1; }
+	mkdir -p $(AGENT_CLIS)
+	npm install --prefix $(AGENT_CLIS) --no-audit --no-fund --loglevel=error \
+		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @openai/codex@$(CODEX_VERSION)
+	touch $@
+
+test-gateway-clis: $(STAMP) $(AGENT_CLIS_STAMP)
+	LOOPWARDEN_AGENT_CLIS=$(AGENT_CLIS)/node_modules/.bin $(BIN)/pytest -m agent_clis \
+		tests/integration/test_agent_clis.py
 
 kafka-jars: $(STAMP)
 	@for tool in $(KAFKA_REQUIRES); do command -v $$tool >/dev/null || \

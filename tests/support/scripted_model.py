@@ -53,13 +53,15 @@ class Seen:
 
 
 def _tool(body: dict[str, Any], api: str) -> tuple[str, dict[str, Any]]:
-    """The tool to call again and its arguments: Codex's shell, Claude Code's Bash, or
-    the request's first tool."""
+    """The tool to call again and its arguments: Codex CLI's exec_command (shell before
+    0.17), Claude Code's Bash, or the request's first tool."""
     names = []
     for tool in body.get("tools") or []:
         name = tool.get("name") or (tool.get("function") or {}).get("name")
         if name:
             names.append(name)
+    if "exec_command" in names:  # Codex CLI 0.17x
+        return "exec_command", {"cmd": COMMAND}
     if "shell" in names:
         return "shell", {"command": ["bash", "-lc", COMMAND]}
     if "Bash" in names:
