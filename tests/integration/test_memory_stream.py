@@ -7,8 +7,10 @@ loaded once); the storage-outage test runs a worker process, whose log it reads.
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
 from dataclasses import fields
+from pathlib import Path
 
 import pytest
 
@@ -69,6 +71,34 @@ async def publish_all(settings: Settings, scope: str) -> None:
     async with AsyncPublisher(settings) as publisher:
         for event_id, content, fields in WRITES:
             await publisher.remember(content, event_id=f"{scope}-{event_id}", scope=scope, **fields)
+
+
+class StorageOutage:
+    """The memory storage as a symbolic link to its directory, so that it goes away and
+    comes back in one atomic step each. A renamed directory was still a writable path:
+    the failed index builds of the outage made a new one there, racing the test's
+    clean-up (CI of stop 75: ``Directory not empty``)."""
+
+    def __init__(self, uri: str) -> None:
+        self.link = Path(uri)
+        self.storage = self.link.with_name(f"{self.link.name}-storage")
+        self.nowhere = self.link.with_name(f"{self.link.name}-away")
+        self.storage.mkdir()
+        self.link.symlink_to(self.storage, target_is_directory=True)
+
+    def begin(self) -> None:
+        """The storage is away: the link points at nothing."""
+        self._point_at(self.nowhere)
+
+    def end(self) -> None:
+        """The storage is back, untouched by whatever ran against the dead link."""
+        assert not self.nowhere.exists(), "something wrote through the dead link"
+        self._point_at(self.storage)
+
+    def _point_at(self, target: Path) -> None:
+        swap = self.link.with_name(f"{self.link.name}-swap")
+        swap.symlink_to(target, target_is_directory=True)
+        os.replace(swap, self.link)
 
 
 def rows(settings: Settings, scope: str) -> list[tuple]:
@@ -208,10 +238,7 @@ async def test_a_storage_outage_pauses_memory_writes_instead_of_rejecting_them(
     The leader's index upkeep fails meanwhile too, and must not stop for good (an
     exception used to end Faust's timer loop). Issue 33: the pause says so — a log
     line, /ready unready with the reason — and /ready comes back with the storage."""
-    import os
-    import shutil
     import time
-    from pathlib import Path
 
     import aiohttp
 
@@ -229,8 +256,8 @@ async def test_a_storage_outage_pauses_memory_writes_instead_of_rejecting_them(
         }
     )
     ready_url = f"http://127.0.0.1:{settings.web_port}/ready"
+    outage = StorageOutage(settings.memory.uri)
     worker = worker_factory(settings)
-    uri = Path(settings.memory.uri)
     scope = f"outage-{uuid.uuid4().hex[:6]}"
 
     async def ready(session):
@@ -246,7 +273,7 @@ async def test_a_storage_outage_pauses_memory_writes_instead_of_rejecting_them(
         (first,) = await outcomes.collect(1, 90)
         assert first["status"] == "stored"
         assert await ready(session) == (200, "ready")
-        os.rename(uri, f"{uri}.away")  # the storage goes away
+        outage.begin()  # the storage goes away
         await publisher.remember("the second fact", event_id=f"{scope}-2", scope=scope)
         deadline = time.monotonic() + 60
         while "store_memories: paused at" not in worker.log() and time.monotonic() < deadline:
@@ -258,10 +285,7 @@ async def test_a_storage_outage_pauses_memory_writes_instead_of_rejecting_them(
         while "memory index upkeep failed" not in worker.log() and time.monotonic() < deadline:
             await asyncio.sleep(0.2)
         assert "memory index upkeep failed" in worker.log(), worker.log()[-3000:]
-        # a renamed directory is still a writable path: the failed index builds left their
-        # uncommitted files in a new one (a storage that is really away takes nothing)
-        shutil.rmtree(uri, ignore_errors=True)
-        os.rename(f"{uri}.away", uri)  # and comes back
+        outage.end()  # and comes back
         (second,) = await outcomes.collect(1, 120)
         assert "store_memories: resumed after" in worker.log(), worker.log()[-3000:]
         assert await ready(session) == (200, "ready")
@@ -531,10 +555,7 @@ async def test_a_storage_outage_pauses_the_analysts_memory_reads_instead_of_dead
 ):
     """Issue 57.6: with the LanceDB store away, reflection requests (whose analyses read
     memories) were dead-lettered as processing errors; reads wait like writes do."""
-    import os
-    import shutil
     import time
-    from pathlib import Path
 
     from faultsuite.harness import read_json
 
@@ -542,8 +563,8 @@ async def test_a_storage_outage_pauses_the_analysts_memory_reads_instead_of_dead
     settings = settings.model_copy(
         update={"memory": settings.memory.model_copy(update={"embedder": "hashing"})}
     )
+    outage = StorageOutage(settings.memory.uri)
     worker = worker_factory(settings)
-    uri = Path(settings.memory.uri)
     loop_id = f"reader-{uuid.uuid4().hex[:6]}"
     async with (
         MemoryOutcomeSubscriber(settings, scope="default") as outcomes,
@@ -552,14 +573,13 @@ async def test_a_storage_outage_pauses_the_analysts_memory_reads_instead_of_dead
     ):
         await publisher.remember("deploy.sh needs chmod +x before it runs", scope="default")
         assert [o["status"] for o in await outcomes.collect(1, 90)] == ["stored"]
-        os.rename(uri, f"{uri}.away")  # the storage goes away
+        outage.begin()  # the storage goes away
         await publisher.publish(loop_id, "deploy", success=False, error_message="denied")
         deadline = time.monotonic() + 60
         while "analyze_reflections: paused at" not in worker.log() and time.monotonic() < deadline:
             await asyncio.sleep(0.2)  # waiting on the worker's own report of the pause
         assert "analyze_reflections: paused at" in worker.log(), worker.log()[-3000:]
-        shutil.rmtree(uri, ignore_errors=True)  # what the failed index upkeep left
-        os.rename(f"{uri}.away", uri)  # and comes back
+        outage.end()  # and comes back
         (analysis,) = await analyses.collect(1, 120)
     assert "chmod +x" in analysis["memory_context"]
     letters = await read_json(settings.kafka.bootstrap_servers, settings.topics.dead_letter)
