@@ -244,6 +244,8 @@ cdef Py_ssize_t _clock(int kind, void* data, Py_ssize_t n, Py_ssize_t p) noexcep
 
 cdef Py_ssize_t _temp_path(int kind, void* data, Py_ssize_t n, Py_ssize_t p):
     cdef Py_ssize_t e
+    if _at(kind, data, n, p) != u'/':
+        return -1  # before the prefixes are read one Python character at a time
     for prefix in ("/tmp/", "/var/folders/", "/private/var/"):
         if _literal(kind, data, n, p, prefix):
             e = p + len(prefix)
@@ -354,3 +356,149 @@ def mask_volatile(str text):
     if last < n:
         pieces.append(text[last:])
     return "".join(pieces)
+
+
+# -- the figures of a result -------------------------------------------------------------
+# progress.py's figures: _NOT_FIGURES.sub(" ", text), then every \d+(\.\d+)? of what is
+# left, joined by a space; the alternatives in the regex's order, with the passes above
+# where the two regexes share one.
+
+cdef Py_ssize_t _date(int kind, void* data, Py_ssize_t n, Py_ssize_t p) noexcept:
+    # a date, then the optional time of the ISO alternative (taken whenever it matches)
+    cdef Py_ssize_t e
+    if not (_all_dec(kind, data, n, p, 4) and _at(kind, data, n, p + 4) == u'-'
+            and _all_dec(kind, data, n, p + 5, 2) and _at(kind, data, n, p + 7) == u'-'
+            and _all_dec(kind, data, n, p + 8, 2)):
+        return -1
+    e = _iso_time(kind, data, n, p)
+    return e if e >= 0 else p + 10
+
+
+cdef Py_ssize_t _clock_fraction(int kind, void* data, Py_ssize_t n, Py_ssize_t p) noexcept:
+    # \b\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?\b: the longest choice ending at \b, shorter ones
+    # in turn (a fraction cut short ends between digits, where no \b is)
+    cdef Py_ssize_t e = p + 1, seconds, fraction
+    if not _boundary(kind, data, n, p) or not _dec(_at(kind, data, n, p)):
+        return -1
+    if _dec(_at(kind, data, n, e)):
+        e += 1
+    if _at(kind, data, n, e) != u':' or not _all_dec(kind, data, n, e + 1, 2):
+        return -1
+    e += 3
+    if _at(kind, data, n, e) == u':' and _all_dec(kind, data, n, e + 1, 2):
+        seconds = e + 3
+        if _at(kind, data, n, seconds) == u'.' and _dec(_at(kind, data, n, seconds + 1)):
+            fraction = _digits(kind, data, n, seconds + 1)
+            if _boundary(kind, data, n, fraction):
+                return fraction
+        if _boundary(kind, data, n, seconds):
+            return seconds
+    return e if _boundary(kind, data, n, e) else -1
+
+
+FIGURE_UNITS = ("ms", "s", "sec", "secs", "seconds", "m", "min", "h", "us", "µs", "ns")
+AGES = ("ago", "left")
+
+
+cdef inline bint _starts_a_unit(Py_UCS4 ch, bint ages) noexcept:
+    if ages:
+        return ch == u'a' or ch == u'l'
+    return (ch == u'm' or ch == u's' or ch == u'h' or ch == u'u' or ch == u'n'
+            or ch == u'\u00b5')
+
+
+cdef Py_ssize_t _number_then(int kind, void* data, Py_ssize_t n, Py_ssize_t p, bint ages):
+    # \b\d+(\.\d+)?\s?(words)\b, the words: AGES or FIGURE_UNITS; the number is read
+    # whole (a shorter one ends before a digit or ".", where no word nor space starts)
+    cdef Py_ssize_t e, end
+    if not _boundary(kind, data, n, p):
+        return -1
+    e = _number(kind, data, n, p)
+    if e < 0:
+        return -1
+    if _space(_at(kind, data, n, e)):
+        e += 1
+    if not _starts_a_unit(_at(kind, data, n, e), ages):
+        return -1  # no word starts here: the words are not read one by one
+    for word in (AGES if ages else FIGURE_UNITS):
+        if _literal(kind, data, n, e, word):
+            end = e + len(word)
+            if _boundary(kind, data, n, end):
+                return end
+    return -1
+
+
+cdef Py_ssize_t _compound(int kind, void* data, Py_ssize_t n, Py_ssize_t p) noexcept:
+    # \b\d+(\.\d+)?[smh]\d (1m30s)
+    cdef Py_ssize_t e
+    cdef Py_UCS4 unit
+    if not _boundary(kind, data, n, p):
+        return -1
+    e = _number(kind, data, n, p)
+    if e < 0:
+        return -1
+    unit = _at(kind, data, n, e)
+    if (unit == u's' or unit == u'm' or unit == u'h') and _dec(_at(kind, data, n, e + 1)):
+        return e + 2
+    return -1
+
+
+cdef Py_ssize_t _not_figure_at(int kind, void* data, Py_ssize_t n, Py_ssize_t p):
+    """The end of the token at ``p`` that is not a figure, or -1."""
+    cdef Py_UCS4 ch = _at(kind, data, n, p)
+    cdef Py_ssize_t e
+    if not (_dec(ch) or _hex(ch) or ch == u'/'):
+        return -1
+    e = _uuid(kind, data, n, p)
+    if e < 0:
+        e = _date(kind, data, n, p)
+    if e < 0:
+        e = _clock_fraction(kind, data, n, p)
+    if e < 0:
+        e = _temp_path(kind, data, n, p)
+    if e < 0:
+        e = _address(kind, data, n, p)
+    if e < 0:
+        e = _hex_id(kind, data, n, p)
+    if e < 0:
+        e = _number_then(kind, data, n, p, False)
+    if e < 0:
+        e = _compound(kind, data, n, p)
+    if e < 0:
+        e = _number_then(kind, data, n, p, True)
+    return e
+
+
+def figures(str text):
+    """The numbers of ``text`` that are figures (times, ids, paths, durations and ages
+    taken out first), joined by a space."""
+    cdef Py_ssize_t n = len(text), p = 0, last = 0, e
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    pieces = []
+    while p < n:
+        e = _not_figure_at(kind, data, n, p)
+        if e > p:
+            if last < p:
+                pieces.append(text[last:p])
+            pieces.append(" ")
+            p = last = e
+        else:
+            p += 1
+    if last:
+        if last < n:
+            pieces.append(text[last:])
+        text = "".join(pieces)
+        n = len(text)
+        kind = PyUnicode_KIND(text)
+        data = PyUnicode_DATA(text)
+    kept = []
+    p = 0
+    while p < n:
+        e = _number(kind, data, n, p)
+        if e > p:
+            kept.append(text[p:e])
+            p = e
+        else:
+            p += 1
+    return " ".join(kept)

@@ -23,26 +23,12 @@ from collections.abc import Mapping
 from fnmatch import fnmatchcase
 from typing import Any
 
-from loopwarden.agents.spin.textscan import ADDRESS, HEX_ID, TEMP_PATH, UUID
+from loopwarden.agents.spin import textscan
 from loopwarden.schemas.text_limits import result_digest
 
 FIGURE_CHARS = 2000
 """Only this much of a result is read for its figures."""
 
-_NOT_FIGURES = re.compile(
-    UUID + r"|\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?"  # dates
-    r"|\b\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?\b"  # clock times
-    r"|"
-    + TEMP_PATH
-    + r"|"
-    + ADDRESS
-    + r"|"
-    + HEX_ID  # ids, digests, epoch times, pids
-    + r"|\b\d+(\.\d+)?\s?(ms|s|sec|secs|seconds|m|min|h|us|µs|ns)\b"  # durations
-    r"|\b\d+(\.\d+)?[smh]\d"  # compound durations (1m30s)
-    r"|\b\d+(\.\d+)?\s?(ago|left)\b"  # ages
-)
-_FIGURE = re.compile(r"\d+(?:\.\d+)?")
 _WAITS = re.compile(r"(?:^|[;&|(]\s*|\s)(?:sleep\s+\d|watch\s)|--watch\b|--wait\b", re.MULTILINE)
 
 
@@ -50,8 +36,7 @@ def figures_key(text: str | None) -> str | None:
     """A digest of the figures of ``text`` (module docstring); None without text."""
     if not text:
         return None
-    kept = _FIGURE.findall(_NOT_FIGURES.sub(" ", text[:FIGURE_CHARS]))
-    return result_digest(" ".join(kept))[:12]
+    return result_digest(textscan.figures(text[:FIGURE_CHARS]))[:12]
 
 
 def tool_rule(payload: Any, tools: Mapping[str, str]) -> str:

@@ -4,13 +4,18 @@
   call (uuids, ISO and clock times, temporary paths, addresses, hex ids, durations,
   numbers) by ``#``, before a text is compared (:func:`~loopwarden.agents.spin.
   normalise.normalised`).
+- :func:`figures` keeps the numbers of a tool result that are figures (what a call
+  reports: bytes left, a count, a percentage), taking out first what changes on its
+  own (uuids, dates and times, temporary paths, addresses, hex ids, durations, ages),
+  for :func:`~loopwarden.agents.spin.progress.figures_key`.
 - :func:`scan` reads a normalised text's words once for its word count (short turns
   are not compared) and its sketch (:func:`~loopwarden.agents.spin.normalise.sketch`).
   A word is a run of ``\\w`` starting with a letter or digit; its hash is
   ``zlib.crc32`` of its UTF-8 bytes.
 
-Both are compiled (Cython, ``_textscan.pyx``, built by ``pip install`` where a C
-compiler is found). :func:`py_mask_volatile` and :func:`py_scan` are the reference:
+All three are compiled (Cython, ``_textscan.pyx``, built by ``pip install`` where a C
+compiler is found). :func:`py_mask_volatile`, :func:`py_figures` and :func:`py_scan`
+are the reference:
 the same outputs, used where the extension was not built or with
 ``LOOPWARDEN_NO_EXTENSIONS=1``; ``tests/unit/test_textscan.py`` checks the pairs
 agree.
@@ -26,6 +31,7 @@ from loopwarden.schemas.extensions import extensions_disabled
 
 Scan = Callable[[str, int], tuple[int, list[int]]]
 Mask = Callable[[str], str]
+Figures = Callable[[str], str]
 
 UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 TEMP_PATH = r"(/tmp|/var/folders|/private/var)/\S+"
@@ -52,6 +58,23 @@ _VOLATILE = re.compile(
     r"|\d+(\.\d+)?"  # any other number
     r")"
 )
+_NOT_FIGURES = re.compile(
+    r"(?=[\da-fA-F/])(?:"  # as in _VOLATILE: every alternative starts so (90 -> 30 µs)
+    + UUID
+    + r"|\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?"  # dates
+    r"|\b\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?\b"  # clock times
+    r"|"
+    + TEMP_PATH
+    + r"|"
+    + ADDRESS
+    + r"|"
+    + HEX_ID  # ids, digests, epoch times, pids
+    + r"|\b\d+(\.\d+)?\s?(ms|s|sec|secs|seconds|m|min|h|us|µs|ns)\b"  # durations
+    r"|\b\d+(\.\d+)?[smh]\d"  # compound durations (1m30s)
+    r"|\b\d+(\.\d+)?\s?(ago|left)\b"  # ages
+    r")"
+)
+_FIGURE = re.compile(r"\d+(?:\.\d+)?")
 _WORD_RUN = re.compile(r"\w+")
 
 
@@ -59,6 +82,12 @@ def py_mask_volatile(text: str) -> str:
     """``text`` with each volatile token replaced by ``#`` (the regex the compiled mask
     follows, alternative by alternative)."""
     return _VOLATILE.sub("#", text)
+
+
+def py_figures(text: str) -> str:
+    """The numbers of ``text`` left when what is not a figure is taken out, joined by a
+    space (the regexes the compiled pass follows)."""
+    return " ".join(_FIGURE.findall(_NOT_FIGURES.sub(" ", text)))
 
 
 def py_scan(text: str, limit: int) -> tuple[int, list[int]]:
@@ -69,7 +98,7 @@ def py_scan(text: str, limit: int) -> tuple[int, list[int]]:
     return len(words), sorted({zlib.crc32(word.encode()) for word in words})[:limit]
 
 
-def compiled() -> tuple[Mask, Scan] | None:
+def compiled() -> tuple[Mask, Figures, Scan] | None:
     """The compiled passes, or None where they were not built (or are switched off)."""
     if extensions_disabled():
         return None
@@ -77,8 +106,8 @@ def compiled() -> tuple[Mask, Scan] | None:
         from loopwarden.agents.spin import _textscan
     except ImportError:
         return None
-    return _textscan.mask_volatile, _textscan.scan
+    return _textscan.mask_volatile, _textscan.figures, _textscan.scan
 
 
-mask_volatile, scan = compiled() or (py_mask_volatile, py_scan)
+mask_volatile, figures, scan = compiled() or (py_mask_volatile, py_figures, py_scan)
 """The passes this process uses: compiled where they can be."""

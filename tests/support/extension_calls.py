@@ -52,7 +52,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from loopwarden.agents.spin import textscan
     from loopwarden.schemas import redaction_prefilter
 
-    for name in ("mask_volatile", "scan"):
+    for name in ("mask_volatile", "figures", "scan"):
         setattr(textscan, name, _counted(getattr(textscan, name)))
     prefilter = redaction_prefilter.Prefilter
     prefilter.candidates = _counted(prefilter.candidates)  # type: ignore[method-assign]

@@ -1,9 +1,9 @@
 """The compiled text passes and their pure-Python twins give the same outputs: the word
 scan on every code point, on random text of many scripts, and through the sketch and
-the word count the detectors use; the volatile-token mask on every pair of tricky
-tokens with what may join them, and on random text. The compiled module is imported
-directly, so this runs in the no-extension pass too (the switch only chooses which
-one the monitor calls)."""
+the word count the detectors use; the volatile-token mask and the figures of a result
+on every pair of tricky tokens with what may join them, and on random text. The
+compiled module is imported directly, so this runs in the no-extension pass too (the
+switch only chooses which one the monitor calls)."""
 
 from __future__ import annotations
 
@@ -67,12 +67,17 @@ def test_the_monitor_uses_the_compiled_passes_unless_switched_off():
     from loopwarden.agents.spin import _textscan
 
     if extensions_disabled():
-        assert (textscan.mask_volatile, textscan.scan) == (
+        assert (textscan.mask_volatile, textscan.figures, textscan.scan) == (
             textscan.py_mask_volatile,
+            textscan.py_figures,
             textscan.py_scan,
         )
     else:
-        assert (textscan.mask_volatile, textscan.scan) == (_textscan.mask_volatile, compiled_scan)
+        assert (textscan.mask_volatile, textscan.figures, textscan.scan) == (
+            _textscan.mask_volatile,
+            _textscan.figures,
+            compiled_scan,
+        )
 
 
 def test_sketch_and_word_count_are_the_same_either_way():
@@ -98,6 +103,12 @@ TOKENS = [
     "123:45",
     "12:345",
     "12:30:4",
+    "12:30:45.5",
+    "12:30:45.5x",
+    "12:30:45.",
+    "2026-11-28",
+    "2026-11-28 9:01",
+    "2026-11-2",
     "0x1f",
     "0xZ",
     "0x",
@@ -125,6 +136,16 @@ TOKENS = [
     "3h",
     "3 h.",
     "7 min",
+    "5us",
+    "5 µs",
+    "3ns",
+    "1m30s",
+    "1.5h2",
+    "2h",
+    "3 ago",
+    "4.5left",
+    "5 lefts",
+    "10 agox",
     "1.5.s",
     "1.",
     ".5",
@@ -178,3 +199,36 @@ def test_the_mask_matches_the_regex_on_random_text(seed: int):
     for _ in range(3_000):
         text = token_text(rng) if rng.random() < 0.7 else random_text(rng)
         assert mask_volatile(text) == py_mask_volatile(text), repr(text)
+
+
+# -- the figures of a result ------------------------------------------------------------------
+
+
+def test_the_figures_match_the_regexes_on_every_token_and_its_neighbours():
+    from loopwarden.agents.spin._textscan import figures
+
+    for left in TOKENS:
+        for right in TOKENS:
+            for glue in ("", " ", "_", "a", "1", ":", "/", ".", "-"):
+                text = left + glue + right
+                assert figures(text) == textscan.py_figures(text), repr(text)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_figures_match_the_regexes_on_random_text(seed: int):
+    from loopwarden.agents.spin._textscan import figures
+
+    rng = random.Random(seed)
+    for _ in range(3_000):
+        text = token_text(rng) if rng.random() < 0.7 else random_text(rng)
+        assert figures(text) == textscan.py_figures(text), repr(text)
+
+
+def test_what_a_figure_is():
+    """What a call reports stays; what changes on its own goes."""
+    text = (
+        "draining 1200 of 3000 (45.5%) at 2026-11-28T09:01:02Z, 12:30:45.5 in 1m3, "
+        "took 13.2 s and 40µs, job 9f86d081884c7d65 at 0x1f in /tmp/run-7/out 5 min ago, "
+        "2 left, page 3"
+    )
+    assert textscan.py_figures(text) == "1200 3000 45.5 3"
