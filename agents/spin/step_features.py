@@ -107,8 +107,14 @@ two writes that both print nothing are not the same attempt."""
 
 
 def says_something(text: str) -> bool:
-    """The result has at least :data:`SAYS_WORDS` distinct words (volatile tokens masked)."""
-    return len(set(_WORD.findall(normalised(text)))) >= SAYS_WORDS
+    """The result has at least :data:`SAYS_WORDS` distinct words (volatile tokens masked);
+    the words are read only until that many were found."""
+    seen: set[str] = set()
+    for word in _WORD.finditer(normalised(text)):
+        seen.add(word.group())
+        if len(seen) >= SAYS_WORDS:
+            return True
+    return False
 
 
 def line_words(payload: Any) -> int:
