@@ -1,18 +1,39 @@
 """Failed and loop-ending actions as memories (seed 000 §3.7.1), pure.
 
 The loop monitor publishes them as memory writes on the learning scope, in
-``detection.language`` (the seed's Chinese with ``zh``).
+``detection.language`` (the seed's Chinese with ``zh``). A failure is learnt once per
+loop: the same call failing the same way again (:func:`lesson_key`, volatile tokens
+masked) teaches nothing new, and a loop stuck on one failure made a lesson of every
+attempt — a third of the failures of the real runs, each embedded by the memory role
+(issue 71) and filling a search's first results with copies of one lesson.
 """
 
 from __future__ import annotations
 
+import zlib
+
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.agents.spin import texts
+from loopwarden.agents.spin.textscan import mask_volatile
 from loopwarden.schemas import codec
 from loopwarden.schemas.events import ActionEvent
 from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.outputs import LessonRecord, versioned
 from loopwarden.settings import DetectionSettings
+
+
+def _change(event: ActionEvent) -> str:
+    payload = event.payload
+    change = f"action {payload.action_type} {codec.dumps(payload.params).decode()}"
+    if payload.failed:
+        return f"{change} -> failed: {payload.error_message or 'unknown error'}"
+    return f"{change} -> succeeded"
+
+
+def lesson_key(event: ActionEvent) -> str:
+    """What makes two failures the same lesson: the call and its error, volatile tokens
+    (ids, times, temporary paths, numbers) masked, as a short digest."""
+    return format(zlib.crc32(mask_volatile(_change(event)).encode()), "08x")
 
 
 def lesson(
@@ -28,12 +49,7 @@ def lesson(
     (the tool failed for everyone): still a memory, tagged ``during_tool_outage`` so a
     reader can tell the tool's bad hour from the agent's mistake."""
     payload = event.payload
-    change = f"action {payload.action_type} {codec.dumps(payload.params).decode()}"
-    change += (
-        f" -> failed: {payload.error_message or 'unknown error'}"
-        if payload.failed
-        else " -> succeeded"
-    )
+    change = _change(event)
     status = "failed" if payload.failed else ("completed" if payload.terminated else "running")
     content = texts.lesson_text(
         settings.language,

@@ -18,7 +18,7 @@ from typing import Any
 
 from loopwarden.agents import findings as findings_builder
 from loopwarden.agents.monitor.gating import Gating
-from loopwarden.agents.monitor.lessons import lesson
+from loopwarden.agents.monitor.lessons import lesson, lesson_key
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.agents.provenance import monitor_stamp
 from loopwarden.agents.reflection.levels import (
@@ -124,7 +124,7 @@ class LoopMonitor:
             state.seq += 1
             state.outage_failures += 1
             covered = Findings(ReflectionLevel.NONE)
-            if cfg.learn_from_failures:
+            if cfg.learn_from_failures and state.learns("outage:" + lesson_key(event)):
                 covered.lessons.append(lesson(state, event, cfg, during_outage=True))
             return self._applied(state, event, origin, covered)
         if said_by_counterpart(payload, cfg):
@@ -210,7 +210,9 @@ class LoopMonitor:
         spin_reason = next((f.reason for f in found if f.spin), None)
         if level.at_least(ReflectionLevel.STANDARD):
             findings.requests.append(self._reflection_request(state, event, level, spin_reason))
-        if cfg.learn_from_failures and (payload.failed or payload.terminated):
+        if cfg.learn_from_failures and (  # a failure once per loop, every ending
+            state.learns(lesson_key(event)) if payload.failed else payload.terminated
+        ):
             findings.lessons.append(lesson(state, event, self.settings))
         if payload.terminated and cfg.task_completion_budget:
             findings.requests.append(self._completion_request(state, event, level))

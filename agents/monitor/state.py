@@ -20,6 +20,9 @@ from loopwarden.schemas import codec
 from loopwarden.schemas.positions import AppliedPositions, Origin
 
 SNAPSHOT_VERSION = 3
+LESSONS_KEPT = 8
+"""Distinct failures a loop remembers having learnt (a loop cycling through more than
+this many learns the oldest again)."""
 _EVENT_ID = itemgetter("event_id")
 _V2_DETECTORS = {"st": "action_type", "ed": "code_edit"}
 
@@ -49,6 +52,18 @@ class LoopState:
     """Failures covered by a tool outage (the fleet role's): not counted against the agent."""
     history: StepHistory | None = None
     """The recent steps as keys, for the gate's features (None when the gate is off)."""
+    learnt: list[str] = field(default_factory=list)
+    """Keys of the last failures made lessons (:func:`~loopwarden.agents.monitor.
+    lessons.lesson_key`), at most :data:`LESSONS_KEPT`."""
+
+    def learns(self, key: str) -> bool:
+        """True when the failure ``key`` is a new lesson for this loop (it is remembered);
+        False when the loop learnt it already."""
+        if key in self.learnt:
+            return False
+        self.learnt.append(key)
+        del self.learnt[:-LESSONS_KEPT]
+        return True
 
     def step_history(self) -> StepHistory:
         """The loop's step history (created on first use)."""
@@ -96,6 +111,7 @@ class LoopState:
                 "dup": self.duplicates,
                 "out": self.outage_failures,
                 **({"sh": self.history.snapshot()} if self.history is not None else {}),
+                **({"ln": self.learnt} if self.learnt else {}),
             }
         )
 
@@ -126,6 +142,7 @@ class LoopState:
             duplicates=raw.get("dup", 0),
             outage_failures=raw.get("out", 0),
             history=StepHistory.restore(raw["sh"]) if "sh" in raw else None,
+            learnt=raw.get("ln", []),
         )
 
     @staticmethod

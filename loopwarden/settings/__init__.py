@@ -128,6 +128,13 @@ class KafkaSettings(BaseModel):
         "soon as records arrive: an idle worker polls twice a second, not 100 times (Kafka's "
         "own default; on Kafka a waiting fetch returns as soon as records arrive).",
     )
+    fetch_min_bytes: int = Field(
+        1,
+        ge=1,
+        description="The worker's stream consumer asks the broker to hold a fetch until "
+        "this many bytes are there or fetch_max_wait_ms passed (Apache Kafka; Tansu "
+        "always waits the full time). 1 answers each record at once.",
+    )
     session_timeout_s: float = Field(
         6.0, gt=0, description="A group join waits about half of this on Tansu."
     )

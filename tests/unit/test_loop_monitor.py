@@ -241,6 +241,37 @@ def test_failures_become_memory_writes_in_the_seeds_contextual_form(make_action)
     assert again.raw.lessons[0]["event_id"] == write["event_id"]  # idempotent id
 
 
+def test_a_failure_is_learnt_once_per_loop(make_action):
+    """Issue 71: a loop stuck on one failure made a lesson of every attempt (a third of
+    the real runs' failures), each embedded by the memory role. The same call failing the
+    same way (ids, times and numbers aside) is one lesson; another error is another, and
+    what a loop learnt survives its snapshot."""
+
+    def failure(error: str, cmd: str = "make"):
+        return make_action(
+            loop_id="L7",
+            action_type="shell",
+            params={"cmd": cmd},
+            success=False,
+            error_message=error,
+        )
+
+    events = [
+        failure("exit 2 at 09:01:02, pid 4411"),
+        failure("exit 2 at 09:01:07, pid 4419"),  # the same failure again
+        failure("missing target 'install'"),  # another error
+        failure("exit 2 at 09:02:00, pid 4502", cmd="make test"),  # another call
+    ]
+    monitor = LoopMonitor(DetectionSettings(profile="seed"))
+    state = LoopState("L7")
+    taught = [len(monitor.observe(state, event).lessons) for event in events[:2]]
+    state = LoopState.restore("L7", state.snapshot())
+    taught += [len(monitor.observe(state, event).lessons) for event in events[2:]]
+    assert taught == [1, 0, 1, 1]
+    again = failure("exit 2 at 10:00:00, pid 9")
+    assert len(monitor.observe(state, again).lessons) == 0
+
+
 def test_a_completed_task_searches_four_kilobytes_of_memories(make_action):
     event = make_action(action_type="finish", terminated=True, params={"task": "ship v2"})
     _, (typed,) = run([event])

@@ -93,7 +93,9 @@ class _TunedConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
     def _create_worker_consumer(self, transport: Any) -> Any:
         consumer = super()._create_worker_consumer(transport)
         # aiokafka reads this attribute when it builds its Fetcher in start().
-        consumer._fetch_max_wait_ms = _app(self).loopwarden.kafka.fetch_max_wait_ms
+        kafka = _app(self).loopwarden.kafka
+        consumer._fetch_max_wait_ms = kafka.fetch_max_wait_ms
+        consumer._fetch_min_bytes = kafka.fetch_min_bytes  # faust passes none of its own
         consumer._consumer_timeout = ROUTINE_TIMEOUT_MS / 1000  # and this one too
         return consumer
 
