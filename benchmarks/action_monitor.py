@@ -33,8 +33,13 @@ Modes:
 
 - ``sat``: N events published as a backlog; events/s = N / (last expected warning
   received − first publish).
-- ``paced``: events published at R events/s; latency = warning received − the
-  triggering event's send time, p50/p99.
+- ``paced`` (``p200``, ``p1000`` … one per ``--rate``): events published at R
+  events/s; latency = warning received − the triggering event's send time, p50/p99.
+
+``--alternate`` runs repetition by repetition, every engine in turn, so that each
+sees the same moments of a shared machine; ``--previous PATH`` adds the engine
+``loopwarden-previous``, the worker of another checkout (a folder laid out as an
+installed ``loopwarden`` package, e.g. the commit work started from): an A/B in one run.
 
 Every run checks that the number of warnings equals what the engine's logic produces
 offline for the same events (``raw-trivial``: its own streak rule). Prints a table and
@@ -42,12 +47,15 @@ writes JSON to ``benchmarks/results/``.
 
     .venv/bin/python benchmarks/action_monitor.py                  # defaults
     .venv/bin/python benchmarks/action_monitor.py --events 100000 --reps 3 --rate 500
+    .venv/bin/python benchmarks/action_monitor.py --brokers embedded kafka --rate 200 1000 \
+        --workloads real --shapes single --alternate --previous /tmp/before-pkg
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import statistics
 import subprocess
@@ -56,7 +64,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from bench_engines import bench_settings, serve_raw, start_engine
+from bench_engines import PREVIOUS_TREE, bench_settings, serve_raw, start_engine
 from bench_measure import (
     LOGS,
     OTHER_ORIGINS,
@@ -134,19 +142,27 @@ class Plans:
 
 
 async def run_engine(
-    engine: str, broker: EmbeddedBroker, args: argparse.Namespace, logs: Path, plans: Plans
+    engine: str,
+    broker: EmbeddedBroker,
+    args: argparse.Namespace,
+    logs: Path,
+    plans: Plans,
+    reps: range | None = None,
 ) -> list[Run]:
-    """Every repetition on fresh topics with a freshly started engine (the embedded
-    broker's fetch latency grows with a topic's length)."""
+    """The repetitions ``reps`` (every one by default) on fresh topics with a freshly
+    started engine (the embedded broker's fetch latency grows with a topic's length);
+    the saturated ones first, then the paced ones at each ``--rate``."""
     runs: list[Run] = []
     modes = [("sat", args.events, None)] * args.reps + [
-        ("paced", args.paced_events, args.rate)
-    ] * args.reps
+        (f"p{rate:g}", args.paced_events, rate) for rate in args.rate for _ in range(args.reps)
+    ]
     for workload in args.workloads:
         for shape in args.shapes:
             if engine == "quix" and shape != "single":
                 continue  # a Quix state is the state of a record's key: one loop per record
             for rep, (mode, n, rate) in enumerate(modes):
+                if reps is not None and rep not in reps:
+                    continue
                 runs.append(
                     await run_rep(
                         engine, broker, args, logs, plans, (workload, shape, mode), rep, n, rate
@@ -230,7 +246,7 @@ def summarize(runs: list[Run]) -> list[dict[str, object]]:
     for workload in dict.fromkeys(r.workload for r in runs):
         for engine in dict.fromkeys(r.engine for r in runs):
             for shape in ("single", "batched"):
-                for mode in ("sat", "paced"):
+                for mode in dict.fromkeys(r.mode for r in runs):
                     group = [
                         r
                         for r in runs
@@ -281,7 +297,7 @@ def _others(run: Run) -> int:
 
 def print_table(rows: list[dict[str, object]]) -> None:
     header = (
-        f"{'workload':<10}{'engine':<14} {'shape':<7} {'mode':<6} {'events':>7} {'warn/100':>8} "
+        f"{'workload':<10}{'engine':<20} {'shape':<7} {'mode':<6} {'events':>7} {'warn/100':>8} "
         f"{'events/s':>10} {'vs raw':>7} {'p50 ms':>8} {'p99 ms':>8} {'µs CPU/ev':>9} "
         f"{'ready s':>7} {'other w':>7} ok"
     )
@@ -291,7 +307,7 @@ def print_table(rows: list[dict[str, object]]) -> None:
         ratio = r["throughput_vs_raw_trivial"]
         cpu = r["worker_cpu_us_per_event"]
         print(
-            f"{r['workload']:<10}{r['engine']:<14} {r['shape']:<7} {r['mode']:<6} "
+            f"{r['workload']:<10}{r['engine']:<20} {r['shape']:<7} {r['mode']:<6} "
             f"{r['events']:>7} {r['warnings_per_100']:>8} "
             f"{r['events_per_s']:>10,.0f} {ratio if ratio is not None else '-':>7} "
             f"{r['p50_ms'] or 0:>8.1f} {r['p99_ms'] or 0:>8.1f} "
@@ -307,8 +323,15 @@ async def main(args: argparse.Namespace) -> int:
     for kind in args.brokers:
         runs: list[Run] = []
         with bench_broker(kind) as broker:
-            for engine in args.engines:
-                runs.extend(await run_engine(engine, broker, args, LOGS, plans))
+            if args.alternate:  # rep by rep, every engine in turn: the same noise for each
+                for rep in range(args.reps * (1 + len(args.rate))):
+                    for engine in args.engines:
+                        runs += await run_engine(
+                            engine, broker, args, LOGS, plans, range(rep, rep + 1)
+                        )
+            else:
+                for engine in args.engines:
+                    runs.extend(await run_engine(engine, broker, args, LOGS, plans))
         rows = [{"broker": kind, **row} for row in summarize(runs)]
         print(f"\n{kind} broker:")
         print_table(rows)
@@ -322,7 +345,20 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--events", type=int, default=100_000, help="events per sat rep")
     parser.add_argument("--paced-events", type=int, default=5_000, help="events per paced rep")
-    parser.add_argument("--rate", type=float, default=500.0, help="paced events/s")
+    parser.add_argument(
+        "--rate", type=float, nargs="+", default=[500.0], help="paced events/s (each in turn)"
+    )
+    parser.add_argument(
+        "--alternate",
+        action="store_true",
+        help="run repetition by repetition, every engine in turn (A/B on a noisy machine)",
+    )
+    parser.add_argument(
+        "--previous",
+        metavar="PATH",
+        help="add the engine loopwarden-previous: the worker of another checkout, laid out "
+        "as an installed loopwarden package at PATH (e.g. the commit work started from)",
+    )
     parser.add_argument("--loops", type=int, default=1000, help="loops of the synthetic mix")
     parser.add_argument("--concurrent", type=int, default=2000, help="real runs replayed at a time")
     parser.add_argument(
@@ -353,6 +389,7 @@ def parse_args() -> argparse.Namespace:
             "loopwarden",
             "loopwarden-all",
             "loopwarden-observed",
+            "loopwarden-previous",
         ],
     )
     parser.add_argument(
@@ -374,6 +411,10 @@ def _exit_on_sigterm(signum: int, frame: object) -> None:
 if __name__ == "__main__":
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     arguments = parse_args()
+    if arguments.previous:
+        os.environ[PREVIOUS_TREE] = arguments.previous
+        if "loopwarden-previous" not in arguments.engines:
+            arguments.engines.append("loopwarden-previous")
     if arguments.serve == "quix":
         serve_quix(Settings())
     elif arguments.serve:

@@ -58,16 +58,25 @@ def bench_settings(
 # -- engines ----------------------------------------------------------------------------------
 
 
+PREVIOUS_TREE = "LOOPWARDEN_BENCH_PREVIOUS"
+"""The environment variable naming the tree of the ``loopwarden-previous`` engine."""
+
+
 def start_engine(
     engine: str, settings: Settings, log: Path, command: list[str] | None = None
 ) -> subprocess.Popen[bytes]:
     """Start ``engine`` with ``settings`` (``command``: run that instead, e.g. another
     script's baseline)."""
+    env = {**os.environ, **settings_env(settings)}
+    cwd = None
     if command is not None:
         pass
     elif engine.startswith("loopwarden"):
         command = [sys.executable, "-m", "loopwarden", "worker"]
-        if engine in ("loopwarden", "loopwarden-observed"):  # the monitor (and the guardrails)
+        if engine == "loopwarden-previous":  # another checkout's worker, first on the path
+            env["PYTHONPATH"] = os.environ[PREVIOUS_TREE]
+            cwd = os.environ[PREVIOUS_TREE]  # python -m puts the working directory first
+        if engine in ("loopwarden", "loopwarden-observed", "loopwarden-previous"):
             settings = settings.model_copy(
                 update={"analyst": settings.analyst.model_copy(update={"enabled": False})}
             )
@@ -86,7 +95,8 @@ def start_engine(
     with open(log, "ab") as out:
         return subprocess.Popen(
             command,
-            env={**os.environ, **settings_env(settings)},
+            env=env,
+            cwd=cwd,
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
