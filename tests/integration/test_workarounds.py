@@ -20,7 +20,8 @@ pytestmark = pytest.mark.integration
 
 async def test_the_worker_consumer_fetches_with_the_configured_wait(broker):
     settings = isolated_settings(broker, "fetch-wait")
-    app = build_worker_app(settings)
+    kafka = settings.kafka.model_copy(update={"fetch_min_bytes": 4096})
+    app = build_worker_app(settings.model_copy(update={"kafka": kafka}))
     thread = app.consumer._thread
     consumer = thread._create_worker_consumer(app.transport)
     assert consumer._fetch_max_wait_ms == settings.kafka.fetch_max_wait_ms
@@ -28,6 +29,7 @@ async def test_the_worker_consumer_fetches_with_the_configured_wait(broker):
     try:
         # ours (10 ms, 50 on Apache Kafka: infra/worker-kafka.env), not Faust's hard-coded 1500
         assert consumer._fetcher._fetch_max_wait_ms == settings.kafka.fetch_max_wait_ms < 1500
+        assert consumer._fetcher._fetch_min_bytes == 4096  # Faust passes none (aiokafka's 1)
     finally:
         await consumer.stop()
 
