@@ -13,6 +13,7 @@ setup(
         Extension(
             "loopwarden.agents.spin._textscan",
             sources=["agents/spin/_textscan.pyx"],
+            depends=["agents/spin/_tokens.pxi"],  # included: rebuilt with it, in the sdist
             optional=True,
         )
     ]

@@ -127,6 +127,7 @@ def test_the_sdist_and_the_wheel_hold_what_a_user_needs(distributions):
         names = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
     assert {"pyproject.toml", "README.md", "agents/spin/meaning.py"} <= names
     assert "agents/spin/_textscan.pyx" in names  # the extension is built from the sdist
+    assert "agents/spin/_tokens.pxi" in names  # with the token readers it includes
     with zipfile.ZipFile(distributions["wheel"]) as wheel:
         files = set(wheel.namelist())
     assert {
