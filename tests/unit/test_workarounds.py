@@ -386,7 +386,7 @@ def _assigned_consumer() -> tuple[object, object, object]:
     consumer = build_worker_app(settings).consumer
     actions = TP(settings.topics.actions, 0)
     changelog = TP(changelog_topics(settings, STATE_TABLES)[0], 0)
-    consumer._awaiting_seek = {actions}  # as on_partitions_assigned leaves it
+    consumer._seek_gate.assigned({actions})  # as on_partitions_assigned leaves it
     consumer._active_partitions = set()
     return consumer, actions, changelog
 
@@ -417,7 +417,7 @@ def test_the_seek_moves_an_input_partition_without_commit_to_its_beginning_then_
 
     consumer, actions, changelog = _assigned_consumer()
     never_committed = TP(actions.topic, 1)
-    consumer._awaiting_seek.add(never_committed)
+    consumer._seek_gate.held.add(never_committed)
     thread = _ThreadSeeks({actions: 84, never_committed: None, changelog: None})
     consumer._thread = thread
     consumer.assignment = lambda: {actions, never_committed, changelog}
@@ -431,10 +431,46 @@ def test_the_seek_moves_an_input_partition_without_commit_to_its_beginning_then_
     # (the changelog's position is recovery's)
     assert thread.calls == [("seek_to_committed", None), ("seek_wait", {never_committed: 0})]
     assert consumer._active_partitions == {actions, never_committed}
-    assert consumer._awaiting_seek == set()
+    assert consumer._seek_gate.held == set()
 
 
 def test_records_fetched_before_the_seek_to_their_commit_are_dropped():
     consumer, actions, _ = _assigned_consumer()
-    assert "if tp in self._awaiting_seek" in inspect.getsource(type(consumer).getmany)
-    assert actions in consumer._awaiting_seek
+    assert "if self._seek_gate.holds(tp)" in inspect.getsource(type(consumer).getmany)
+    assert consumer._seek_gate.holds(actions)
+
+
+class _SeekInterruptedByARebalance(_ThreadSeeks):
+    """A seek during which the group rebalances again (a second worker joins a moment
+    after the first): the consumer gets its next assignment before the seek answers."""
+
+    def __init__(self, consumer: object, committed: dict, next_inputs: set) -> None:
+        super().__init__(committed)
+        self.consumer = consumer
+        self.next_inputs = next_inputs
+
+    async def seek_to_committed(self) -> dict:
+        self.consumer._seek_gate.assigned(self.next_inputs)  # as on_partitions_assigned
+        return await super().seek_to_committed()
+
+
+def test_a_seek_that_ends_after_a_newer_assignment_resumes_nothing():
+    """Issue 72: the older seek used to release the newer assignment's partitions while
+    that assignment's tables were still recovering (loops counted from one again)."""
+    from faust.types import TP
+
+    consumer, actions, changelog = _assigned_consumer()
+    moved_in = TP(actions.topic, 1)
+    consumer._thread = _SeekInterruptedByARebalance(
+        consumer, {actions: 84, changelog: None}, next_inputs={actions, moved_in}
+    )
+    consumer.assignment = lambda: {actions, moved_in, changelog}
+
+    asyncio.run(consumer.seek_to_committed())
+
+    assert consumer._active_partitions == set()  # nothing read before the new recovery
+    assert consumer._seek_gate.holds(actions) and consumer._seek_gate.holds(moved_in)
+    assert consumer._seek_gate.stale_seeks == 1
+    consumer._thread = _ThreadSeeks({actions: 84, moved_in: 10, changelog: None})
+    asyncio.run(consumer.seek_to_committed())  # the new assignment's own seek, after recovery
+    assert consumer._active_partitions == {actions, moved_in}

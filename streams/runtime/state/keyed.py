@@ -29,6 +29,7 @@ runner's error policy decides (an outage pauses and retries the batch).
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,6 +50,11 @@ from loopwarden.streams.runtime.state.protocol import (
 from loopwarden.streams.runtime.table_store import TableStore
 from loopwarden.streams.runtime.telemetry.spans import process_span
 from loopwarden.streams.runtime.verdicts import verdicts_of
+
+log = logging.getLogger(__name__)
+
+OWNS = "%s owns partitions %s of %s"
+"""The line logged at each assignment (tests and operators read who owns what)."""
 
 
 @dataclass(slots=True)
@@ -126,6 +132,7 @@ class FaustDriver(Generic[Out]):
         self.reroute_topic = core.declaration.reroute_topic(app.loopwarden.topics)
         self.answer_as: str | None = None
         """The role whose verdict answers each event seen (None: it sends none)."""
+        self.table = core.declaration.table
 
     def handle(self, record: Record) -> int:
         """One record: applied, its states written when the declaration says so, its
@@ -204,8 +211,10 @@ class FaustDriver(Generic[Out]):
 
     async def assigned(self, sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:
         """Partitions assigned: swept afresh, the cache dropped."""
-        self.core.assigned(self._home_partitions(args, kwargs))
+        owned = self._home_partitions(args, kwargs)
+        self.core.assigned(owned)
         self.core.rebalance()
+        log.info(OWNS, self.table, sorted(owned), self.core.home)
 
     def _home_partitions(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> set[int]:
         changed = args[0] if args else kwargs.get("changed", ())

@@ -21,6 +21,7 @@ from loopwarden.streams.client.offsets import probe_end_offsets
 from loopwarden.streams.runtime.backoff import Backoff
 from loopwarden.streams.runtime.bundles import RecordBundle, bundle_fetched
 from loopwarden.streams.runtime.telemetry.service_log import SERVICE_LOG
+from loopwarden.streams.runtime.workarounds.seek_gate import SeekGate
 
 if TYPE_CHECKING:
     from loopwarden.streams.runtime.app import LoopwardenApp
@@ -106,29 +107,30 @@ class _TunedConsumer(faust_aiokafka.Consumer):
     stale_records = 0
     _positions: dict[Any, tuple[Any, int]]
     _bundle_first: dict[Any, int]
-    _awaiting_seek: set[Any]
+    _seek_gate: SeekGate[Any]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._bundle_first = {}  # partition → first offset of the bundle last handed over
-        self._awaiting_seek = set()  # input partitions assigned, not yet at their commit
+        self._seek_gate = SeekGate()  # input partitions assigned, not yet at their commit
         super().__init__(*args, **kwargs)
 
     async def on_partitions_assigned(self, assigned: set[Any], generation_id: int = 0) -> None:
         # every input partition of a new assignment is read only once it stands at its
         # committed offset (see seek_to_committed): records fetched meanwhile are dropped
-        self._awaiting_seek = {tp for tp in assigned if not self._is_changelog_tp(tp)}
+        self._seek_gate.assigned(tp for tp in assigned if not self._is_changelog_tp(tp))
         await super().on_partitions_assigned(assigned, generation_id)
 
     def resume_partitions(self, tps: Any) -> None:
         """Faust resumes the input partitions just *before* it seeks them to their
         committed offsets: those are resumed once the seek is done."""
-        super().resume_partitions({tp for tp in tps if tp not in self._awaiting_seek})
+        super().resume_partitions({tp for tp in tps if not self._seek_gate.holds(tp)})
 
     async def seek_to_committed(self) -> Mapping[Any, int]:
         """Seek to the committed offsets, an input partition without one to its
         beginning (aiokafka leaves it where an earlier fetch left it), then resume the
-        input partitions held back until now."""
-        waiting = set(self._awaiting_seek)
+        input partitions held back until now — unless a newer assignment came during
+        the seek (:class:`SeekGate`: its own seek resumes them, after its recovery)."""
+        ticket = self._seek_gate.seek_begins()
         try:
             committed: Mapping[Any, int] = await super().seek_to_committed()
             fresh = {
@@ -139,8 +141,13 @@ class _TunedConsumer(faust_aiokafka.Consumer):
             if fresh:
                 await self.seek_wait(fresh)
         finally:
-            self._awaiting_seek -= waiting
-            super().resume_partitions(waiting & self.assignment())
+            released = self._seek_gate.seek_ends(ticket)
+            if not released and ticket.partitions:
+                log.info(
+                    "a rebalance came during the seek to the committed offsets: "
+                    "its partitions wait for the new assignment's recovery"
+                )
+            super().resume_partitions(released & self.assignment())
         return committed
 
     async def verify_all_partitions_active(self) -> None:
@@ -173,7 +180,7 @@ class _TunedConsumer(faust_aiokafka.Consumer):
     async def getmany(self, timeout: float) -> AsyncIterator[Any]:
         stale: set[Any] = set()
         async for tp, message in super().getmany(timeout):
-            if tp in self._awaiting_seek:  # fetched before the seek to its commit
+            if self._seek_gate.holds(tp):  # fetched before the seek to its commit
                 self.stale_records += 1
                 continue
             if tp in stale or not self._still_at_fetched_position(tp):
