@@ -337,6 +337,13 @@ class Settings(BaseSettings):
         "packages can register sinks in the `loopwarden.sinks` entry-point group instead.",
     )
 
+    def model_post_init(self, context: Any, /) -> None:
+        """The first settings a process builds name its misspelt ``LOOPWARDEN_*``
+        variables (:mod:`loopwarden.settings.environment`)."""
+        from loopwarden.settings.environment import warn_unknown_variables_once
+
+        warn_unknown_variables_once(type(self))
+
     def namespaced(
         self, tag: str, *, bootstrap_servers: str | None = None, partitions: int | None = None
     ) -> Settings:
