@@ -68,6 +68,9 @@ class AuditContext:
     """The workers' committed offsets (None: unknown)."""
     rebuilt: bool = True
     """False when the state before the range was not rebuilt (``--rebuild none``)."""
+    unseen: frozenset[str] = frozenset()
+    """Ids of reproduced outputs whose place on their topic the retention has deleted:
+    the recording cannot show them, so they are counted apart, not as missing."""
 
 
 @dataclass(slots=True)
@@ -79,11 +82,19 @@ class AuditReport:
     notes: list[str] = field(default_factory=list)
     not_replayed: int = 0
     dead_letters: int = 0
+    unseen: int = 0
+    """Reproduced outputs older than what their topic still holds (not compared)."""
 
     @property
     def agree(self) -> bool:
-        """True when nothing differs."""
-        return not self.differences
+        """True when nothing differs (and something was compared: see :attr:`empty`)."""
+        return not self.differences and not self.empty
+
+    @property
+    def empty(self) -> bool:
+        """True when the scope held no input event and no recorded output: nothing was
+        audited (a loop id with no event, a range before the topic's start)."""
+        return not any(row.inputs or row.recorded for row in self.rows.values())
 
     def totals(self) -> LoopRow:
         """The sum of every loop's row."""
@@ -99,6 +110,8 @@ class AuditReport:
         """Everything, for tooling (``--json``)."""
         return {
             "agree": self.agree,
+            "empty": self.empty,
+            "unseen": self.unseen,
             "totals": asdict(self.totals()),
             "loops": [asdict(row) for row in self.rows.values()],
             "differences": [asdict(d) for d in self.differences],
@@ -252,6 +265,9 @@ class Comparison:
             row.unexpected += 1
             self._differ("unexpected", kind, output_id, sample, copies[0].position, copies[0])
             return
+        if not copies and not exact and output_id in self.context.unseen:
+            self.report.unseen += 1
+            return
         if not copies and not exact:
             row.missing += 1
             self._differ("missing", kind, output_id, sample, reproduced.position, None)
@@ -376,6 +392,11 @@ class Comparison:
             )
 
     def _settings_notes(self) -> None:
+        if self.report.unseen:
+            self.report.notes.append(
+                f"{self.report.unseen} reproduced output(s) fall before what their topic "
+                "still holds (its retention deleted the older records): not compared"
+            )
         duplicates = sum(row.duplicates for row in self.report.rows.values())
         if duplicates:
             self.report.notes.append(

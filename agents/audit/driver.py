@@ -108,7 +108,8 @@ async def _input_spans(
 
 async def _output_spans(
     reader: TopicRangeReader, settings: Settings, scope: AuditScope
-) -> list[PartitionSpan]:
+) -> tuple[list[PartitionSpan], dict[str, int]]:
+    """The output partitions to read, and each output topic's partition count."""
     keyed: dict[str, str | None] = {}
     for name in audited_outputs():
         route = ROUTES[name]
@@ -116,14 +117,45 @@ async def _output_spans(
             route.key_of_loop(scope.loop_id) if scope.loop_id else None
         )
     keyed[settings.topics.dead_letter] = None
-    spans = []
+    spans, counts = [], {}
     for topic, key in keyed.items():
         partitions = await reader.partitions(topic)
+        counts[topic] = len(partitions)
         if key is not None:
             partitions = [default_partition(key.encode(), len(partitions))]
         for partition, (first, end) in (await reader.bounds(topic, partitions)).items():
             spans.append(PartitionSpan(topic, partition, first, end))
-    return spans
+    return spans, counts
+
+
+def _beyond_retention(
+    replayer: Replayer,
+    settings: Settings,
+    outputs: list[PartitionSpan],
+    counts: dict[str, int],
+    starts: dict[tuple[str, int], int],
+) -> frozenset[str]:
+    """Reproduced outputs that belong to an output partition whose older records the
+    retention deleted, and whose event time is before the first record it still holds
+    (the warnings topic keeps 7 days, the actions 30: an audit of old actions)."""
+    trimmed = {(s.topic, s.partition) for s in outputs if s.start > 0}
+    if not trimmed:
+        return frozenset()
+    trimmed_topics = {topic for topic, _ in trimmed}
+    unseen = []
+    for output_id, reproduced in replayer.state.outputs.items():
+        route = ROUTES[reproduced.output_name]
+        topic = route.topic(settings.topics)
+        if topic not in trimmed_topics:
+            continue
+        partition = default_partition(route.key(reproduced.output, settings), counts[topic])
+        if (topic, partition) not in trimmed:
+            continue
+        first_ms = starts.get((topic, partition))  # None: nothing is left at all
+        occurred = reproduced.output.get("occurred_at")
+        if first_ms is None or (isinstance(occurred, int | float) and occurred * 1000 < first_ms):
+            unseen.append(output_id)
+    return frozenset(unseen)
 
 
 async def run_audit(
@@ -146,7 +178,7 @@ async def run_audit(
     names = settings.topics
     async with TopicRangeReader(bootstrap, security=settings.kafka.security) as reader:
         spans, windows, notes = await _input_spans(reader, settings, scope)
-        outputs = await _output_spans(reader, settings, scope)
+        outputs, counts = await _output_spans(reader, settings, scope)
         wanted = outputs if recorded_settings else [s for s in outputs if s.topic == names.advice]
         parsed = await _parsed_outputs(reader, wanted, names)
         if recorded_settings:
@@ -171,8 +203,10 @@ async def run_audit(
             if progress is not None:
                 progress(len(batch))
         encoded = replayer.encoded()
+        starts: dict[tuple[str, int], int] = {}  # each output partition's first record's time
         async for batch in reader.read(outputs):
             for record in batch:
+                starts.setdefault((record.topic, record.partition), record.timestamp)
                 if record.topic == names.dead_letter:
                     recorded.add_dead_letter(record, record.headers)
                 else:
@@ -186,7 +220,8 @@ async def run_audit(
         [_topic(settings, n) for n in scope.inputs],
         settings.kafka.security,
     )
-    context = AuditContext(replayer.stamps, committed, rebuilt=scope.rebuild)
+    unseen = _beyond_retention(replayer, settings, outputs, counts, starts)
+    context = AuditContext(replayer.stamps, committed, rebuilt=scope.rebuild, unseen=unseen)
     result.report = compare(replayer.state, recorded, context)
     result.report.notes[:0] = [*notes, _rebuild_note(replayer, scope)]
     if recorded.unreadable:

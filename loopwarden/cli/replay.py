@@ -154,7 +154,10 @@ def replay(
     whatever this shell's LOOPWARDEN_* say; --current-settings uses the shell's.
 
     Exit code 0 when the replay agrees with the recording, 6 when anything differs
-    (each difference is listed with its explanation).
+    (each difference is listed with its explanation), 5 when the scope held nothing
+    to audit (no event of --loop, a range with no record). Outputs older than what
+    their topic still holds (its retention deleted them) are counted apart, not as
+    differences.
     """
     # the arguments first: a wrong one is reported before seconds of imports
     since_ms = parse_time(since) if since else None
@@ -195,6 +198,8 @@ def replay(
         click.echo(codec.dumps(report.to_json_dict()).decode())
     else:
         click.echo(render(report, show))
+    if report.empty:
+        raise click.exceptions.Exit(Exit.NOTHING_RECEIVED)
     if not report.agree:
         raise click.exceptions.Exit(Exit.DIFFERS)
 
@@ -241,7 +246,10 @@ def render(report: AuditReport, show: int = 50) -> str:
     differences = report.differences
     explained = sum(d.explained for d in differences)
     verdict = (
-        "AGREE: every recorded output was reproduced, nothing else"
+        "NOTHING AUDITED: no input event and no recorded output in the scope "
+        "(check --loop, --since/--until and --offsets)"
+        if report.empty
+        else "AGREE: every recorded output was reproduced, nothing else"
         if report.agree
         else f"DIFFER: {len(differences)} difference(s), {explained} explained, "
         f"{len(differences) - explained} unexplained"

@@ -223,6 +223,23 @@ def test_one_loop_and_an_offset_range(recorded):
     assert inputs[1] == inputs[0] - events_at_offset_0
 
 
+def test_a_loop_with_nothing_recorded_is_not_an_agreement(recorded):
+    """Issue 72.7: an audit of a loop id with no event said AGREE and exited 0."""
+    settings, _ = recorded
+    code, report, err = replay(settings, "--loop", "no-such-loop-xyz")
+    assert code == 5, (err, report)
+    assert report["empty"] is True and report["agree"] is False
+    assert report["totals"]["inputs"] == 0
+    run = subprocess.run(
+        [sys.executable, "-m", "loopwarden", "replay", "--no-progress", "--loop", "nope"],
+        env={**os.environ, **settings_env(settings)},
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 5 and b"NOTHING AUDITED" in run.stdout, run.stderr[-2000:]
+
+
 def test_a_changed_threshold_reports_exactly_what_would_differ(recorded):
     settings, s = recorded
     code, report, err = replay(settings, "--loop", s.spin, "--set", "detection.spin_threshold=4")

@@ -309,3 +309,53 @@ def test_a_changed_list_of_ids_says_which_ids_went_and_came():
     report = compare(replayer.state, recorded, AuditContext(replayer.stamps))
     (difference,) = report.differences
     assert "event_ids: −[L-a-much-longer-recorded-event-id-0042] +[L-3]" in difference.summary
+
+
+def test_a_scope_with_nothing_in_it_is_not_an_agreement():
+    """Issue 72.7: ``replay --loop no-such-loop`` said AGREE and exited 0."""
+    report = compare(Replayer(SETTINGS).state, Recorded(), AuditContext({}))
+    assert report.empty and not report.agree
+    assert render(report).splitlines()[-1].startswith("NOTHING AUDITED")
+    assert report.to_json_dict()["empty"] is True
+
+
+def test_outputs_the_retention_deleted_are_counted_apart_not_as_missing():
+    """Issue 72.7: warnings deleted by the topic's retention were 308 "unexplained"
+    differences. Outputs whose place on their topic is gone are not compared; one the
+    topic still should hold and does not is still missing."""
+    replayer = replayed([action(o) for o in range(6)])  # warnings at counts 3..6
+    outputs = list(replayer.state.outputs)
+    recorded = Recorded()
+    for n, output_id in enumerate(outputs[2:]):  # the two oldest are gone
+        output = replayer.state.outputs[output_id].output
+        recorded.add_output(Rec("out", 0, n, 0, None, codec.dumps(output)))
+    context = AuditContext(replayer.stamps, unseen=frozenset(outputs[:2]))
+    report = compare(replayer.state, recorded, context)
+    assert report.agree and report.unseen == 2
+    assert any("retention deleted" in note for note in report.notes)
+
+    partly = compare(replayer.state, recorded, AuditContext(replayer.stamps))
+    assert [d.status for d in partly.differences] == ["missing", "missing"]
+
+
+def test_which_reproduced_outputs_fall_before_what_their_topic_still_holds():
+    from loopwarden.agents.audit.driver import _beyond_retention
+    from loopwarden.schemas.positions import default_partition
+    from loopwarden.streams.tools.replay_reader import PartitionSpan
+
+    replayer = replayed([action(o) for o in range(6)])  # occurred_at 0..5 s
+    warnings = SETTINGS.topics.warnings
+    partition = default_partition(b"L", SETTINGS.topics.partitions)
+    counts = {warnings: SETTINGS.topics.partitions}
+    trimmed = [PartitionSpan(warnings, partition, 2, 4)]  # offsets 0, 1 deleted
+    kept_from = {(warnings, partition): 4_500}  # the first record still held: 4.5 s
+    unseen = _beyond_retention(replayer, SETTINGS, trimmed, counts, kept_from)
+    times = sorted(replayer.state.outputs[i].output["occurred_at"] for i in unseen)
+    assert times == [2.0, 3.0, 4.0]  # the warnings at counts 3, 4, 5
+    whole = [PartitionSpan(warnings, partition, 0, 4)]  # nothing deleted: all compared
+    assert _beyond_retention(replayer, SETTINGS, whole, counts, kept_from) == frozenset()
+    gone = _beyond_retention(
+        replayer, SETTINGS, [PartitionSpan(warnings, partition, 4, 4)], counts, {}
+    )
+    on_warnings = {i for i, r in replayer.state.outputs.items() if r.output_name == "warnings"}
+    assert gone == on_warnings and len(gone) == 4  # nothing left at all: every warning
