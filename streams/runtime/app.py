@@ -191,6 +191,11 @@ def create_app(settings: Settings, telemetry: Telemetry | None = None) -> Loopwa
         broker_commit_interval=kafka.commit_interval_s,
         stream_buffer_maxsize=kafka.stream_buffer_maxsize,
         stream_wait_empty=False,
+        # a standby is pure cost with the memory store: a partition that becomes active
+        # is recovered from its changelog's start anyway (no persisted offset), and Faust
+        # drops a standby's keys after every recovery; standbys only read every other
+        # worker's changelog traffic (issue 72)
+        table_standby_replicas=0,
         producer_linger=kafka.producer_linger_ms / 1000.0,
         producer_request_timeout=kafka.producer_request_timeout_s,
         producer_max_batch_size=1024 * 1024,

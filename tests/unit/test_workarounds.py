@@ -110,6 +110,29 @@ def test_table_store_writes_where_faust_reads_and_changelogs_are_named_as_create
     assert table.get(b"k") == b"v" and list(table.keys()) == [b"k"]
 
 
+async def test_the_keys_of_a_partition_that_moved_away_leave_the_store_after_recovery():
+    """Issue 72.1: keys the worker wrote itself stayed in the table after their
+    partition moved to another worker (Faust indexed only the keys it read from the
+    changelog), so one the other worker deleted came back with the partition."""
+    from faust.types import TP
+
+    from loopwarden.streams.runtime.table_store import TableStore
+
+    app = build_worker_app(Settings())
+    table = app.tables["loop-state"]
+    store = TableStore(table, app.sink)
+    store.put(b"kept", b"1", partition=0)
+    store.put(b"moved", b"2", partition=1)
+    store.put(b"ended", b"3", partition=0)
+    store.delete(b"ended", partition=0)
+    changelog = table.changelog_topic.get_topic_name()
+
+    await table.data.on_recovery_completed({TP(changelog, 0)}, set())  # Faust's own
+
+    assert sorted(store.keys()) == [b"kept"]
+    assert table.data._key_partition == {b"kept": 0}
+
+
 def test_faust_yields_fetched_batches_through_the_overridden_hooks():
     """The stale-fetch guard needs: the thread fetches through ``_fetch_records``, the
     consumer gets batches through ``_wait_next_records`` inside ``getmany``, and the

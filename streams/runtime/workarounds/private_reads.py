@@ -67,3 +67,13 @@ def without_monitor(app: Any) -> None:
     """Remove Faust's built-in ``Monitor`` sensor from ``app`` (about 40 % of a worker's
     throughput); loopwarden's own metrics replace it."""
     app.sensors.remove(app.monitor)
+
+
+def key_partitions(table: Any) -> dict[Any, int]:
+    """The memory store's key → partition index of a Faust ``table``: with it, Faust
+    drops the keys of partitions the worker no longer owns once a rebalance's recovery
+    is done (``Store.on_recovery_completed``). Faust fills it only for keys it read from
+    the changelog; the :class:`~loopwarden.streams.runtime.table_store.TableStore`,
+    which writes the store directly, keeps it for the keys it writes."""
+    index: dict[Any, int] = table.data._key_partition
+    return index
