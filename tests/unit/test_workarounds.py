@@ -497,3 +497,33 @@ def test_a_seek_that_ends_after_a_newer_assignment_resumes_nothing():
     consumer._thread = _ThreadSeeks({actions: 84, moved_in: 10, changelog: None})
     asyncio.run(consumer.seek_to_committed())  # the new assignment's own seek, after recovery
     assert consumer._active_partitions == {actions, moved_in}
+
+
+def test_faust_seeks_from_its_fetch_loop_while_the_flow_is_stopped():
+    """Why a seek begun with the flow stopped must not release: Faust's getmany seeks
+    to the committed offsets whenever it finds the flow stopped, which it is from a
+    rebalance's start until its recovery reads the changelogs."""
+    source = inspect.getsource(faust_consumer.Consumer.getmany)
+    assert "getmany called while flow not active" in source
+    assert "await self.perform_seek()" in source
+    ended = inspect.getsource(Recovery.on_recovery_completed)
+    # the seek that ends a recovery: the flow was resumed for the changelog reads
+    assert ended.index("consumer.perform_seek()") < ended.index("consumer.resume_flow()")
+
+
+def test_a_seek_begun_while_the_flow_is_stopped_releases_nothing():
+    """Issue 72.1: the fetch loop's seek released the partitions of a new assignment
+    while its recovery still read their changelog; a worker given a partition back
+    applied its records to an empty table (every loop there counted from one again)."""
+    consumer, actions, changelog = _assigned_consumer()
+    consumer._thread = _ThreadSeeks({actions: 84, changelog: None})
+    consumer.assignment = lambda: {actions, changelog}
+    consumer.flow_active = False  # a rebalance under way: Faust's getmany seeks now
+
+    asyncio.run(consumer.seek_to_committed())
+
+    assert consumer._active_partitions == set() and consumer._seek_gate.holds(actions)
+    assert consumer._seek_gate.early_seeks == 1
+    consumer.flow_active = True  # the recovery read the changelogs: its own seek
+    asyncio.run(consumer.seek_to_committed())
+    assert consumer._active_partitions == {actions}

@@ -130,7 +130,10 @@ class _TunedConsumer(faust_aiokafka.Consumer):
         beginning (aiokafka leaves it where an earlier fetch left it), then resume the
         input partitions held back until now — unless a newer assignment came during
         the seek (:class:`SeekGate`: its own seek resumes them, after its recovery)."""
-        ticket = self._seek_gate.seek_begins()
+        # Faust's fetch loop also seeks whenever the flow is stopped (from a rebalance's
+        # start until its recovery reads the changelogs): only the seek that ends a
+        # recovery, made with the flow running, releases the partitions (SeekGate)
+        ticket = self._seek_gate.seek_begins(releases=self.flow_active or not self.app.tables)
         try:
             committed: Mapping[Any, int] = await super().seek_to_committed()
             fresh = {
@@ -142,7 +145,7 @@ class _TunedConsumer(faust_aiokafka.Consumer):
                 await self.seek_wait(fresh)
         finally:
             released = self._seek_gate.seek_ends(ticket)
-            if not released and ticket.partitions:
+            if not released and ticket.partitions and ticket.releases:
                 log.info(
                     "a rebalance came during the seek to the committed offsets: "
                     "its partitions wait for the new assignment's recovery"

@@ -10,6 +10,16 @@ before their tables held the changelog — records were applied to empty states
 (loops counted from one again, issue 72). :class:`SeekGate` ties each seek to the
 assignment it began under: a seek that ends after a newer assignment releases
 nothing; that assignment's own seek releases its partitions.
+
+Faust also seeks to the committed offsets from its fetch loop whenever it finds the
+flow stopped (``Consumer.getmany``: "getmany called while flow not active"), which is
+the case from the start of every rebalance until its table recovery reads the
+changelogs. That seek released the partitions too, and a worker given back a
+partition applied its records to an empty table while recovery was still reading it
+(the first record of partition 0 found 0 of its keys; a scale-in reset every loop
+there). Only the seek that ends a recovery releases now: Faust makes it with the flow
+running; a seek begun with the flow stopped releases nothing (``releases=False``),
+unless the app has no table to recover.
 """
 
 from __future__ import annotations
@@ -27,6 +37,8 @@ class SeekTicket(Generic[P]):
 
     assignment: int
     partitions: frozenset[P]
+    releases: bool = True
+    """False for a seek that must not release (begun during a rebalance's recovery)."""
 
 
 @dataclass(slots=True)
@@ -38,6 +50,8 @@ class SeekGate(Generic[P]):
     """How many assignments the consumer received (each starts its own seek)."""
     stale_seeks: int = 0
     """Seeks that ended after a newer assignment and released nothing."""
+    early_seeks: int = 0
+    """Seeks begun before the recovery ended (the flow stopped): they released nothing."""
 
     def assigned(self, inputs: Iterable[P]) -> None:
         """A new assignment: every one of its input partitions waits for its seek."""
@@ -48,15 +62,19 @@ class SeekGate(Generic[P]):
         """True while ``partition`` must not be read (its seek is not done)."""
         return partition in self.held
 
-    def seek_begins(self) -> SeekTicket[P]:
-        """A seek to the committed offsets starts for the partitions held now."""
-        return SeekTicket(self.assignment, frozenset(self.held))
+    def seek_begins(self, releases: bool = True) -> SeekTicket[P]:
+        """A seek to the committed offsets starts for the partitions held now
+        (``releases=False``: it moves them but must not release them)."""
+        return SeekTicket(self.assignment, frozenset(self.held), releases)
 
     def seek_ends(self, ticket: SeekTicket[P]) -> frozenset[P]:
         """The seek of ``ticket`` ended (done or failed): the partitions it releases —
         none when a newer assignment came meanwhile."""
         if ticket.assignment != self.assignment:
             self.stale_seeks += 1
+            return frozenset()
+        if not ticket.releases:
+            self.early_seeks += 1
             return frozenset()
         self.held -= ticket.partitions
         return ticket.partitions
