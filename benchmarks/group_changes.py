@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
-import re
 import time
 import uuid
 from dataclasses import asdict, dataclass
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_measure import LOGS, bench_broker, write_results
+from group_owners import owned
 from test_brokers import kafka_worker_settings
 
 from loopwarden.agents.capabilities import STATE_TABLES
@@ -39,8 +39,6 @@ from loopwarden.settings import Settings
 from loopwarden.streams.client.publisher import AsyncPublisher
 from loopwarden.streams.client.subscriber import WarningSubscriber
 from loopwarden.streams.tools.topics import ensure_topics
-
-OWNS = re.compile(r"owns partitions \[([\d, ]*)\] of (\S+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,11 +54,8 @@ class RunOutcome:
     seconds: float
 
 
-def owned(log: Path, topic: str) -> set[int]:
-    """The partitions of ``topic`` the worker's last logged assignment gave it."""
-    text = log.read_text(errors="replace") if log.exists() else ""
-    found = [m for m in OWNS.finditer(text) if m.group(2) == topic]
-    return {int(n) for n in found[-1].group(1).split(",") if n.strip()} if found else set()
+def _text(log: Path) -> str:
+    return log.read_text(errors="replace") if log.exists() else ""
 
 
 async def wait_owners(settings: Settings, logs: list[Path], timeout_s: float = 120) -> None:
@@ -68,7 +63,7 @@ async def wait_owners(settings: Settings, logs: list[Path], timeout_s: float = 1
     wanted = list(range(settings.topics.partitions))
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        held = [owned(log, settings.topics.actions) for log in logs]
+        held = [owned(_text(log), settings.topics.actions) for log in logs]
         if all(held) and sorted(p for each in held for p in each) == wanted:
             return
         await asyncio.sleep(0.2)

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import re
 import time
 
 import pytest
+from group_owners import owned
 
 from loopwarden.streams.client.publisher import AsyncPublisher, default_partition
 
@@ -26,15 +26,6 @@ pytestmark = pytest.mark.integration
 LOOPS = [f"scaled-{n}" for n in range(12)]
 
 
-OWNS = re.compile(r"owns partitions \[([\d, ]*)\] of (\S+)")
-
-
-def owned(worker, topic: str) -> set[int]:
-    """The partitions of ``topic`` the worker's last assignment gave it (its log)."""
-    lines = [m for m in OWNS.finditer(worker.log()) if m.group(2) == topic]
-    return {int(n) for n in lines[-1].group(1).split(",") if n.strip()} if lines else set()
-
-
 async def wait_owners(settings, workers, timeout_s: float = 90) -> list[set[int]]:
     """Each worker's partitions of the actions topic once they share every partition
     (records published after that reach their owner, after its recovery)."""
@@ -42,7 +33,7 @@ async def wait_owners(settings, workers, timeout_s: float = 90) -> list[set[int]
     deadline = time.monotonic() + timeout_s
     held: list[set[int]] = []
     while time.monotonic() < deadline:
-        held = [owned(worker, topic) for worker in workers]
+        held = [owned(worker.log(), topic) for worker in workers]
         everything = sorted(p for each in held for p in each)
         if everything == list(range(partitions)) and all(held):
             return held
