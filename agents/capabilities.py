@@ -15,22 +15,13 @@ checker follows.
 
 from __future__ import annotations
 
-from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from loopwarden.agents.experience.declaration import OPEN_TASKS
 from loopwarden.agents.fleet.declaration import FAMILY_STATES as FLEET_FAMILIES
 from loopwarden.agents.guardrails.declaration import FAMILY_STATES as GUARDRAIL_FAMILIES
 from loopwarden.agents.monitor.declaration import LOOP_STATES
-from loopwarden.settings import Settings
 from loopwarden.streams.runtime.capability import Capability, Register, Replay, SettleFactory
-
-if TYPE_CHECKING:
-    from loopwarden.agents.experience.store import ExperienceStore
-    from loopwarden.agents.fleet.outage_board import OutageBoard
-    from loopwarden.agents.memory.service import MemoryService
-    from loopwarden.schemas.shared_decode import SharedActionDecodes
-    from loopwarden.streams.runtime.app import LoopwardenApp
 
 
 def _monitor() -> Register:
@@ -215,54 +206,3 @@ def capability(role: str) -> Capability:
         if each.role == role:
             return each
     raise KeyError(f"no capability with role {role!r}")
-
-
-class WorkerResources:
-    """What capabilities of one worker share, made on first use (a worker without the
-    memory, experience or analyst role never opens LanceDB)."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self._outage_board: OutageBoard | None = None
-
-    @cached_property
-    def action_decodes(self) -> SharedActionDecodes:
-        """The actions records decoded once for the monitor and the fleet."""
-        from loopwarden.schemas.shared_decode import SharedActionDecodes
-
-        return SharedActionDecodes()
-
-    def outage_board(self, app: LoopwardenApp) -> OutageBoard:
-        """The tool outages declared, shared by the monitor and the fleet; the task that
-        follows the tool-outages topic into it is declared on ``app`` on first use."""
-        if self._outage_board is None:
-            from loopwarden.agents.fleet.outage_board import OutageBoard
-            from loopwarden.agents.fleet.outage_notices import follow_outage_notices
-
-            self._outage_board = OutageBoard()
-            follow_outage_notices(app, self._outage_board)
-        return self._outage_board
-
-    @cached_property
-    def memory(self) -> MemoryService:
-        """The memory service (LanceDB table, embedder, conflict judge)."""
-        from loopwarden.agents.memory.judge import ConflictJudge
-        from loopwarden.agents.memory.service import MemoryService
-
-        return MemoryService(
-            self.settings.memory,
-            judge=ConflictJudge(self.settings.analyst),
-            prewarm=True,
-            background_upkeep=True,
-        )
-
-    @cached_property
-    def experience(self) -> ExperienceStore:
-        """The experience store, sharing the memory service's embedder."""
-        from loopwarden.agents.experience.store import ExperienceStore
-
-        return ExperienceStore(
-            self.settings.experience,
-            self.settings.memory,
-            shared_embedder=lambda: self.memory.embedder,
-        )

@@ -14,8 +14,6 @@ import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-
 _SOURCE_ROOT = Path(__file__).resolve().parent.parent
 if (_SOURCE_ROOT / "pyproject.toml").is_file() and (_SOURCE_ROOT / "streams").is_dir():
     # imported from a source checkout (a script run in the clone's root): the fixed
@@ -80,6 +78,11 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # from the package's metadata (loopwarden.version)
+        name, alias = "VERSION", name
+        value = importlib.import_module("loopwarden.version").VERSION
+        globals()[alias] = value
+        return value
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'loopwarden' has no attribute {name!r}")
@@ -117,3 +120,4 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names as if imported eagerl
     )
     from loopwarden.streams.client.sync_publisher import Publisher
     from loopwarden.streams.client.tasks import AdviceSubscriber, end_task, start_task
+    from loopwarden.version import VERSION as __version__

@@ -7,10 +7,11 @@ with :func:`build_worker_app`.
 
 from __future__ import annotations
 
-from loopwarden.agents.capabilities import CAPABILITIES, WorkerResources
+from loopwarden.agents.capabilities import CAPABILITIES
 from loopwarden.settings import Settings
 from loopwarden.streams.runtime import worker as runtime
 from loopwarden.streams.runtime.app import LoopwardenApp
+from loopwarden.streams.runtime.resources import WorkerResources
 from loopwarden.streams.runtime.telemetry.providers import Telemetry
 
 

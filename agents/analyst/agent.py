@@ -15,8 +15,8 @@ from typing import Any
 
 from loopwarden.agents import findings
 from loopwarden.agents.analyst.analyst import ReflectionAnalyst
-from loopwarden.agents.capabilities import WorkerResources
 from loopwarden.agents.memory.service import LanceMemoryContext
+from loopwarden.agents.memory.shared import shared_memory
 from loopwarden.agents.provenance import analyst_stamp
 from loopwarden.schemas.outputs import (
     ReflectionCachedRecord,
@@ -31,7 +31,8 @@ from loopwarden.schemas.warnings import WarningKind
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.capability import Capability
 from loopwarden.streams.runtime.capability_runner import run_capability
-from loopwarden.streams.runtime.runner import Record
+from loopwarden.streams.runtime.records import Record
+from loopwarden.streams.runtime.resources import WorkerResources
 from loopwarden.streams.runtime.telemetry.spans import process_span
 
 log = logging.getLogger(__name__)
@@ -92,7 +93,7 @@ def register_analyst(
 ) -> ReflectionAnalyst:
     """Declare the ``analyze_reflections`` agent (memories as context for the model)."""
     settings = app.loopwarden
-    memory = LanceMemoryContext(resources.memory)
+    memory = LanceMemoryContext(shared_memory(resources))
     stamp = analyst_stamp(settings.analyst)
     analyst = ReflectionAnalyst(
         settings.analyst, memory, language=settings.detection.language, tracer=app.otel_tracer

@@ -4,7 +4,7 @@ The agent reads the actions topic beside the action monitor (one consumer, each
 record handed to both; the offset is committed once both are done). A task's
 start and end travel there too, keyed by loop id, so they arrive in order with
 the loop's steps. The keyed-state kit
-(:func:`~loopwarden.streams.runtime.state.keyed.run_keyed`) runs
+(:func:`~loopwarden.streams.runtime.keyed_runner.run_keyed`) runs
 :class:`~loopwarden.agents.experience.records.TaskProcessor` over batches of records
 (``experience.batch_within_s``) and keeps the open tasks in the ``experience-tasks``
 table (changelogged, written at the end of each batch: a restart resumes them); it
@@ -31,18 +31,19 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from loopwarden.agents.capabilities import WorkerResources
 from loopwarden.agents.experience.declaration import OPEN_TASKS
 from loopwarden.agents.experience.learning import learnable
 from loopwarden.agents.experience.metrics import ExperienceMetrics
 from loopwarden.agents.experience.records import TaskOutcome, TaskProcessor
 from loopwarden.agents.experience.store import ExperienceStore
+from loopwarden.agents.memory.shared import shared_memory
 from loopwarden.schemas.tasks import TaskSpec, TaskStart
 from loopwarden.schemas.trace_context import carried
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.capability import Capability
 from loopwarden.streams.runtime.capability_runner import Batches
-from loopwarden.streams.runtime.state.keyed import run_keyed
+from loopwarden.streams.runtime.keyed_runner import run_keyed
+from loopwarden.streams.runtime.resources import WorkerResources
 
 log = logging.getLogger(__name__)
 REPLAYS = frozenset({"direct_replay", "adaptive_replay"})
@@ -89,11 +90,24 @@ def settle_with(
     return settle
 
 
+def experience_store(resources: WorkerResources) -> ExperienceStore:
+    """The worker's experience store, sharing the memory service's embedder."""
+    settings = resources.settings
+    return resources.shared(
+        ExperienceStore,
+        lambda: ExperienceStore(
+            settings.experience,
+            settings.memory,
+            shared_embedder=lambda: shared_memory(resources).embedder,
+        ),
+    )
+
+
 def register_experience(
     app: LoopwardenApp, resources: WorkerResources, capability: Capability
 ) -> Any:
     """Declare the open-task table, the ``replay_experience`` agent and maintenance."""
-    store = resources.experience
+    store = experience_store(resources)
     settings = app.loopwarden
     cfg = settings.experience
     metrics = ExperienceMetrics(app.telemetry.meter)

@@ -2,7 +2,7 @@
 
 A task's start and end travel on the actions topic with the loop's steps.
 :class:`TaskProcessor` is a keyed processor of the keyed-state kit
-(:mod:`loopwarden.streams.runtime.state.keyed`), keyed by loop id: a start opens a
+(:mod:`loopwarden.streams.runtime.keyed_runner`), keyed by loop id: a start opens a
 task, an end closes it (its state ends: None), an action of a loop with an open task
 adds a step to its capped log. Its :class:`TaskOutcome` also lists the starts and ends
 in arrival order, for the LanceDB work the agent settles a batch with (match a start,

@@ -17,14 +17,16 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from loopwarden.agents.capabilities import WorkerResources
 from loopwarden.agents.fleet.declaration import FAMILY_STATES
+from loopwarden.agents.fleet.outage_notices import shared_outage_board
 from loopwarden.agents.fleet.records import FleetProcessor, FleetRecordOutcome
 from loopwarden.agents.fleet.state import FamilyState
+from loopwarden.schemas.shared_decode import SharedActionDecodes
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.capability import Capability
-from loopwarden.streams.runtime.runner import Record
-from loopwarden.streams.runtime.state.keyed import run_keyed
+from loopwarden.streams.runtime.keyed_runner import run_keyed
+from loopwarden.streams.runtime.records import Record
+from loopwarden.streams.runtime.resources import WorkerResources
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +37,8 @@ def register_fleet(app: LoopwardenApp, resources: WorkerResources, capability: C
     processor = FleetProcessor.for_settings(
         settings,
         partitions=settings.topics.partitions,
-        decodes=resources.action_decodes,
-        board=resources.outage_board(app),  # declared outages: their failures, every partition
+        decodes=resources.shared(SharedActionDecodes),
+        board=shared_outage_board(app, resources),  # declared outages, every partition
     )
     app.loop_health.tools = processor.tally
     passed_over = 0

@@ -23,6 +23,7 @@ from loopwarden.agents.fleet.outage_board import OutageBoard
 from loopwarden.schemas import codec
 from loopwarden.settings import Settings
 from loopwarden.streams.runtime.app import LoopwardenApp
+from loopwarden.streams.runtime.resources import WorkerResources
 
 log = logging.getLogger(__name__)
 QUIET_WAIT_FACTOR = 4
@@ -43,7 +44,7 @@ def notice_reader_settings(settings: Settings) -> Settings:
 def follow_outage_notices(app: LoopwardenApp, board: OutageBoard) -> None:
     """Declare the task that follows the tool-outages topic into ``board`` (from every
     partition, from the start); a worker declares it once, for the board its monitor
-    and fleet share (:meth:`~loopwarden.agents.capabilities.WorkerResources.outage_board`)."""
+    and fleet share (:func:`shared_outage_board`)."""
     settings = app.loopwarden
     topic = settings.topics.tool_outages
     reader_settings = notice_reader_settings(settings)
@@ -66,3 +67,16 @@ def follow_outage_notices(app: LoopwardenApp, board: OutageBoard) -> None:
             except Exception as exc:  # failures keep being counted meanwhile
                 log.warning("following %s failed (%s); retrying in 5 s", topic, exc)
                 await asyncio.sleep(5)
+
+
+def shared_outage_board(app: LoopwardenApp, resources: WorkerResources) -> OutageBoard:
+    """The worker's one board of declared tool outages, shared by its monitor and its
+    fleet; the task that follows the tool-outages topic into it is declared on ``app``
+    when the first of them asks."""
+
+    def followed() -> OutageBoard:
+        board = OutageBoard()
+        follow_outage_notices(app, board)
+        return board
+
+    return resources.shared(OutageBoard, followed)

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from loopwarden.agents.capabilities import WorkerResources
 from loopwarden.agents.guardrails.api import register_guardrails_api
 from loopwarden.agents.guardrails.declaration import FAMILY_STATES
 from loopwarden.agents.guardrails.records import GuardrailProcessor, GuardrailRecordOutcome
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.capability import Capability
-from loopwarden.streams.runtime.runner import Record
-from loopwarden.streams.runtime.state.keyed import run_keyed
+from loopwarden.streams.runtime.keyed_runner import run_keyed
+from loopwarden.streams.runtime.records import Record
+from loopwarden.streams.runtime.resources import WorkerResources
 from loopwarden.streams.runtime.table_store import TableStore
 
 

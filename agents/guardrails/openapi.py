@@ -6,8 +6,8 @@ from typing import Any
 
 from pydantic import Field
 
-from loopwarden import __version__
 from loopwarden.schemas.completions import CompletionPayload, OverridePayload
+from loopwarden.version import VERSION
 
 
 class LoopCompleteRequest(CompletionPayload):
@@ -73,7 +73,7 @@ def openapi_document() -> dict[str, Any]:
         "openapi": "3.1.0",
         "info": {
             "title": "loopwarden guardrails API",
-            "version": __version__,
+            "version": VERSION,
             "description": "Reflection guardrails (seed 003), served by every worker.",
         },
         "components": {

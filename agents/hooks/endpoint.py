@@ -23,7 +23,6 @@ from typing import Any
 from faust.web import Request, Response, View
 from pydantic import ValidationError
 
-from loopwarden.agents.capabilities import WorkerResources
 from loopwarden.agents.hooks.claude_code import (
     INJECTING,
     HookInput,
@@ -41,6 +40,7 @@ from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.backoff import Backoff
 from loopwarden.streams.runtime.capability import Capability
 from loopwarden.streams.runtime.capability_runner import declare_topics
+from loopwarden.streams.runtime.resources import WorkerResources
 from loopwarden.streams.runtime.web_api import answer_json, check_bearer, read_json_body
 
 log = logging.getLogger(__name__)

@@ -40,16 +40,17 @@ from typing import Any
 
 from opentelemetry.trace import SpanKind
 
-from loopwarden.agents.capabilities import WorkerResources
 from loopwarden.agents.memory.api import register_memory_api
 from loopwarden.agents.memory.batches import MemoryBatchWriter
 from loopwarden.agents.memory.maintenance import Maintenance, MaintenanceReport
 from loopwarden.agents.memory.records import inputs_of
+from loopwarden.agents.memory.shared import shared_memory
 from loopwarden.schemas.memory_outcomes import maintenance_report
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.capability import Capability
 from loopwarden.streams.runtime.capability_runner import Batches, run_capability
-from loopwarden.streams.runtime.runner import Record
+from loopwarden.streams.runtime.records import Record
+from loopwarden.streams.runtime.resources import WorkerResources
 from loopwarden.streams.runtime.telemetry.spans import child_span
 
 log = logging.getLogger(__name__)
@@ -58,7 +59,7 @@ MEMORY_TABLE_NAME = "memories"
 
 def write_handler(app: LoopwardenApp, resources: WorkerResources) -> Any:
     """What both memory agents do with a batch of records: decode, write, emit outcomes."""
-    service = resources.memory
+    service = shared_memory(resources)
     outputs = app.outputs
 
     def traced(size: int) -> Any:
@@ -109,7 +110,7 @@ def register_lessons(app: LoopwardenApp, resources: WorkerResources, capability:
 
 def register_memory(app: LoopwardenApp, resources: WorkerResources, capability: Capability) -> Any:
     """Declare the ``store_memories`` agent and the leader's upkeep timers."""
-    service = resources.memory
+    service = shared_memory(resources)
     cfg = app.loopwarden.memory
     outputs = app.outputs
     if app.loopwarden.web_port:

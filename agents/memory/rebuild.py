@@ -27,7 +27,7 @@ from loopwarden.agents.memory.batches import MemoryBatchWriter
 from loopwarden.agents.memory.records import inputs_of
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.settings import Settings
-from loopwarden.streams.runtime.runner import Record
+from loopwarden.streams.runtime.records import Record
 from loopwarden.streams.tools.replay_reader import PartitionSpan, TopicRangeReader
 
 if TYPE_CHECKING:

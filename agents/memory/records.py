@@ -25,7 +25,7 @@ from loopwarden.schemas.memory_columns import (
     redact,
 )
 from loopwarden.schemas.records import decode_record
-from loopwarden.streams.runtime.runner import Record
+from loopwarden.streams.runtime.records import Record
 
 MAX_RECORD_BYTES = 4 * 1024 * 1024
 """Largest memory-writes record decoded (one write: content up to 100k characters

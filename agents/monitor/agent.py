@@ -4,7 +4,7 @@ The agent reads raw bytes (a typed topic would stop the agent on the first
 undecodable value) from the actions topic and its re-route topic and hands each
 record to :class:`RecordProcessor` (a consumed message is a bundle of records, see
 :mod:`loopwarden.streams.runtime.bundles`). The keyed-state kit
-(:func:`~loopwarden.streams.runtime.state.keyed.run_keyed`) keeps the loop states in
+(:func:`~loopwarden.streams.runtime.keyed_runner.run_keyed`) keeps the loop states in
 the ``loop-state`` table (written once per offset commit), reclaims idle loops,
 re-routes, dead-letters and emits the outcome's named outputs (warnings, reflection
 requests, lessons to remember); what is the monitor's own here is its metrics.
@@ -17,15 +17,17 @@ import logging
 import time
 from typing import Any
 
-from loopwarden.agents.capabilities import WorkerResources
+from loopwarden.agents.fleet.outage_notices import shared_outage_board
 from loopwarden.agents.monitor.declaration import LOOP_STATES
 from loopwarden.agents.monitor.records import RecordOutcome, RecordProcessor
 from loopwarden.agents.spin.meaning import meaning
 from loopwarden.errors import ConfigurationError
+from loopwarden.schemas.shared_decode import SharedActionDecodes
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.capability import Capability
-from loopwarden.streams.runtime.runner import Record
-from loopwarden.streams.runtime.state.keyed import run_keyed
+from loopwarden.streams.runtime.keyed_runner import run_keyed
+from loopwarden.streams.runtime.records import Record
+from loopwarden.streams.runtime.resources import WorkerResources
 from loopwarden.streams.runtime.telemetry.spans import EventSpans
 
 log = logging.getLogger(__name__)
@@ -39,8 +41,8 @@ def register_action_monitor(
     processor = RecordProcessor.for_settings(
         settings,
         partitions=settings.topics.partitions,
-        decodes=resources.action_decodes,
-        outages=resources.outage_board(app),  # the fleet role's declared outages
+        decodes=resources.shared(SharedActionDecodes),
+        outages=shared_outage_board(app, resources),  # the fleet role's declared outages
     )
     if app.otel_tracer is not None:
         processor.instrument = EventSpans(app.otel_tracer, settings.app_id)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from loopwarden.agents.capabilities import WorkerResources
 from loopwarden.agents.otlp.spans import SpanError, action_of, decode_spans
 from loopwarden.errors import EventError
 from loopwarden.schemas.dead_letter import DeadLetter
@@ -22,7 +21,8 @@ from loopwarden.streams.client.event_builder import encode_event
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.capability import Capability
 from loopwarden.streams.runtime.capability_runner import run_capability
-from loopwarden.streams.runtime.runner import Record
+from loopwarden.streams.runtime.records import Record
+from loopwarden.streams.runtime.resources import WorkerResources
 
 
 def register_otlp_ingest(

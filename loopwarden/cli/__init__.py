@@ -18,8 +18,8 @@ from typing import Any
 
 import click
 
-from loopwarden import __version__
 from loopwarden.cli.exits import Exit, classify
+from loopwarden.version import VERSION
 
 # name → (module, attribute, one-line help shown by `loopwarden --help`)
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -117,7 +117,7 @@ class LoopwardenGroup(click.Group):
     cls=LoopwardenGroup,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
-@click.version_option(__version__, "-V", "--version", prog_name="loopwarden")
+@click.version_option(VERSION, "-V", "--version", prog_name="loopwarden")
 @click.option(
     "--bootstrap-servers",
     "-b",

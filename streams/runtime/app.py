@@ -31,12 +31,12 @@ from loopwarden.streams.runtime.dead_letters import DeadLetters
 from loopwarden.streams.runtime.outputs import OutputRouter
 from loopwarden.streams.runtime.replies import Replies
 from loopwarden.streams.runtime.runner import AgentRunner, ErrorPolicy
+from loopwarden.streams.runtime.service_log import SERVICE_LOG
 from loopwarden.streams.runtime.sink import RecordSink
 from loopwarden.streams.runtime.telemetry.loop_health import LoopHealth
 from loopwarden.streams.runtime.telemetry.metrics import LagObserver, WorkerMetrics
 from loopwarden.streams.runtime.telemetry.providers import Telemetry, start_telemetry
 from loopwarden.streams.runtime.telemetry.sensor import LifecycleLog
-from loopwarden.streams.runtime.telemetry.service_log import SERVICE_LOG
 from loopwarden.streams.runtime.telemetry.warning_sink import WarningTelemetry
 from loopwarden.streams.runtime.workarounds import (
     TunedTransport,

@@ -33,7 +33,7 @@ from typing import Any
 import faust
 from aiokafka.structs import ConsumerRecord
 
-from loopwarden.streams.runtime.telemetry.service_log import SERVICE_LOG
+from loopwarden.streams.runtime.service_log import SERVICE_LOG
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +43,7 @@ class RecordBundle:
     records: tuple[Any, ...]
     opened: list[Any] = field(default_factory=list, compare=False, repr=False)
     """The records as handlers see them, made once for every agent reading the bundle
-    (:meth:`loopwarden.streams.runtime.runner.Record.all_of`)."""
+    (:meth:`loopwarden.streams.runtime.records.Record.all_of`)."""
 
     def __len__(self) -> int:
         return len(self.records)

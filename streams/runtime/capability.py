@@ -5,7 +5,7 @@ A capability is a pure processor (decoded records and state in, one outcome with
 *named* outputs out) plus a thin wiring function that hands it to the one generic
 agent runner (:func:`~loopwarden.streams.runtime.capability_runner.run_capability`),
 or, keeping state per key, to the keyed-state kit
-(:func:`~loopwarden.streams.runtime.state.keyed.run_keyed`). Everything else is derived
+(:func:`~loopwarden.streams.runtime.keyed_runner.run_keyed`). Everything else is derived
 from the declarations: the state tables whose changelogs are planned and created, the
 roles a worker can run, the topics a replay reads. Its parts are typed (a role is a
 :data:`~loopwarden.settings.Role`, an output an

@@ -22,7 +22,7 @@ from loopwarden.schemas.redaction import redact, redact_text
 from loopwarden.streams.runtime.sink import RecordSink
 
 if TYPE_CHECKING:
-    from loopwarden.streams.runtime.runner import Record
+    from loopwarden.streams.runtime.records import Record
 
 log = logging.getLogger(__name__)
 

@@ -31,16 +31,15 @@ import functools
 import inspect
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable
 from enum import StrEnum
 from typing import Any
 
 from loopwarden.errors import is_retriable, pauses
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.streams.runtime.backoff import Backoff
-from loopwarden.streams.runtime.bundles import RecordBundle
 from loopwarden.streams.runtime.dead_letters import DeadLetters
+from loopwarden.streams.runtime.records import Record
 from loopwarden.streams.runtime.telemetry.metrics import WorkerMetrics
 
 log = logging.getLogger(__name__)
@@ -52,52 +51,6 @@ class ErrorPolicy(StrEnum):
     DEAD_LETTER = "dead_letter"
     SKIP = "skip"
     RAISE = "raise"
-
-
-@dataclass(frozen=True, slots=True)
-class Record:
-    """A consumed record as handlers see it."""
-
-    value: bytes | None
-    key: bytes | None
-    headers: Sequence[tuple[str, bytes]]
-    source: SourcePosition
-
-    @classmethod
-    def all_of(cls, message: Any) -> list[Record]:
-        """The records of a Faust message: one, or those of its :class:`RecordBundle`
-        (made once and shared by the agents that read the bundle: do not change it)."""
-        value = message.value
-        if isinstance(value, RecordBundle):
-            if not value.opened:
-                value.opened.extend(cls.of_consumed(record) for record in value)
-            return value.opened
-        return [cls.of(message)]
-
-    @classmethod
-    def of_consumed(cls, record: Any) -> Record:
-        """From an aiokafka ``ConsumerRecord`` (a bundle's member)."""
-        return cls(
-            record.value,
-            record.key,
-            list(record.headers or ()),
-            SourcePosition(record.topic, record.partition, record.offset, record.timestamp),
-        )
-
-    @classmethod
-    def of(cls, message: Any) -> Record:
-        """From a Faust message."""
-        return cls(
-            message.value,
-            message.key,
-            list(message.headers or ()),
-            SourcePosition(
-                message.topic,
-                message.partition,
-                message.offset,
-                int(message.timestamp * 1000) if message.timestamp else None,
-            ),
-        )
 
 
 Handler = Callable[[Record], Awaitable[Any] | Any]

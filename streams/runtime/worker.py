@@ -26,8 +26,8 @@ from loopwarden.streams.runtime.capability import Capability
 from loopwarden.streams.runtime.dead_letters import RateLimitedLog
 from loopwarden.streams.runtime.diagnostics import register_diagnostics
 from loopwarden.streams.runtime.output_sinks import attach_output_sinks
+from loopwarden.streams.runtime.service_log import SERVICE_LOG
 from loopwarden.streams.runtime.telemetry.providers import Telemetry, start_telemetry
-from loopwarden.streams.runtime.telemetry.service_log import SERVICE_LOG
 from loopwarden.streams.runtime.telemetry.summary import register_summary
 from loopwarden.streams.runtime.telemetry.web import register_telemetry_web
 from loopwarden.streams.runtime.watchdog import register_broker_watchdog

@@ -23,7 +23,9 @@ from loopback_http import ScriptedEndpoint, serving_post
 from output_recording import Recording
 
 from loopwarden.agents.capabilities import CAPABILITIES
+from loopwarden.agents.experience.agent import experience_store
 from loopwarden.agents.experience.declaration import OPEN_TASKS
+from loopwarden.agents.memory.shared import shared_memory
 from loopwarden.schemas.warnings import WarningKind
 from loopwarden.settings import Settings
 from loopwarden.settings.outputs import WebhookSettings
@@ -219,7 +221,7 @@ async def test_the_memory_judge_is_asked_outside_the_storage_lock(broker):
     holder: dict[str, Any] = {}
 
     async def judge(request: web.Request) -> web.Response:
-        lock_held.append(holder["app"].resources.memory.lock.locked())
+        lock_held.append(shared_memory(holder["app"].resources).lock.locked())
         answer = {"label": "contradicts", "confidence": 0.9, "reason": "count changed"}
         message = {"role": "assistant", "content": orjson.dumps(answer).decode()}
         return web.json_response({"choices": [{"index": 0, "message": message}]})
@@ -295,7 +297,7 @@ async def test_a_backlog_older_than_the_task_ttl_is_learnt_whole(broker):
                 publisher, end.model_copy(update={"occurred_at": an_hour_ago + steps})
             )
             await publisher.flush()
-        store = app.resources.experience
+        store = experience_store(app.resources)
         deadline = asyncio.get_running_loop().time() + TIMEOUT
         while True:
             learnt = [

@@ -1,7 +1,7 @@
 """Who owns which partition, read from the workers' logs.
 
 Each keyed capability logs ``<table> owns partitions [..] of <topic>`` at every
-assignment (``streams/runtime/state/keyed.py``); the group-change test and benchmark
+assignment (``streams/runtime/keyed_runner.py``); the group-change test and benchmark
 wait on it (the embedded broker's DescribeGroups answers no member assignment).
 """
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
 from loopwarden.streams.runtime.bundles import bundle_fetched, bundle_records
-from loopwarden.streams.runtime.runner import Record
+from loopwarden.streams.runtime.records import Record
 
 
 def consumed(offset: int, value: bytes, topic: str = "actions", partition: int = 3):

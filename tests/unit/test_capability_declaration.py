@@ -14,13 +14,14 @@ from typing import Any
 
 import orjson
 
-from loopwarden.agents.capabilities import CAPABILITIES, STATE_TABLES, WorkerResources
+from loopwarden.agents.capabilities import CAPABILITIES, STATE_TABLES
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.settings import Role, Settings
 from loopwarden.streams.runtime.capability import Capability, Register
+from loopwarden.streams.runtime.keyed_runner import run_keyed
 from loopwarden.streams.runtime.outputs import ROUTES, OutputName
+from loopwarden.streams.runtime.resources import WorkerResources
 from loopwarden.streams.runtime.state.harness import KeyedHarness
-from loopwarden.streams.runtime.state.keyed import run_keyed
 from loopwarden.streams.runtime.state.protocol import KeyedDeclaration, KeyedOutcome
 from loopwarden.streams.runtime.worker import assemble_worker_app
 from loopwarden.streams.tools.topic_plan import changelog_topics, topic_plan

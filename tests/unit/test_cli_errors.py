@@ -6,6 +6,7 @@ connect, nothing is mocked.
 
 from __future__ import annotations
 
+import importlib.metadata
 import subprocess
 import sys
 
@@ -57,7 +58,9 @@ def test_debug_shows_the_traceback(nowhere):
 
 def test_version_and_help():
     runner = CliRunner()
-    assert runner.invoke(main, ["-V"]).output.strip() == f"loopwarden, version {__version__}"
+    installed = importlib.metadata.version("loopwarden")  # pyproject.toml's, as installed
+    assert __version__ == installed
+    assert runner.invoke(main, ["-V"]).output.strip() == f"loopwarden, version {installed}"
     listed = runner.invoke(main, ["--help"]).output
     for name, (_, _, summary) in COMMANDS.items():
         assert f"{name}  " in listed and summary in listed

@@ -17,7 +17,7 @@ from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.memory_columns import to_ipc
 from loopwarden.settings import MemorySettings
-from loopwarden.streams.runtime.runner import Record
+from loopwarden.streams.runtime.records import Record
 
 
 def record(value: bytes, offset: int = 0) -> Record:

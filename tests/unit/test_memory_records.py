@@ -3,7 +3,7 @@
 from loopwarden.agents.memory.records import writes_of
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import SourcePosition
-from loopwarden.streams.runtime.runner import Record
+from loopwarden.streams.runtime.records import Record
 
 
 def record(value, partition, offset=0):

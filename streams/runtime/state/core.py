@@ -19,7 +19,7 @@ Faust, everything the kit promises:
 - **rebalance**: the cache is dropped (the table may be recovered or handed over);
   pending states are written before partitions are revoked.
 
-The worker drives it from Faust (:func:`~loopwarden.streams.runtime.state.keyed.run_keyed`),
+The worker drives it from Faust (:func:`~loopwarden.streams.runtime.keyed_runner.run_keyed`),
 tests drive it in memory (:class:`~loopwarden.streams.runtime.state.harness.KeyedHarness`).
 """
 

@@ -1,6 +1,6 @@
 """A keyed capability without a broker: the kit's core, driven in memory.
 
-What :func:`~loopwarden.streams.runtime.state.keyed.run_keyed` does on a worker,
+What :func:`~loopwarden.streams.runtime.keyed_runner.run_keyed` does on a worker,
 :class:`KeyedHarness` does over a dict, with the same
 :class:`~loopwarden.streams.runtime.state.core.KeyedCore`, so a capability's author
 tests a processor plus its declaration the way Faust's ``agent.test_context()`` or

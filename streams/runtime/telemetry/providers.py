@@ -29,9 +29,9 @@ from opentelemetry.sdk.trace.export import (
 from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
 from prometheus_client import CollectorRegistry
 
-from loopwarden import __version__
 from loopwarden.settings import Settings
 from loopwarden.settings.telemetry import TelemetrySettings
+from loopwarden.version import VERSION
 
 SCOPE = "loopwarden"
 
@@ -52,12 +52,12 @@ class Telemetry:
         """loopwarden's tracer, or None when tracing is off (callers skip span work)."""
         if self.tracer_provider is None:
             return None
-        return self.tracer_provider.get_tracer(SCOPE, __version__)
+        return self.tracer_provider.get_tracer(SCOPE, VERSION)
 
     @property
     def meter(self) -> metrics.Meter:
         """loopwarden's meter."""
-        return self.meter_provider.get_meter(SCOPE, __version__)
+        return self.meter_provider.get_meter(SCOPE, VERSION)
 
     def shutdown(self) -> None:
         """Export what is pending and stop the exporters."""
@@ -71,7 +71,7 @@ def resource_of(settings: Settings) -> Resource:
     return Resource.create(
         {
             "service.name": settings.telemetry.service_name,
-            "service.version": __version__,
+            "service.version": VERSION,
             "service.instance.id": f"{socket.gethostname()}-{os.getpid()}",
             "loopwarden.app_id": settings.app_id,
         }

@@ -8,7 +8,7 @@ from typing import Any
 
 import faust
 
-from loopwarden.streams.runtime.telemetry.service_log import SERVICE_LOG
+from loopwarden.streams.runtime.service_log import SERVICE_LOG
 
 log = logging.getLogger("loopwarden.worker")
 

@@ -1,7 +1,8 @@
 """The consumer, producer and transport workarounds (listed in :mod:`..workarounds`).
 
 These classes expect the app to be a :class:`~loopwarden.streams.runtime.app.LoopwardenApp`
-(``app.loopwarden`` settings and ``app.sink``).
+(``app.loopwarden`` settings and ``app.sink``): what they read of it is
+:class:`WorkerAppParts`, so this module does not import the app that installs it.
 """
 
 from __future__ import annotations
@@ -10,28 +11,37 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Mapping
 from time import monotonic
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Protocol, cast
 
 from faust.transport.drivers import aiokafka as faust_aiokafka
 from faust.types.tuples import ack_lock
 
 from loopwarden.errors import PublishError
+from loopwarden.settings import Settings
 from loopwarden.streams.client.fetch_wait import ROUTINE_TIMEOUT_MS, fetch_wait_follows_traffic
 from loopwarden.streams.client.offsets import probe_end_offsets
 from loopwarden.streams.runtime.backoff import Backoff
 from loopwarden.streams.runtime.bundles import RecordBundle, bundle_fetched
-from loopwarden.streams.runtime.telemetry.service_log import SERVICE_LOG
+from loopwarden.streams.runtime.service_log import SERVICE_LOG
+from loopwarden.streams.runtime.sink import RecordSink
 from loopwarden.streams.runtime.workarounds.seek_gate import SeekGate
-
-if TYPE_CHECKING:
-    from loopwarden.streams.runtime.app import LoopwardenApp
 
 log = logging.getLogger(__name__)
 
 
-def _app(service: Any) -> LoopwardenApp:
+class WorkerAppParts(Protocol):
+    """What the workarounds read of the worker's app."""
+
+    loopwarden: Settings
+    sink: RecordSink
+    bundled_topics: set[str]
+    consumer_generation_id: int | None
+    flow_control: Any
+
+
+def _app(service: Any) -> WorkerAppParts:
     """The loopwarden app a Faust service of this worker belongs to."""
-    return cast("LoopwardenApp", service.app)
+    return cast(WorkerAppParts, service.app)
 
 
 class _FetchedRecords(dict[Any, list[Any]]):

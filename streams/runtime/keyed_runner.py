@@ -38,7 +38,7 @@ from typing import Any, Generic
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.capability import Capability
 from loopwarden.streams.runtime.capability_runner import Batches, run_capability
-from loopwarden.streams.runtime.runner import Record
+from loopwarden.streams.runtime.records import Record
 from loopwarden.streams.runtime.state.core import KeyedCore
 from loopwarden.streams.runtime.state.protocol import (
     KeyedDeclaration,
