@@ -27,23 +27,19 @@ from aiokafka.errors import KafkaError
 from opentelemetry.trace import TracerProvider
 
 from loopwarden.errors import PublishError
-from loopwarden.schemas import codec
-from loopwarden.schemas.completions import (
-    CompletionPayload,
-    OverridePayload,
-    validate_guardrail_event,
-)
 from loopwarden.schemas.events import (
     ActionEvent,
-    envelope,
     validate_action,
 )
-from loopwarden.schemas.families import family_of
-from loopwarden.schemas.known_fields import refuse_unknown_fields
 from loopwarden.schemas.memory import ARROW_MEDIA_TYPE, memory_record_key
 from loopwarden.schemas.positions import default_partition
 from loopwarden.settings import Settings
-from loopwarden.streams.client.event_builder import encode_event, make_action_event
+from loopwarden.streams.client.event_builder import (
+    completion_record,
+    encode_event,
+    make_action_event,
+    override_record,
+)
 from loopwarden.streams.client.memory_writes import (
     MemoryEncoding,
     arrow_available,
@@ -222,21 +218,14 @@ class AsyncPublisher:
         (``bias_tags``, personas, ``override_*``, ``max_reruns``). The record is
         keyed by the loop's family, so the family's guardrail state stays together.
         """
-        refuse_unknown_fields(fields, CompletionPayload)
-        payload = {
-            "reflection_status": "done",
-            "alignment_score": alignment_score,
-            "drift_score": drift_score,
-            **fields,
-        }
-        return await self._send_guardrail_event("loop_complete", loop_id, payload)
+        record = completion_record(loop_id, alignment_score, drift_score, **fields)
+        return await self._send_guardrail_event("loop_complete", loop_id, record)
 
     async def override_guardrails(self, loop_id: str, override_by: str, **fields: Any) -> str:
         """Publish a guardrail override for ``loop_id``'s family (``override_fatigue``,
         ``override_max_reruns``, ``override_reason``)."""
-        refuse_unknown_fields(fields, OverridePayload)
-        payload = {"override_by": override_by, **fields}
-        return await self._send_guardrail_event("guardrail_override", loop_id, payload)
+        record = override_record(loop_id, override_by, **fields)
+        return await self._send_guardrail_event("guardrail_override", loop_id, record)
 
     async def remember(self, content: str, *, event_id: str | None = None, **fields: Any) -> str:
         """Publish a memory write (``fields`` as in
@@ -333,23 +322,18 @@ class AsyncPublisher:
         return self._partitions_of[topic]
 
     async def _send_guardrail_event(
-        self, kind: str, loop_id: str, payload: dict[str, Any], event_id: str | None = None
+        self, kind: str, loop_id: str, record: tuple[str, bytes, bytes]
     ) -> str:
         if self._producer is None:
             raise PublishError("publisher is not started")
-        event = validate_guardrail_event(
-            envelope(payload, loop_id=loop_id, kind=kind, event_id=event_id)
-        )
-        data = event.model_dump(mode="json", exclude_none=True)
+        event_id, key, value = record
         try:
             await self._producer.send_and_wait(
-                self.settings.topics.loop_completions,
-                value=codec.dumps(data),
-                key=family_of(loop_id).encode(),
+                self.settings.topics.loop_completions, value=value, key=key
             )
         except (KafkaError, OSError) as exc:
             raise PublishError(f"publishing {kind} for {loop_id} failed: {exc}") from exc
-        return event.event_id
+        return event_id
 
     async def flush(self) -> None:
         """Send everything buffered and wait for the broker to acknowledge it."""

@@ -56,7 +56,7 @@ class Replay:
     keyed_by: Literal["loop", "family", "root"]
     """A loop's records are found by its loop id, its family id (a loop and its reruns)
     or its family of delegated loops (the root loop id)."""
-    processor: Callable[[], Callable[[Settings], Any]]
+    processor: Callable[[], Callable[[Settings, int], Any]]
     """Loads the processor's factory (its class's ``for_settings``)."""
     audited: tuple[OutputName, ...]
     """The named outputs an audit reproduces and compares with the recorded ones."""
@@ -65,9 +65,10 @@ class Replay:
     from settling outcomes against a store: ``recorded`` maps a trigger event id to the
     output the workers recorded for it."""
 
-    def build(self, settings: Settings) -> Any:
-        """The processor the worker runs, for ``settings``."""
-        return self.processor()(settings)
+    def build(self, settings: Settings, partitions: int = 0) -> Any:
+        """The processor the worker runs, for ``settings`` (``partitions``: the home
+        topic's, for a processor that re-routes records read on the wrong partition)."""
+        return self.processor()(settings, partitions)
 
     def build_settle(
         self, settings: Settings, recorded: Mapping[str, dict[str, Any]]

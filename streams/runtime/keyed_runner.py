@@ -38,6 +38,7 @@ from typing import Any, Generic
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.capability import Capability
 from loopwarden.streams.runtime.capability_runner import Batches, run_capability
+from loopwarden.streams.runtime.outcomes import send_outcome
 from loopwarden.streams.runtime.records import Record
 from loopwarden.streams.runtime.state.core import KeyedCore
 from loopwarden.streams.runtime.state.protocol import (
@@ -49,7 +50,6 @@ from loopwarden.streams.runtime.state.protocol import (
 )
 from loopwarden.streams.runtime.table_store import TableStore
 from loopwarden.streams.runtime.telemetry.spans import process_span
-from loopwarden.streams.runtime.verdicts import verdicts_of
 
 log = logging.getLogger(__name__)
 
@@ -183,19 +183,7 @@ class FaustDriver(Generic[Out]):
 
     def publish(self, outcome: Out, record: Record) -> None:
         """Dead letters, re-routes and named outputs sent; then the capability's own."""
-        app = self.app
-        for letter in outcome.dead_letters:
-            app.dead_letters.send(letter)
-        app.reroute(self.reroute_topic, outcome.reroutes)
-        if self.answer_as is None:
-            app.outputs.emit_all(outcome.outputs())
-        else:
-            outputs = list(outcome.outputs())
-            app.outputs.emit_all(outputs)
-            roles = app.answering_roles or (self.answer_as,)
-            verdicts = verdicts_of(outcome.seen, outputs, self.answer_as, roles, time.time())
-            for verdict in verdicts:
-                app.outputs.emit("verdicts", verdict)
+        send_outcome(self.app, outcome, self.reroute_topic, self.answer_as, time.time())
         if self.after is not None:
             self.after(outcome, record)
 
