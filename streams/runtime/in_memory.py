@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from loopwarden.schemas import codec
-from loopwarden.schemas.dead_letter import SourcePosition
+from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
 from loopwarden.schemas.positions import default_partition
 from loopwarden.settings import Settings
 from loopwarden.streams.client.event_builder import (
@@ -341,9 +341,10 @@ class InMemoryWorker:
         """The records of named output ``name`` (``warnings``, ``decisions`` …) as JSON."""
         return self.topics.values(self.outputs.topic(name))
 
-    def dead_lettered(self) -> list[StoredRecord]:
-        """The dead-letter topic's records (original bytes, the reason in headers)."""
-        return self.topics.records(self.settings.topics.dead_letter)
+    def dead_lettered(self) -> list[DeadLetter]:
+        """The dead letters sent, read back as the client's subscriber reads them."""
+        records = self.topics.records(self.settings.topics.dead_letter)
+        return [DeadLetter.from_record(r.value or b"", r.key, r.headers) for r in records]
 
     def state(self, role: str, key: str) -> Any:
         """The state capability ``role`` keeps for ``key`` (None: none)."""

@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from loopwarden.schemas import codec
 from loopwarden.schemas.positions import default_partition
 from loopwarden.schemas.warnings import LoopWarning, WarningKind
 from loopwarden.settings import LimitSettings, Settings
@@ -143,16 +144,64 @@ def test_a_record_on_the_wrong_partition_is_rerouted_to_its_loops_state() -> Non
     assert [w.event_ids for w in spins(worker)] == [[*ids, stray.event_id]]
 
 
-def test_bad_input_is_dead_lettered_and_the_worker_goes_on() -> None:
+def test_malformed_invalid_and_oversized_events_are_dead_lettered() -> None:
+    worker = worker_of({"monitor"}, max_event_bytes=4096)
+    actions = worker.settings.topics.actions
+    oversized = codec.dumps(
+        {
+            "event_id": "big",
+            "loop_id": "x",
+            "occurred_at": 1,
+            "payload": {"action_type": "a", "params": {"blob": "x" * 5000}},
+        }
+    )
+    bad_inputs = {
+        "decode": b"{this is not json",
+        "validation": codec.dumps(
+            {"event_id": "v", "loop_id": "x", "occurred_at": 1, "payload": {"params": {}}}
+        ),
+        "too_large": oversized,
+    }
+    positions = {}
+    for reason, value in bad_inputs.items():
+        sent = worker.send(actions, value, b"bad-key")
+        positions[reason] = (sent.partition, sent.offset)
+    ids = [worker.publish("after-bad", "search") for _ in range(3)]
+    worker.run()
+    by_reason = {letter.reason: letter for letter in worker.dead_lettered()}
+    assert set(by_reason) == set(bad_inputs)
+    for reason, letter in by_reason.items():
+        assert letter.value == bad_inputs[reason]  # the original bytes, unchanged
+        assert letter.key == b"bad-key"
+        assert (letter.source.partition, letter.source.offset) == positions[reason]
+        assert letter.source.topic == actions
+    assert by_reason["validation"].message == "payload.action_type: Field required"
+    assert "limits.max_event_bytes is 4096" in by_reason["too_large"].message
+    assert by_reason["decode"].message.startswith("not valid JSON")
+    # the worker went on: the spin after the bad input is warned
+    assert [(w.event_ids, w.consecutive_count) for w in spins(worker)] == [(ids, 3)]
+
+
+def test_a_bad_element_in_a_batch_is_dead_lettered_alone() -> None:
     worker = worker_of({"monitor"})
-    worker.send(worker.settings.topics.actions, b'{"loop_id": "l", "payload": ', b"l")
-    ids = [worker.publish("l", "search", params={"q": "x"}) for _ in range(3)]
+    loop_id = "batch-1"
+    good = [
+        {
+            "event_id": f"{loop_id}-{i}",
+            "loop_id": loop_id,
+            "occurred_at": 10 + i,
+            "payload": {"action_type": "same"},
+        }
+        for i in range(3)
+    ]
+    batch = codec.dumps([good[0], {"event_id": "broken", "loop_id": loop_id}, *good[1:]])
+    worker.send(worker.settings.topics.actions, batch, loop_id.encode())
     worker.run()
     (letter,) = worker.dead_lettered()
-    headers = dict(letter.headers)
-    assert headers["lw.dlq.reason"] == b"decode"
-    assert letter.value == b'{"loop_id": "l", "payload": '  # the original bytes
-    assert [w.event_ids for w in spins(worker)] == [ids]
+    (warning,) = spins(worker)
+    assert letter.batch_index == 1
+    assert codec.loads(letter.value) == {"event_id": "broken", "loop_id": loop_id}
+    assert warning.event_ids == [e["event_id"] for e in good]
 
 
 def test_the_guardrails_decide_a_familys_reruns_from_completions() -> None:
