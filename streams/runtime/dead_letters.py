@@ -19,7 +19,7 @@ from loopwarden.errors import EventDecodeError, FieldError
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
 from loopwarden.schemas.redaction import redact, redact_text
-from loopwarden.streams.runtime.sink import RecordSink
+from loopwarden.streams.runtime.record_queue import RecordQueue
 
 if TYPE_CHECKING:
     from loopwarden.streams.runtime.records import Record
@@ -65,7 +65,7 @@ class DeadLetters:
     """Sends dead letters to one topic through the sink, logging each reason sparingly."""
 
     def __init__(
-        self, sink: RecordSink, topic: str, *, redact_values: bool = False, burst: int = 10
+        self, sink: RecordQueue, topic: str, *, redact_values: bool = False, burst: int = 10
     ) -> None:
         self.sink = sink
         self.topic = topic

@@ -53,14 +53,12 @@ from loopwarden.streams.runtime.capability import Capability
 from loopwarden.streams.runtime.dead_letters import DeadLetters
 from loopwarden.streams.runtime.outcomes import send_outcome
 from loopwarden.streams.runtime.outputs import OutputRouter
+from loopwarden.streams.runtime.record_queue import Header
 from loopwarden.streams.runtime.records import Record
-from loopwarden.streams.runtime.sink import RecordSink
 from loopwarden.streams.runtime.state.core import KeyedCore
 from loopwarden.streams.runtime.state.harness import MemoryStore
 
 log = logging.getLogger(__name__)
-
-Header = tuple[str, bytes]
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,10 +242,9 @@ class InMemoryWorker:
         self.settings = settings
         self.clock = clock or ManualClock()
         self.topics = InMemoryTopics(settings.topics.partitions, self.clock)
-        sink: RecordSink = self.topics  # type: ignore[assignment]  # add() is what they use
-        self.outputs = OutputRouter(sink, settings)
+        self.outputs = OutputRouter(self.topics, settings)
         self.dead_letters = DeadLetters(
-            sink,
+            self.topics,
             settings.topics.dead_letter,
             redact_values=settings.limits.redact_dead_letters,
             burst=settings.errors.log_burst,

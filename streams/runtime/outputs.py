@@ -4,7 +4,8 @@ A capability's processor names what it produces — ``warnings``, ``decisions``,
 ``advice`` … — and never a topic. The :class:`OutputRouter` maps each name to its
 :class:`Route` (topic, record key, whether the headers carry the value's trace
 context), queues the record on the worker's batched
-:class:`~loopwarden.streams.runtime.sink.RecordSink`, and hands the value to every
+:class:`~loopwarden.streams.runtime.sink.RecordSink` (any
+:class:`~loopwarden.streams.runtime.record_queue.RecordQueue`), and hands the value to every
 :class:`OutputSink` attached for that name: the warning metrics and the
 loop-health page are two such sinks, a webhook
 (:mod:`loopwarden.streams.runtime.webhook_sink`) is a third. A new sink (a chat
@@ -26,7 +27,7 @@ from loopwarden.schemas.families import family_of
 from loopwarden.schemas.memory import memory_id_for, memory_record_key
 from loopwarden.settings import Settings, TopicSettings
 from loopwarden.streams.client.propagation import headers_of
-from loopwarden.streams.runtime.sink import RecordSink
+from loopwarden.streams.runtime.record_queue import RecordQueue
 
 Value = Any
 """An output: a dict, a list of dicts (one record of grouped outcomes), or an event
@@ -164,7 +165,7 @@ class OutputSink(Protocol):
 class OutputRouter:
     """Sends named outputs to their topics and to the sinks attached for them."""
 
-    def __init__(self, sink: RecordSink, settings: Settings) -> None:
+    def __init__(self, sink: RecordQueue, settings: Settings) -> None:
         self.sink = sink
         self.settings = settings
         self.topics = {name: route.topic(settings.topics) for name, route in ROUTES.items()}

@@ -34,10 +34,9 @@ from aiokafka.producer.message_accumulator import BatchBuilder
 from loopwarden.errors import PublishError
 from loopwarden.schemas.positions import default_partition
 from loopwarden.streams.runtime.backoff import Backoff
+from loopwarden.streams.runtime.record_queue import Header
 
 log = logging.getLogger(__name__)
-
-Header = tuple[str, bytes]
 
 
 @dataclass(slots=True)
