@@ -11,16 +11,15 @@ trip. A shape is written once: every producer of a kind calls its function here.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from loopwarden.schemas.ids import derived_id
 from loopwarden.schemas.outputs import (
+    HEADER,
     FleetWarningRecord,
     JsonObject,
     ReflectionRequestRecord,
     ToolOutageRecord,
     WarningRecord,
-    versioned,
 )
 
 
@@ -46,7 +45,9 @@ def warning(
     gate: JsonObject | None = None,
 ) -> WarningRecord:
     """A warning for ``loop_id``; its id derives from kind, loop and triggering event."""
-    fields = {
+    record: WarningRecord = {
+        **HEADER,
+        "type": "warning",
         "warning_id": derived_id(kind, loop_id, trigger_event_id),
         "kind": kind,
         "loop_id": loop_id,
@@ -68,7 +69,7 @@ def warning(
         "repeated": repeated,
         "gate": gate,
     }
-    return versioned("warning", fields)
+    return record
 
 
 def fleet_warning(
@@ -98,7 +99,9 @@ def fleet_warning(
     key, with ``tool`` and ``error``); its id derives from kind, root and triggering
     event. ``loops``, ``steps``, ``failures``, ``tokens`` and ``cost`` are the family's
     totals when the finding was made."""
-    fields = {
+    record: FleetWarningRecord = {
+        **HEADER,
+        "type": "fleet_warning",
         "warning_id": derived_id(kind, root_loop_id, trigger_event_id),
         "kind": kind,
         "root_loop_id": root_loop_id,
@@ -123,7 +126,7 @@ def fleet_warning(
         "occurred_at": occurred_at,
         "produced_by": stamp,
     }
-    return versioned("fleet_warning", fields)
+    return record
 
 
 def outage_notice(
@@ -133,7 +136,9 @@ def outage_notice(
     :class:`~loopwarden.agents.fleet.outage_board.OutageBoard`): ``tool`` fails with the
     error of ``error_digest`` for ``loops`` runs, from ``since`` to ``until`` (event
     time; a later notice of the same outage extends it)."""
-    fields = {
+    record: ToolOutageRecord = {
+        **HEADER,
+        "type": "tool_outage",
         "tool": tool,
         "error_digest": error_digest,
         "error": error,
@@ -141,7 +146,7 @@ def outage_notice(
         "until": until,
         "loops": loops,
     }
-    return versioned("tool_outage", fields)
+    return record
 
 
 def request(
@@ -152,24 +157,30 @@ def request(
     level: str,
     occurred_at: float,
     stamp: JsonObject | None,
-    **optional: Any,
+    reflection: JsonObject | None = None,
+    recent_actions: list[JsonObject] | None = None,
+    recent_reflections: list[JsonObject] | None = None,
+    prompt: str | None = None,
+    memory_query: str | None = None,
+    memory_budget_bytes: int = 0,
 ) -> ReflectionRequestRecord:
-    """A reflection request; ``optional`` fills the optional parts (reflection, prompt, …)."""
-    fields = {
+    """A reflection request; the optional parts (reflection, prompt, …) as given."""
+    record: ReflectionRequestRecord = {
+        **HEADER,
+        "type": "reflection_request",
         "request_id": derived_id(kind, loop_id, trigger_event_id),
         "kind": kind,
         "loop_id": loop_id,
         "level": level,
         "trigger_event_id": trigger_event_id,
-        "reflection": None,
-        "recent_actions": [],
-        "recent_reflections": [],
-        "prompt": None,
-        "memory_query": None,
-        "memory_budget_bytes": 0,
+        "reflection": reflection,
+        "recent_actions": recent_actions if recent_actions is not None else [],
+        "recent_reflections": recent_reflections if recent_reflections is not None else [],
+        "prompt": prompt,
+        "memory_query": memory_query,
+        "memory_budget_bytes": memory_budget_bytes,
         "occurred_at": occurred_at,
         "produced_by": stamp,
         "trace_context": None,
-        **optional,
     }
-    return versioned("reflection_request", fields)
+    return record

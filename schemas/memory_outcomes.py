@@ -11,16 +11,16 @@ The leader's maintenance reports travel on the same topic, under scope ``*``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from loopwarden.schemas.events import SCHEMA_VERSION
 from loopwarden.schemas.ids import derived_id
-from loopwarden.schemas.outputs import MemoryOutcomeRecord, versioned
+from loopwarden.schemas.outputs import HEADER, MemoryOutcomeRecord
 
 MemoryStatus = Literal["stored", "stored_with_conflicts", "duplicate", "already_stored", "rejected"]
-OUTCOME_TYPE = "memory_outcome"
+OUTCOME_TYPE: Final = "memory_outcome"
 ROWS_WRITTEN = frozenset({"stored", "stored_with_conflicts"})
 """Statuses that added a row (duplicates and replays did not)."""
 
@@ -70,7 +70,9 @@ def stored_outcome(
     outcome_id: str | None = None,
 ) -> MemoryOutcomeRecord:
     """A write's outcome as ``stored`` (``outcome_id`` when computed in bulk)."""
-    fields: dict[str, Any] = {
+    record: MemoryOutcomeRecord = {
+        **HEADER,
+        "type": OUTCOME_TYPE,
         "outcome_id": outcome_id or outcome_id_of(event_id),
         "event_id": event_id,
         "memory_id": memory_id,
@@ -80,19 +82,21 @@ def stored_outcome(
         "conflicts": [],
         "redacted": redacted,
     }
-    return versioned(OUTCOME_TYPE, fields)
+    return record
 
 
 def rejected_outcome(event_id: str, scope: str, exc: BaseException) -> MemoryOutcomeRecord:
     """The outcome of a write that could not be applied (the reason is readable)."""
-    fields: dict[str, Any] = {
+    record: MemoryOutcomeRecord = {
+        **HEADER,
+        "type": OUTCOME_TYPE,
         "outcome_id": outcome_id_of(event_id),
         "event_id": event_id,
         "scope": scope,
         "status": "rejected",
         "reason": f"{type(exc).__name__}: {exc}",
     }
-    return versioned(OUTCOME_TYPE, fields)
+    return record
 
 
 class MaintenanceReport(BaseModel):
@@ -110,4 +114,5 @@ class MaintenanceReport(BaseModel):
 
 def maintenance_report(counts: Mapping[str, int], at: float) -> dict[str, Any]:
     """A maintenance cycle's report (promoted, demoted, decayed … counts), scope ``*``."""
-    return versioned("maintenance_report", {"scope": "*", "at": at, **counts})
+    # open-ended: its counts are whatever the cycle did (the model allows extra ints)
+    return {**HEADER, "type": "maintenance_report", "scope": "*", "at": at, **counts}

@@ -8,10 +8,12 @@ parses it with and that the JSON Schema of its topic is exported from
 constructor's records to both). The records are plain JSON-ready dicts: the hot path
 builds and encodes them without a validation round trip.
 
-:func:`versioned` is the one place that writes a record's ``schema_version``.
+:data:`HEADER` is the one place that writes a record's ``schema_version``: each
+constructor returns a literal of its record type that begins with it
+(``{**HEADER, "type": "warning", ...}``), so mypy checks every key and value it builds.
 """
 
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any, Final, Literal, NotRequired, TypedDict
 
 from loopwarden.schemas.events import SCHEMA_VERSION
 
@@ -19,11 +21,14 @@ JsonObject = dict[str, Any]
 """A nested JSON object whose shape its own model documents (``edit``, ``produced_by`` …)."""
 
 
-def versioned(record_type: str, fields: dict[str, Any]) -> Any:
-    """A record of ``record_type`` with the schema version every output carries, then
-    ``fields``: the constructors' one way to make a record, returned as the record type
-    their signature names (the contract test holds each to it)."""
-    return {"schema_version": SCHEMA_VERSION, "type": record_type, **fields}
+class RecordHeader(TypedDict):
+    """What every output record begins with."""
+
+    schema_version: int
+
+
+HEADER: Final[RecordHeader] = {"schema_version": SCHEMA_VERSION}
+"""The schema version every output carries (the constructors spread it first)."""
 
 
 class WarningRecord(TypedDict):

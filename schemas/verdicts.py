@@ -15,12 +15,12 @@ healthy step.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from loopwarden.schemas.events import SCHEMA_VERSION
-from loopwarden.schemas.outputs import VerdictRecord, versioned
+from loopwarden.schemas.outputs import HEADER, VerdictRecord
 
 
 class Verdict(BaseModel):
@@ -48,7 +48,13 @@ def verdict_record(
     loop_id: str, role: str, answers: dict[str, int], roles: Iterable[str], at: float
 ) -> VerdictRecord:
     """A verdict record (the worker's one constructor of them)."""
-    fields: dict[str, Any] = {"loop_id": loop_id, "role": role, "answers": answers}
-    fields.update(roles=sorted(roles), at=at)
-    record: VerdictRecord = versioned("verdict", fields)
+    record: VerdictRecord = {
+        **HEADER,
+        "type": "verdict",
+        "loop_id": loop_id,
+        "role": role,
+        "answers": answers,
+        "roles": sorted(roles),
+        "at": at,
+    }
     return record

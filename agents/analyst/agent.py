@@ -19,10 +19,10 @@ from loopwarden.agents.memory.service import LanceMemoryContext
 from loopwarden.agents.memory.shared import shared_memory
 from loopwarden.agents.provenance import analyst_stamp
 from loopwarden.schemas.outputs import (
+    HEADER,
     ReflectionCachedRecord,
     ReflectionRecord,
     WarningRecord,
-    versioned,
 )
 from loopwarden.schemas.records import decode_record
 from loopwarden.schemas.reflection import validate_reflection_request
@@ -79,13 +79,15 @@ _CACHED_FIELDS = (
 
 def cached(analysis: ReflectionRecord) -> ReflectionCachedRecord:
     """The ``reflection_cached`` event that keeps an analysis in the family's state."""
-    fields = {
+    record: ReflectionCachedRecord = {
+        **HEADER,
+        "type": "reflection_cached",
         "event_id": analysis["reflection_id"],
         "loop_id": analysis["loop_id"],
         "occurred_at": analysis["occurred_at"],
         "payload": {k: analysis[k] for k in _CACHED_FIELDS},  # type: ignore[literal-required]
     }
-    return versioned("reflection_cached", fields)
+    return record
 
 
 def register_analyst(

@@ -20,7 +20,7 @@ from loopwarden.agents.spin import texts
 from loopwarden.errors import ModelEndpointError
 from loopwarden.schemas import codec
 from loopwarden.schemas.ids import derived_id
-from loopwarden.schemas.outputs import ReflectionRecord, versioned
+from loopwarden.schemas.outputs import HEADER, ReflectionRecord
 from loopwarden.settings import AnalystSettings
 
 
@@ -80,7 +80,9 @@ class ReflectionAnalyst:
                 source = "model"
             except ModelEndpointError as exc:
                 fallback = str(exc)
-        fields = {
+        record: ReflectionRecord = {
+            **HEADER,
+            "type": "reflection",
             "reflection_id": derived_id("reflection", request["loop_id"], request["request_id"]),
             "request_id": request["request_id"],
             "kind": request["kind"],
@@ -98,7 +100,7 @@ class ReflectionAnalyst:
             "timeline_message": self._timeline(request, semantic, verdict),
             "occurred_at": request["occurred_at"],
         }
-        return versioned("reflection", fields)
+        return record
 
     def _heuristic(self, request: dict[str, Any], semantic: bool) -> Verdict:
         if request["kind"] == "task_completion":

@@ -7,7 +7,7 @@ from typing import Any
 from loopwarden.agents.experience.matching import Experience, Match
 from loopwarden.agents.experience.slots import fill
 from loopwarden.schemas.ids import derived_id
-from loopwarden.schemas.outputs import AdviceRecord, versioned
+from loopwarden.schemas.outputs import HEADER, AdviceRecord
 
 _HEADLINES = {
     "direct_replay": "Done before: replay these {n} steps directly",
@@ -60,26 +60,25 @@ def build_advice(
     elif match.pattern is not None:
         experience_ids = list(match.pattern.get("success_cases") or [match.pattern["id"]])
         steps = fill(match.pattern["steps"], match.slots)
-    advice: AdviceRecord = versioned(
-        "advice",
-        {
-            "advice_id": derived_id("advice", task_event_id),
-            "task_event_id": task_event_id,
-            "loop_id": loop_id,
-            "strategy": match.strategy,
-            "confidence": round(match.confidence, 4),
-            "experimental": match.experimental,
-            "experience_ids": experience_ids,
-            "pattern_id": match.pattern["id"] if match.pattern is not None else None,
-            "steps": [{k: v for k, v in step.items() if k != "duration_ms"} for step in steps],
-            "pattern": match.pattern["template"] if match.pattern is not None else None,
-            "slots": match.slots or (dict(source.get("slots") or {}) if source else {}),
-            "avoid": avoid,
-            "reexplore": match.reexplore,
-            "scores": match.scores,
-            "produced_at": produced_at,
-            "timeline_message": "",
-        },
-    )
+    advice: AdviceRecord = {
+        **HEADER,
+        "type": "advice",
+        "advice_id": derived_id("advice", task_event_id),
+        "task_event_id": task_event_id,
+        "loop_id": loop_id,
+        "strategy": match.strategy,
+        "confidence": round(match.confidence, 4),
+        "experimental": match.experimental,
+        "experience_ids": experience_ids,
+        "pattern_id": match.pattern["id"] if match.pattern is not None else None,
+        "steps": [{k: v for k, v in step.items() if k != "duration_ms"} for step in steps],
+        "pattern": match.pattern["template"] if match.pattern is not None else None,
+        "slots": match.slots or (dict(source.get("slots") or {}) if source else {}),
+        "avoid": avoid,
+        "reexplore": match.reexplore,
+        "scores": match.scores,
+        "produced_at": produced_at,
+        "timeline_message": "",
+    }
     advice["timeline_message"] = timeline_message(advice)
     return advice

@@ -25,7 +25,7 @@ from loopwarden.agents.provenance import guardrails_stamp
 from loopwarden.schemas.completions import GuardrailOverride, LoopCompletion
 from loopwarden.schemas.families import family_of, rerun_index, rerun_loop_id
 from loopwarden.schemas.ids import derived_id
-from loopwarden.schemas.outputs import JsonObject, RerunDecisionRecord, WarningRecord, versioned
+from loopwarden.schemas.outputs import HEADER, JsonObject, RerunDecisionRecord, WarningRecord
 from loopwarden.settings import GuardrailSettings
 
 Output = JsonObject
@@ -226,14 +226,15 @@ class GuardrailEngine:
             "fatigue_increased": fatigue.fatigue_increased,
             "improvement_detected": fatigue.improvement_detected,
         }
+        persona, timestamp = p.orchestrator_persona or p.reflection_persona, iso(event.occurred_at)
         result = {
             "status": "success",
             "loop_id": loop_id,
             "family_id": family,
             "reflection_result": reflection_result,
             "decision_result": decision,
-            "orchestrator_persona": p.orchestrator_persona or p.reflection_persona,
-            "timestamp": iso(event.occurred_at),
+            "orchestrator_persona": persona,
+            "timestamp": timestamp,
         }
         state.put_trace(
             loop_id,
@@ -250,16 +251,21 @@ class GuardrailEngine:
             ),
         )
         state.remember(event.event_id, result)
-        decision_event: RerunDecisionRecord = versioned(
-            "rerun_decision",
-            {
-                "decision_id": derived_id("rerun_decision", family, event.event_id),
-                "trigger_event_id": event.event_id,
-                "occurred_at": event.occurred_at,
-                "produced_by": self.stamp,
-                **result,
-            },
-        )
+        decision_event: RerunDecisionRecord = {
+            **HEADER,
+            "type": "rerun_decision",
+            "decision_id": derived_id("rerun_decision", family, event.event_id),
+            "trigger_event_id": event.event_id,
+            "occurred_at": event.occurred_at,
+            "produced_by": self.stamp,
+            "status": "success",
+            "loop_id": loop_id,
+            "family_id": family,
+            "reflection_result": reflection_result,
+            "decision_result": decision,
+            "orchestrator_persona": persona,
+            "timestamp": timestamp,
+        }
         return GuardrailOutcome(result, decision_event, warnings)
 
     def override(self, state: FamilyState, event: GuardrailOverride) -> Output:

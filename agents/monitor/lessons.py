@@ -18,7 +18,7 @@ from loopwarden.agents.spin.textscan import mask_volatile
 from loopwarden.schemas import codec
 from loopwarden.schemas.events import ActionEvent
 from loopwarden.schemas.ids import derived_id
-from loopwarden.schemas.outputs import LessonRecord, versioned
+from loopwarden.schemas.outputs import HEADER, LessonRecord
 from loopwarden.settings import DetectionSettings
 
 
@@ -60,7 +60,9 @@ def lesson(
         payload.terminated,
         payload.error_message or "",
     )
-    fields = {
+    record: LessonRecord = {
+        **HEADER,
+        "type": "memory_write",
         "event_id": derived_id("lesson", state.loop_id, event.event_id),
         "occurred_at": event.occurred_at,
         "payload": {
@@ -92,4 +94,4 @@ def lesson(
             "source_event_id": event.event_id,
         },
     }
-    return versioned("memory_write", fields)
+    return record
