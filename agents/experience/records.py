@@ -56,8 +56,10 @@ class TaskProcessor:
     touched: set[str] = field(default_factory=set)
 
     @classmethod
-    def for_settings(cls, settings: Settings) -> TaskProcessor:
-        """The processor a worker with ``settings`` runs."""
+    def for_settings(cls, settings: Settings, partitions: int = 0) -> TaskProcessor:
+        """The processor a worker with ``settings`` runs (``partitions`` is the kit's
+        factory signature: a task's records are never re-routed, they ride the actions
+        topic keyed by loop id)."""
         return cls(settings.experience, settings.detection)
 
     def process(
