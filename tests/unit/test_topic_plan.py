@@ -106,3 +106,25 @@ def test_the_compose_broker_is_the_tested_apache_kafka():
     image = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]["kafka"]["image"]
     assert re.fullmatch(r"apache/kafka:(\S+)", image).group(1) == kafka_version()
     assert kafka_version().startswith("4.")
+
+
+def test_every_topic_setting_is_a_capabilitys_route_and_the_plan_lists_exactly_those():
+    """The hand-listed plan holds to the declarations: each topic it names is a
+    capability's input, a keyed declaration's home or re-route topic, a named output's
+    route or the dead-letter topic, and every topic setting is one of them. The one
+    exception: the OTLP spans topic is planned only for a worker with the otlp role."""
+    from loopwarden.agents.capabilities import CAPABILITIES
+    from loopwarden.streams.runtime.outputs import ROUTES
+
+    t = Settings().topics
+    declared = {t.dead_letter}
+    declared |= {route.topic(t) for route in ROUTES.values()}
+    for capability in CAPABILITIES:
+        declared |= set(capability.inputs(t))
+        if capability.state is not None:
+            declared |= {capability.state.home_topic(t), capability.state.reroute_topic(t)}
+    settings = [name for name, info in TopicSettings.model_fields.items() if info.annotation is str]
+    assert {getattr(t, name) for name in settings} == declared
+    with_otlp = Settings().model_copy(update={"roles": frozenset({"monitor", "otlp"})})
+    assert set(topic_names(with_otlp)) == declared
+    assert set(topic_names(Settings())) == declared - {t.otlp_spans}
