@@ -5,7 +5,8 @@ room importing another (any import, also inside a function; ``TYPE_CHECKING`` im
 left out); a *circle* is a set of rooms that reach each other, and the arrows *back up* are the
 fewest of a circle's arrows whose removal leaves no circle (Eades-Lin-Smyth ordering of
 the circle's rooms, the arrows against it: ``agents.monitor`` importing
-``agents.capabilities``, which loads the monitor's wiring). Figures for the
+``agents.capabilities``, which loads the monitor's wiring), and so does every import of
+the package itself from inside it (``from loopwarden import __version__``). Figures for the
 whole package and for ``agents/`` and ``streams/runtime/``, with the modules behind each
 arrow back up, over the real import graph (grimp, as the import contracts are checked).
 
@@ -136,6 +137,10 @@ def shape(graph: dict[str, list[str]], package: str) -> dict[str, object]:
                 arrows.setdefault((a, b), []).append(f"{module} -> {imported}")
     found = circles(set(arrows))
     back_up = {arrow: arrows[arrow] for group in found for arrow in against(group, arrows)}
+    # a room importing the package itself (its __init__, which imports the rooms lazily)
+    to_top = sorted(f"{m} -> {package}" for m in modules if package in graph[m])
+    if to_top:
+        back_up[("*", package)] = to_top
     return {
         "rooms": len(rooms),
         "arrows": len(arrows),
@@ -166,6 +171,7 @@ def main() -> None:
         for arrow in f["back_up_arrows"]:
             print(f"  back up in {package}: {arrow}")
     if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(figures, indent=2) + "\n")
 
 
