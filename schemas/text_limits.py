@@ -45,9 +45,13 @@ RESULT_TAIL_CHARS = 600
 (``E   CardDeclined: insufficient_funds``, ``FAILED …``) say why it failed."""
 
 
+CUT_MARKER = "\n… [{cut} characters cut] …\n"
+"""What stands where a result's middle was cut out (``{cut}``: how many characters)."""
+
+
 def cut_marker(cut: int) -> str:
     """What stands where a result's middle was cut out."""
-    return f"\n… [{cut} characters cut] …\n"
+    return CUT_MARKER.format(cut=cut)
 
 
 CUT_MARGIN = 4096

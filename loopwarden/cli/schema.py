@@ -8,7 +8,30 @@ from pathlib import Path
 import click
 
 from loopwarden.schemas.contract import TOPIC_RECORDS, topic_schema, topic_schemas
+from loopwarden.schemas.events import MAX_TIMESTAMP
+from loopwarden.schemas.text_limits import CUT_MARKER, RESULT_TAIL_CHARS, TEXT_LIMITS
+from loopwarden.schemas.tool_calls import CONTEXT_HEADER, STOP_HEADER
+from loopwarden.settings import LimitSettings
 from loopwarden.streams.tools.asyncapi import ASYNCAPI_FILE, asyncapi_document
+
+CONSTANTS_FILE = "constants.json"
+"""Beside the schemas: what a client in another language must do alike."""
+
+
+def client_constants() -> dict[str, object]:
+    """The limits and texts a client in another language reads instead of copying them:
+    how long text is cut (per field, the kept tail of a result, the marker), the latest
+    timestamp and the largest record the worker reads by default, and the headers of the
+    note an agent reads and of the reason its run was stopped."""
+    return {
+        "text_limits": dict(TEXT_LIMITS),
+        "result_tail_chars": RESULT_TAIL_CHARS,
+        "cut_marker": CUT_MARKER,
+        "max_timestamp": int(MAX_TIMESTAMP),
+        "max_event_bytes": LimitSettings().max_event_bytes,
+        "context_header": CONTEXT_HEADER,
+        "stop_header": STOP_HEADER,
+    }
 
 
 def schema_text(schema: dict[str, object]) -> str:
@@ -19,7 +42,8 @@ def schema_text(schema: dict[str, object]) -> str:
 def write_schemas(folder: Path) -> list[Path]:
     """Write ``<role>.json`` for every topic role into ``folder`` (made if missing), an
     ``index.json`` naming each role's file and direction, and the AsyncAPI document of
-    them all (``asyncapi.json``); the files written."""
+    them all (``asyncapi.json``) and the limits and texts clients share
+    (``constants.json``); the files written."""
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     index = {}
@@ -31,7 +55,8 @@ def write_schemas(folder: Path) -> list[Path]:
     (folder / "index.json").write_text(schema_text({"topics": index}))
     files = {role: entry["file"] for role, entry in index.items()}
     (folder / ASYNCAPI_FILE).write_text(schema_text(asyncapi_document(files)))
-    return [*written, folder / "index.json", folder / ASYNCAPI_FILE]
+    (folder / CONSTANTS_FILE).write_text(schema_text(client_constants()))
+    return [*written, folder / "index.json", folder / ASYNCAPI_FILE, folder / CONSTANTS_FILE]
 
 
 @click.command()

@@ -5,6 +5,7 @@
  */
 import { createHash, randomUUID } from "node:crypto";
 
+import { shared } from "./constants.js";
 import { definition, fieldErrors, validator } from "./contract.js";
 import { EventValidationError, type FieldError } from "./errors.js";
 import type { ActionEvent, ActionPayload } from "./generated/contract.js";
@@ -12,22 +13,14 @@ import type { ActionEvent, ActionPayload } from "./generated/contract.js";
 /** The schema version this client writes. */
 export const SCHEMA_VERSION = 1;
 /** The latest timestamp the worker reads (9999-12-31T23:59:59Z), in epoch seconds. */
-export const MAX_TIMESTAMP = 253_402_300_799;
+export const MAX_TIMESTAMP: number = shared.max_timestamp;
 /** Long text is cut, never refused (the same limits as the Python client's), in
  * characters (code points). */
-export const TEXT_LIMITS = {
-  action_type: 200,
-  action_name: 500,
-  tool_call_id: 200,
-  response_id: 200,
-  agent: 200,
-  task: 2000,
-  result: 2000,
-} as const;
+export const TEXT_LIMITS: Readonly<Record<string, number>> = Object.freeze({ ...shared.text_limits });
 /** The end of a cut result that is kept (the last lines of a traceback say why). */
-export const RESULT_TAIL_CHARS = 600;
+export const RESULT_TAIL_CHARS: number = shared.result_tail_chars;
 /** A record over this size is refused by the worker (limits.max_event_bytes). */
-export const MAX_EVENT_BYTES = 256 * 1024;
+export const MAX_EVENT_BYTES: number = shared.max_event_bytes;
 
 /** What an agent says of one action; `action_type` is required, the rest optional. */
 export type ActionFields = Omit<ActionPayload, "truncated">;
@@ -56,7 +49,7 @@ export function newEventId(): string {
 }
 
 function cutMarker(cut: number): string {
-  return `\n… [${cut} characters cut] …\n`;
+  return shared.cut_marker.replace("{cut}", String(cut));
 }
 
 /** `payload` with each text over its limit cut as the worker cuts it: the first part (a

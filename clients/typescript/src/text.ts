@@ -1,12 +1,13 @@
 /**
  * What an agent reads: the note put in front of its next model call, and why its run
- * was stopped. The same words as the Python adapters' (schemas/tool_calls.py), checked
- * by the cross-language tests.
+ * was stopped. The headers are the Python adapters' own (schemas/tool_calls.py), read
+ * from the constants the Python package exports.
  */
+import { shared } from "./constants.js";
 import type { LoopWarning } from "./generated/contract.js";
 
-export const CONTEXT_HEADER = "[loopwarden] Loop warning — read before your next step:";
-export const STOP_HEADER = "[loopwarden] This run was stopped: it kept repeating itself.";
+export const CONTEXT_HEADER: string = shared.context_header;
+export const STOP_HEADER: string = shared.stop_header;
 
 /** The text injected into the model's next request: each warning's timeline message. */
 export function contextText(warnings: readonly LoopWarning[]): string {
