@@ -8,6 +8,7 @@ error of the fetcher still shows."""
 from __future__ import annotations
 
 import logging
+import threading
 
 import pytest
 from aiokafka.errors import (
@@ -22,12 +23,18 @@ FETCHER = logging.getLogger("aiokafka.consumer.fetcher")
 
 
 class Kept(logging.Handler):
+    """The lines the test's own thread logs: a guard another test of this process left
+    running (the adapters' session fixture) fetches in a thread of its own, and at DEBUG
+    its fetcher's lines reached this handler too (a red make test on a fresh clone)."""
+
     def __init__(self) -> None:
         super().__init__()
         self.messages: list[str] = []
+        self.thread = threading.get_ident()
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(record.getMessage())
+        if record.thread == self.thread:
+            self.messages.append(record.getMessage())
 
 
 @pytest.fixture
@@ -55,3 +62,10 @@ def test_other_fetcher_errors_still_show(kept):
     FETCHER.error("Failed fetch offsets from %s: %s", 1, TopicAuthorizationFailedError())
     FETCHER.error("Unexpected error in fetcher routine")
     assert len(kept) == 2 and "TopicAuthorizationFailedError" in kept[0]
+
+
+def test_a_fetcher_of_another_thread_is_not_counted(kept):
+    other = threading.Thread(target=FETCHER.debug, args=("Adding fetch request for %s", "p0"))
+    other.start()
+    other.join()
+    assert kept == []
