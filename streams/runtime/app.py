@@ -28,6 +28,7 @@ from loopwarden.streams.client.security import faust_credentials
 from loopwarden.streams.runtime.backoff import Backoff
 from loopwarden.streams.runtime.bundles import BundleAcks
 from loopwarden.streams.runtime.dead_letters import DeadLetters
+from loopwarden.streams.runtime.outcomes import reroute_to
 from loopwarden.streams.runtime.outputs import OutputRouter
 from loopwarden.streams.runtime.replies import Replies
 from loopwarden.streams.runtime.runner import AgentRunner, ErrorPolicy
@@ -100,14 +101,7 @@ class LoopwardenApp(faust.App):
     def reroute(self, topic: str, reroutes: Iterable[Any]) -> None:
         """Queue events for their loop's own partition of ``topic`` (a re-route topic);
         each has ``partition``, ``key``, ``value`` and ``headers`` (its origin)."""
-        for reroute in reroutes:
-            self.sink.add(
-                topic,
-                reroute.key,
-                reroute.value,
-                partition=reroute.partition,
-                headers=reroute.headers,
-            )
+        reroute_to(self.sink, topic, reroutes)
 
     def runner(self, name: str, on_error: Callable[[], object] | None = None) -> AgentRunner:
         """The :class:`AgentRunner` for agent ``name``, with the configured error policy."""

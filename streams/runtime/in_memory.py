@@ -51,7 +51,7 @@ from loopwarden.streams.client.event_builder import (
 )
 from loopwarden.streams.runtime.capability import Capability
 from loopwarden.streams.runtime.dead_letters import DeadLetters
-from loopwarden.streams.runtime.outcomes import send_outcome
+from loopwarden.streams.runtime.outcomes import reroute_to, send_outcome
 from loopwarden.streams.runtime.outputs import OutputRouter
 from loopwarden.streams.runtime.record_queue import Header
 from loopwarden.streams.runtime.records import Record
@@ -145,6 +145,11 @@ class InMemoryTopics:
         found = self._topics.get(topic)
         return list(found[partition]) if found is not None else []
 
+    def since(self, topic: str, partition: int, offset: int) -> list[StoredRecord]:
+        """The records of one partition from ``offset`` on."""
+        found = self._topics.get(topic)
+        return found[partition][offset:] if found is not None else []
+
     def records(self, topic: str) -> list[StoredRecord]:
         """Every record of ``topic``, partition by partition, each by offset."""
         return [record for records in self._topics.get(topic, ()) for record in records]
@@ -187,9 +192,7 @@ class _KeyedInMemory:
         topics = self.worker.topics
         for topic in self.inputs:
             for partition in range(topics.partitions):
-                records = topics.partition(topic, partition)
-                start = self.read.get((topic, partition), 0)
-                yield from records[start:]
+                yield from topics.since(topic, partition, self.read.get((topic, partition), 0))
 
     def handle(self, stored: StoredRecord) -> None:
         """Apply one record as the worker's driver does, under the error policy."""
@@ -352,10 +355,7 @@ class InMemoryWorker:
 
     def reroute(self, topic: str, reroutes: Iterable[Any]) -> None:
         """Re-routed events onto their key's partition of ``topic`` (the worker's way)."""
-        for moved in reroutes:
-            self.topics.add(
-                topic, moved.key, moved.value, partition=moved.partition, headers=moved.headers
-            )
+        reroute_to(self.topics, topic, reroutes)
 
 
 def _runs_in_memory(capability: Capability) -> bool:

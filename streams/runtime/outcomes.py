@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from loopwarden.streams.runtime.dead_letters import DeadLetters
 from loopwarden.streams.runtime.outputs import OutputRouter
+from loopwarden.streams.runtime.record_queue import RecordQueue
 from loopwarden.streams.runtime.state.protocol import KeyedOutcome
 from loopwarden.streams.runtime.verdicts import verdicts_of
 
@@ -27,6 +28,13 @@ class Outlet(Protocol):
 
     def reroute(self, topic: str, reroutes: Iterable[Any]) -> None:
         """Queue events for their key's own partition of ``topic`` (a re-route topic)."""
+
+
+def reroute_to(queue: RecordQueue, topic: str, reroutes: Iterable[Any]) -> None:
+    """Queue events for their key's own partition of ``topic`` (a re-route topic); each
+    has ``partition``, ``key``, ``value`` and ``headers`` (its origin)."""
+    for moved in reroutes:
+        queue.add(topic, moved.key, moved.value, partition=moved.partition, headers=moved.headers)
 
 
 def send_outcome(
