@@ -56,8 +56,9 @@ $(CHROMIUM):
 # Four test processes (much of an integration test is waiting for a group join), a module's
 # tests together in one (module-scoped workers), each with its own embedded broker.
 # Beside them, in one more process, the unit tests again on the pure-Python paths (no
-# compiled extension: LOOPWARDEN_NO_EXTENSIONS=1) but for the files that never reach a
-# compiled pass (tests/support/extension_free.txt, made by `make extension-free`) and
+# compiled extension: LOOPWARDEN_NO_EXTENSIONS=1) but for the tests that never reach a
+# compiled pass (tests/support/extension_free.txt, made by `make extension-free`: whole
+# files left out, single tests deselected) and
 # the storage modules (the redactor's output is the same either way:
 # test_redaction_prefilter); its report follows the main one (the whole of it when it
 # failed). Both run in the background of one shell that waits for them, so
@@ -65,13 +66,14 @@ $(CHROMIUM):
 # in full.
 TEST_JOBS ?= 4
 EXTENSION_FREE := tests/support/extension_free.txt
-NOT_EXTENSION_PATHS := $(shell grep -v '^\#' $(EXTENSION_FREE)) \
+NOT_EXTENSION_PATHS := $(shell grep -v -e '^\#' -e '::' $(EXTENSION_FREE)) \
 	$(foreach m,memory_concurrency memory_consistency memory_indexes,tests/unit/test_$(m).py)
 NO_EXTENSIONS_LOG := $(VENV)/test-no-extensions.log
 DOCS_LOG := $(VENV)/docs-build.log
 test: $(STAMP) $(CHROMIUM)
 	$(BIN)/ruff check .
-	@LOOPWARDEN_NO_EXTENSIONS=1 $(BIN)/pytest -q -p no:cacheprovider tests/unit \
+	@LOOPWARDEN_NO_EXTENSIONS=1 PYTHONPATH=tests/support $(BIN)/pytest -q -p no:cacheprovider \
+		-p extension_calls --skip-extension-free $(EXTENSION_FREE) tests/unit \
 		$(foreach path,$(NOT_EXTENSION_PATHS),--ignore $(path)) \
 		> $(NO_EXTENSIONS_LOG) 2>&1 & no_extensions=$$!; \
 	$(BIN)/mkdocs build --strict --quiet --site-dir $(VENV)/site > $(DOCS_LOG) 2>&1 & docs=$$!; \
@@ -151,7 +153,7 @@ extension-free: $(STAMP)
 	PYTHONPATH=tests/support $(BIN)/pytest -q -n $(TEST_JOBS) -p no:cacheprovider \
 		-p extension_calls --extension-free $(EXTENSION_FREE) tests/unit \
 		--ignore tests/unit/test_textscan.py  # checks the passes are the compiled ones
-	@echo "$$(grep -vc '^#' $(EXTENSION_FREE)) files in $(EXTENSION_FREE)"
+	@echo "$$(grep -v '^#' $(EXTENSION_FREE) | grep -vc '::') files and $$(grep -c '::' $(EXTENSION_FREE)) tests in $(EXTENSION_FREE)"
 
 # the docs site in site/ (make test builds it too, with --strict: a broken page fails)
 docs: $(STAMP)
