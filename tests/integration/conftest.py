@@ -3,7 +3,8 @@
 The broker is the embedded Tansu, or with ``--broker kafka`` one Apache Kafka KRaft
 node (``tests/support/apache_kafka.py``); it runs once per test process on free
 loopback ports. Each worker is a
-``loopwarden worker`` child process with its own app id and topic names, so
+``loopwarden worker`` child process (forked from a warm interpreter unless a test asks
+for a cold start: ``tests/support/warm_workers.py``) with its own app id and topic names, so
 tests do not see each other's records. Everything is stopped by the pid the
 fixture started.
 """
@@ -11,6 +12,7 @@ fixture started.
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import subprocess
 import sys
@@ -24,11 +26,12 @@ import aiohttp
 import pytest
 from apache_kafka import KafkaCluster
 from test_brokers import broker_kind, kafka_worker_settings, new_test_broker
+from warm_workers import WarmWorker, start_warm_worker
 
 from loopwarden.agents.capabilities import STATE_TABLES
 from loopwarden.cli.runtime import start_worker_process, stop_process
 from loopwarden.schemas.warnings import WarningKind
-from loopwarden.settings import LimitSettings, Settings
+from loopwarden.settings import LimitSettings, Settings, settings_env
 from loopwarden.streams.client.subscriber import WarningSubscriber
 from loopwarden.streams.tools.broker import EmbeddedBroker
 from loopwarden.streams.tools.topics import ensure_topics
@@ -87,15 +90,22 @@ def isolated_settings(
 
 
 class WorkerProcess:
-    """One ``loopwarden worker`` child process."""
+    """One ``loopwarden worker`` child process: forked from a warm interpreter
+    (``tests/support/warm_workers.py``), or started cold (``cold=True``: a new
+    ``python -m loopwarden worker``, as the restart tests need)."""
 
-    def __init__(self, settings: Settings, log_path: Path) -> None:
+    def __init__(self, settings: Settings, log_path: Path, *, cold: bool = False) -> None:
         self.settings = settings
         self.log_path = log_path
-        self.process: subprocess.Popen[bytes] | None = None
+        self.cold = cold
+        self.process: subprocess.Popen[bytes] | WarmWorker | None = None
 
     def start(self) -> WorkerProcess:
-        self.process = start_worker_process(self.settings, str(self.log_path))
+        if self.cold:
+            self.process = start_worker_process(self.settings, str(self.log_path))
+        else:
+            env = {**os.environ, **settings_env(self.settings)}
+            self.process = start_warm_worker(env, str(self.log_path))
         return self
 
     def stop(self) -> int | None:
@@ -121,9 +131,10 @@ def create_topics(settings: Settings) -> None:
 def worker_factory(tmp_path: Path) -> Iterator:
     started: list[WorkerProcess] = []
 
-    def start(settings: Settings, name: str = "worker") -> WorkerProcess:
+    def start(settings: Settings, name: str = "worker", *, cold: bool = False) -> WorkerProcess:
         create_topics(settings)
-        worker = WorkerProcess(settings, tmp_path / f"{name}-{len(started)}.log").start()
+        log = tmp_path / f"{name}-{len(started)}.log"
+        worker = WorkerProcess(settings, log, cold=cold).start()
         started.append(worker)
         return worker
 

@@ -44,7 +44,7 @@ async def wait_committed(settings, loop_id: str, offset: int, timeout_s: float =
 async def test_spin_straddling_a_restart_is_detected_once(broker, worker_factory, stop):
     settings = isolated_settings(broker, f"restart-{stop}", roles=["monitor"])
     straddle, repeat = "straddle", "repeat"
-    first = worker_factory(settings, "first")
+    first = worker_factory(settings, "first", cold=True)  # real processes, killed and started
     async with AsyncPublisher(settings, batching=False) as publisher:
         before = [await publisher.publish(straddle, "search") for _ in range(2)]
         repeat_ids = [await publisher.publish(repeat, "read") for _ in range(3)]
@@ -52,7 +52,7 @@ async def test_spin_straddling_a_restart_is_detected_once(broker, worker_factory
     await wait_committed(settings, repeat, 2)
     first.kill() if stop == "kill" else first.stop()
 
-    worker_factory(settings, "second")
+    worker_factory(settings, "second", cold=True)
     async with LayerOneWarnings(settings, from_beginning=True, dedupe=False) as warnings:
         async with AsyncPublisher(settings, batching=False) as publisher:
             after = await publisher.publish(straddle, "search")
