@@ -4,7 +4,7 @@ The broker is the embedded Tansu, or with ``--broker kafka`` one Apache Kafka KR
 node (``tests/support/apache_kafka.py``); it runs once per test process on free
 loopback ports. Each worker is a
 ``loopwarden worker`` child process (forked from a warm interpreter unless a test asks
-for a cold start: ``tests/support/warm_workers.py``) with its own app id and topic names, so
+for a cold start: ``tests/support/warm_processes.py``) with its own app id and topic names, so
 tests do not see each other's records. Everything is stopped by the pid the
 fixture started.
 """
@@ -26,7 +26,7 @@ import aiohttp
 import pytest
 from apache_kafka import KafkaCluster
 from test_brokers import broker_kind, kafka_worker_settings, new_test_broker
-from warm_workers import WarmWorker, start_warm_worker
+from warm_processes import WarmWorker, start_warm_worker
 
 from loopwarden.agents.capabilities import STATE_TABLES
 from loopwarden.cli.runtime import start_worker_process, stop_process
@@ -91,7 +91,7 @@ def isolated_settings(
 
 class WorkerProcess:
     """One ``loopwarden worker`` child process: forked from a warm interpreter
-    (``tests/support/warm_workers.py``), or started cold (``cold=True``: a new
+    (``tests/support/warm_processes.py``), or started cold (``cold=True``: a new
     ``python -m loopwarden worker``, as the restart tests need)."""
 
     def __init__(self, settings: Settings, log_path: Path, *, cold: bool = False) -> None:

@@ -10,8 +10,6 @@ every loop of the family, and every run ends with the stop.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import threading
 import uuid
 
@@ -22,6 +20,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 from pydantic import Field
+from warm_processes import run_warm
 
 from loopwarden.adapters.langchain import LoopwardenMiddleware
 from loopwarden.schemas.tool_calls import STOP_HEADER
@@ -156,15 +155,9 @@ def test_a_two_agent_delegation_cycle_is_warned_then_every_loop_is_stopped(ladde
 
     # what an operator follows: `loopwarden tail --fleet`
     args = ["tail", "--fleet", "--loop", root, "--from-beginning", "--limit", "2"]
-    run = subprocess.run(
-        [sys.executable, "-m", "loopwarden", *args, "--timeout", "60"],
-        env={**os.environ, **settings_env(settings)},
-        capture_output=True,
-        timeout=90,
-        check=False,
-    )
+    run = run_warm([*args, "--timeout", "60"], {**os.environ, **settings_env(settings)}, timeout=90)
     assert run.returncode == 0, run.stderr
-    headers = [line for line in run.stdout.decode().splitlines() if line.startswith("[fleet")]
+    headers = [line for line in run.stdout.splitlines() if line.startswith("[fleet")]
     assert headers == [
         f"[fleet {root}] delegation_cycle (warn): {warned.reason}",
         f"[fleet {root}] delegation_cycle (stop): {stopped.reason}",
@@ -173,14 +166,8 @@ def test_a_two_agent_delegation_cycle_is_warned_then_every_loop_is_stopped(ladde
     # an audit reproduces the family's decisions from the actions topic alone: the
     # family's events travel on the root's partition, in the order the worker read them
     args = ["replay", "--json", "--no-progress", "--loop", root]
-    audit = subprocess.run(
-        [sys.executable, "-m", "loopwarden", *args],
-        env={**os.environ, **settings_env(settings)},
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
-    assert audit.returncode == 0, audit.stderr.decode()[-3000:]
+    audit = run_warm(args, {**os.environ, **settings_env(settings)}, timeout=120)
+    assert audit.returncode == 0, audit.stderr[-3000:]
     totals = orjson.loads(audit.stdout)["totals"]
     assert totals["missing"] == totals["unexpected"] == totals["changed"] == 0, totals
     assert totals["matched"] >= 4  # the two fleet warnings and the root's warn and stop

@@ -8,10 +8,10 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import uuid
 
 import pytest
+from warm_processes import run_warm
 
 from loopwarden.agents.memory.service import MemoryService
 from loopwarden.settings import settings_env
@@ -33,14 +33,9 @@ FAILURES = [
 
 
 def rebuild(settings, *options: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "loopwarden", "memory", "rebuild", "--no-progress", *options],
-        env={**os.environ, **settings_env(settings)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    """``loopwarden memory rebuild`` in a process of its own, forked warm."""
+    command = ["memory", "rebuild", "--no-progress", *options]
+    return run_warm(command, {**os.environ, **settings_env(settings)}, timeout=300)
 
 
 async def test_a_deleted_store_is_rebuilt_from_the_topics_with_the_same_rows(broker):

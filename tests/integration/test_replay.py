@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 
 import orjson
 import pytest
+from warm_processes import run_warm
 
 from loopwarden.schemas.families import rerun_loop_id
 from loopwarden.schemas.ids import derived_id
@@ -43,17 +44,25 @@ runs exactly these, so every output the replay makes was recorded or missed."""
 pytestmark = pytest.mark.integration
 
 
-def replay(settings: Settings, *args: str, env: dict[str, str] | None = None):
-    """``loopwarden replay --json …`` as a subprocess: (exit code, report, stderr)."""
-    run = subprocess.run(
-        [sys.executable, "-m", "loopwarden", "replay", "--json", "--no-progress", *args],
-        env={**os.environ, **settings_env(settings), **(env or {})},
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
+def replay(settings: Settings, *args: str, env: dict[str, str] | None = None, cold=False):
+    """``loopwarden replay --json …`` in a process of its own, forked warm
+    (``tests/support/warm_processes.py``) or with ``cold`` a new ``python -m loopwarden``:
+    (exit code, report, stderr)."""
+    command = ["replay", "--json", "--no-progress", *args]
+    environment = {**os.environ, **settings_env(settings), **(env or {})}
+    if cold:
+        run = subprocess.run(
+            [sys.executable, "-m", "loopwarden", *command],
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    else:
+        run = run_warm(command, environment, timeout=120)
     report = orjson.loads(run.stdout) if run.stdout.strip() else None
-    return run.returncode, report, run.stderr.decode()
+    return run.returncode, report, run.stderr
 
 
 async def processed_everything(settings: Settings, timeout_s: float = 90) -> None:
@@ -142,7 +151,7 @@ def recorded(broker, tmp_path_factory):
 
 def test_the_whole_recording_is_reproduced(recorded):
     settings, s = recorded
-    code, report, err = replay(settings)
+    code, report, err = replay(settings, cold=True)  # the command as a user starts it
     assert code == 0, (err, report)
     totals = report["totals"]
     assert totals["missing"] == totals["unexpected"] == totals["changed"] == 0
