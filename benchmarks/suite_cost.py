@@ -1,14 +1,17 @@
 """Where `make test`'s CPU goes: the suite run once, the CPU of every test and module.
 
-The suite is CPU-bound on this machine (about 1,100 s of CPU on 2 cores for the main
-run): its wall time cannot fall below CPU / cores, so cutting it means cutting CPU,
-and this says where it is. It runs pytest as ``make test`` does (``-n 4 --dist
-loadfile``, or the ``pytest`` arguments given after ``--``) with
-``benchmarks/suite_cost_plugin.py`` loaded, then prints the modules by CPU (with
-their wall time and tests), the costliest tests, and what no test's window held
-(session fixtures: the brokers, reaped at the end). CPU counts each process's threads
-and the child processes it reaped (workers, CLIs run as subprocesses), not a broker's
-until its session ends.
+On this 2-core machine the suite's wall time cannot fall below its CPU / 2 (pytest's
+main run took about 840 s of CPU at 93225aa), so cutting it means cutting CPU or
+filling the cores while tests wait; this says where both go. It runs pytest as
+``make test`` does (``-n 4 --dist loadfile``, or the ``pytest`` arguments given after
+``--``) with ``benchmarks/suite_cost_plugin.py`` loaded and prints the modules by CPU
+(with their wall time and tests) and the costliest tests.
+
+The total is the machine's busy CPU over the run (``/proc/stat``: run nothing else
+meanwhile). Per test it is the test process's own CPU (all its threads) and that of
+the children it reaped meanwhile: a subprocess it ran, a cold worker it stopped — not
+a warm-forked worker (``tests/support/warm_processes.py``: its fork server reaps it)
+nor a broker (reaped at the session's end, outside every test's window).
 
     .venv/bin/python benchmarks/suite_cost.py [--top 25] [--out FILE] [-- PYTEST ARGS]
 """
@@ -31,28 +34,34 @@ HERE = Path(__file__).resolve().parent
 DEFAULT_ARGS = ["-n", "4", "--dist", "loadfile", "--no-loadscope-reorder", "-q"]
 
 
+def machine_cpu_s() -> float:
+    """CPU seconds every core of the machine spent busy so far (``/proc/stat``): the
+    one count that holds processes nobody reaps (a fork server's children orphaned at
+    the end), on a machine that runs nothing else meanwhile."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle, iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
 def run_suite(pytest_args: list[str], folder: Path) -> tuple[int, float, float]:
-    """pytest with the plugin; its exit code, wall seconds and CPU (children reaped)."""
+    """pytest with the plugin; its exit code, wall seconds and the machine's busy CPU."""
     env = {
         **os.environ,
         "SUITE_COST_DIR": str(folder),
         "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")])),
     }
-    before = os.times()
+    busy = machine_cpu_s()
     began = time.monotonic()
     command = [sys.executable, "-m", "pytest", "-p", "suite_cost_plugin", *pytest_args]
     code = subprocess.run(command, env=env, check=False).returncode
-    after = os.times()
-    cpu = (after.children_user - before.children_user) + (
-        after.children_system - before.children_system
-    )
-    return code, time.monotonic() - began, cpu
+    return code, time.monotonic() - began, machine_cpu_s() - busy
 
 
 def read_rows(folder: Path) -> tuple[list[dict], list[dict]]:
     """(per-test rows, per-process session rows) the plugin wrote."""
     tests, sessions = [], []
-    for path in sorted(folder.glob("*.jsonl")):
+    workers = sorted(folder.glob("gw*.jsonl"))  # under xdist the controller's own row
+    for path in workers or sorted(folder.glob("*.jsonl")):  # counts its workers again
         for line in path.read_bytes().splitlines():
             row = orjson.loads(line)
             (sessions if row.get("session") else tests).append(row)
@@ -87,12 +96,12 @@ def main(argv: list[str] | None = None) -> int:
     in_sessions = sum(r["cpu_s"] for r in sessions)
     modules = by_module(tests)
     print(
-        f"\npytest exit {code}: {wall:.0f} s wall; its test processes' CPU (their own and "
-        f"their reaped children's) {in_sessions:.0f} s = {in_sessions / wall:.2f} cores busy"
+        f"\npytest exit {code}: {wall:.0f} s wall, the machine's cores busy {cpu:.0f} s "
+        f"= {cpu / wall:.2f} cores on average"
     )
     print(
-        f"  in the tests' windows {in_tests:.0f} s; outside them (collection, session "
-        f"fixtures: the brokers) {in_sessions - in_tests:.0f} s\n"
+        f"  in the tests' windows {in_tests:.0f} s; in the test processes outside them "
+        f"(collection, session fixtures: the brokers) {in_sessions - in_tests:.0f} s\n"
     )
     print(f"{'CPU s':>7} {'wall s':>7} {'tests':>5}  module")
     for row in modules[: args.top]:
@@ -105,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = {
         "exit": code,
         "wall_s": round(wall, 1),
-        "cpu_reaped_by_pytest_s": round(cpu, 1),
+        "cpu_s": round(cpu, 1),
         "cpu_in_tests_s": round(in_tests, 1),
         "cpu_in_sessions_s": round(in_sessions, 1),
         "modules": [
