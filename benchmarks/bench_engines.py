@@ -22,7 +22,6 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from bench_measure import kafka_worker_settings
 from workloads import PROFILES
 
-from loopwarden.agents.monitor.state import LoopState
 from loopwarden.settings import Settings, TelemetrySettings, settings_env
 from loopwarden.streams.tools.broker import EmbeddedBroker, free_port
 
@@ -129,9 +128,11 @@ def discarding_otlp_receiver() -> str:
 
 async def serve_raw(engine: str) -> None:
     """A baseline worker on plain aiokafka (run as a subprocess)."""
+    from loopwarden.agents.monitor.declaration import LOOP_STATES
     from loopwarden.agents.monitor.records import RecordProcessor
     from loopwarden.schemas.dead_letter import SourcePosition
     from loopwarden.streams.runtime.blas_threads import limit_blas_threads
+    from loopwarden.streams.runtime.state.offline import OfflineStates
 
     settings = Settings()
     kafka, topics = settings.kafka, settings.topics
@@ -153,7 +154,7 @@ async def serve_raw(engine: str) -> None:
     await producer.start()
     processor = RecordProcessor.for_settings(settings)
     limit_blas_threads()  # the worker's setting: idle OpenBLAS threads spin after each encode
-    states: dict[str, LoopState] = {}
+    states = OfflineStates.for_settings(LOOP_STATES, settings)
     streaks: dict[str, tuple[str, int]] = {}
     try:
         while True:
@@ -162,8 +163,7 @@ async def serve_raw(engine: str) -> None:
                 for record in records:
                     if engine == "raw-processor":
                         source = SourcePosition(tp.topic, tp.partition, record.offset)
-                        outcome = processor.process(record.value, record.key, source, states.get)
-                        states.update(outcome.states)
+                        outcome = states.apply(processor, record.value, record.key, source)
                         for w in outcome.warnings:
                             await producer.send(
                                 topics.warnings, orjson.dumps(w), key=w["loop_id"].encode()

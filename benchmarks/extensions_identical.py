@@ -27,6 +27,7 @@ def run_side() -> None:
     """One side (a subprocess): every output of the monitor as JSON lines on stdout."""
     from workloads import real
 
+    from loopwarden.agents.monitor.declaration import LOOP_STATES
     from loopwarden.agents.monitor.records import RecordProcessor
     from loopwarden.agents.spin import textscan
     from loopwarden.schemas import codec
@@ -34,6 +35,7 @@ def run_side() -> None:
     from loopwarden.schemas.redaction import default_redactor
     from loopwarden.settings import Settings
     from loopwarden.streams.runtime.blas_threads import limit_blas_threads
+    from loopwarden.streams.runtime.state.offline import OfflineStates
 
     limit_blas_threads()  # as the worker runs the sentence encoder
     default_redactor().use_prefilter(background=False)
@@ -41,14 +43,13 @@ def run_side() -> None:
     mode = {(True, True): "compiled", (False, False): "pure-python"}.get(compiled, "mixed")
     events = real(int(sys.argv[2]), 500, seed=0, tag="same")
     processor = RecordProcessor.for_settings(Settings())
-    states: dict[str, object] = {}
+    states = OfflineStates.for_settings(LOOP_STATES, Settings())
     state_digest = hashlib.sha256()
     out = sys.stdout.buffer
     started = time.perf_counter()
     for offset, item in enumerate(events):
         source = SourcePosition("same", 0, offset)
-        outcome = processor.process(item.data, item.loop_id.encode(), source, states.get)
-        states.update(outcome.states)
+        outcome = states.apply(processor, item.data, item.loop_id.encode(), source)
         for key, state in sorted(outcome.states.items()):
             snapshot = state.snapshot() if state is not None else b""
             state_digest.update(key.encode() + b"\0" + snapshot + b"\0")

@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass
 
 from detection_quality import RESULTS, dataset_dir
 
+from loopwarden.agents.fleet.declaration import FAMILY_STATES
 from loopwarden.agents.fleet.records import FleetProcessor
 from loopwarden.evaluation.dataset import Run, load
 from loopwarden.evaluation.families import family_events
@@ -39,6 +40,7 @@ from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.settings import Settings
 from loopwarden.settings.overrides import with_overrides
+from loopwarden.streams.runtime.state.offline import OfflineStates
 
 FAMILY_LEVELS = (20, 30, 40, 60, 80, 100)
 PER_RUN_LEVELS = (10, 15, 20, 30, 40, 60)
@@ -67,12 +69,11 @@ def loop_positions(run: Run) -> set[int]:
 def family_stop(settings: Settings, run: Run) -> int | None:
     """Where the fleet role stops the family on its step budget (position), if it does."""
     processor = FleetProcessor.for_settings(settings)
-    states: dict = {}
+    states = OfflineStates.for_settings(FAMILY_STATES, settings)
     events = family_events(run)
     for position, event in enumerate(events):
         source = SourcePosition("dataset", 0, position)
-        out = processor.process(codec.dumps(event), None, source, states.get)
-        states.update(out.states)
+        out = states.apply(processor, codec.dumps(event), None, source)
         if any(w["kind"] == "family_budget" and w["step"] == "stop" for w in out.fleet_warnings):
             return position
     return None

@@ -22,6 +22,7 @@ import time
 from bench_measure import write_results
 from workloads import _runs, trajectories_dir
 
+from loopwarden.agents.monitor.declaration import LOOP_STATES
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.agents.spin import meaning
 from loopwarden.agents.spin.normalise import word_count
@@ -29,6 +30,7 @@ from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.settings import Settings
 from loopwarden.streams.client.event_builder import encode_event
 from loopwarden.streams.runtime.blas_threads import limit_blas_threads
+from loopwarden.streams.runtime.state.offline import OfflineStates
 
 
 def main() -> int:
@@ -44,12 +46,11 @@ def main() -> int:
 
     meaning._meaning.cache_clear()
     processor = RecordProcessor.for_settings(settings)
-    states: dict[str, object] = {}
+    states = OfflineStates.for_settings(LOOP_STATES, settings)
     for offset, event in enumerate(events):
         data = encode_event(event, published_at=0.0)
         source = SourcePosition("meaning", 0, offset)
-        outcome = processor.process(data, event.loop_id.encode(), source, states.get)
-        states.update(outcome.states)
+        states.apply(processor, data, event.loop_id.encode(), source)
     lazy = meaning._meaning.cache_info().misses
 
     encoder = meaning._encoder()

@@ -33,12 +33,15 @@ def run_side(events: int, with_fleet: bool) -> None:
     """One measurement (a subprocess): µs of CPU an event and the warnings, as JSON."""
     from workloads import real
 
+    from loopwarden.agents.fleet.declaration import FAMILY_STATES
     from loopwarden.agents.fleet.records import FleetProcessor
+    from loopwarden.agents.monitor.declaration import LOOP_STATES
     from loopwarden.agents.monitor.records import RecordProcessor
     from loopwarden.schemas.dead_letter import SourcePosition
     from loopwarden.schemas.redaction import default_redactor
     from loopwarden.settings import Settings
     from loopwarden.streams.runtime.blas_threads import limit_blas_threads
+    from loopwarden.streams.runtime.state.offline import OfflineStates
 
     limit_blas_threads()
     default_redactor().use_prefilter(background=False)
@@ -47,18 +50,16 @@ def run_side(events: int, with_fleet: bool) -> None:
     for warm in (True, False):
         processor = RecordProcessor.for_settings(settings)
         fleet = FleetProcessor.for_settings(settings) if with_fleet else None
-        states: dict[str, object] = {}
-        families: dict[str, object] = {}
+        states = OfflineStates.for_settings(LOOP_STATES, settings)
+        families = OfflineStates.for_settings(FAMILY_STATES, settings)
         warnings = 0
         started = time.process_time()
         for offset, item in enumerate(stream[:3000] if warm else stream):
             source = SourcePosition("cpu", 0, offset)
-            outcome = processor.process(item.data, item.loop_id.encode(), source, states.get)
-            states.update(outcome.states)
+            outcome = states.apply(processor, item.data, item.loop_id.encode(), source)
             warnings += len(outcome.warnings)
             if fleet is not None:  # the second reader of the same record, as in the worker
-                read = fleet.process(item.data, item.loop_id.encode(), source, families.get)
-                families.update(read.states)
+                read = families.apply(fleet, item.data, item.loop_id.encode(), source)
                 warnings += len(read.warnings) + len(read.fleet_warnings)
     seconds = time.process_time() - started
     print(json.dumps({"us_per_event": 1e6 * seconds / events, "warnings": warnings}))

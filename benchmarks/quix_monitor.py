@@ -17,11 +17,13 @@ from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
+from loopwarden.agents.monitor.declaration import LOOP_STATES
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.settings import Settings
 from loopwarden.streams.runtime.blas_threads import limit_blas_threads
+from loopwarden.streams.runtime.state.protocol import KeyedRecord
 
 QUIX_TOPIC_CONFIG = {
     "cleanup.policy": "delete",
@@ -65,6 +67,7 @@ def serve_quix(settings: Settings) -> None:
     requests = app.topic(names.reflection_requests, key_serializer="str", value_serializer="json")
     limit_blas_threads()  # as the worker runs the sentence encoder
     processor = RecordProcessor.for_settings(settings)
+    ttl_s = LOOP_STATES.idle_ttl_s(settings)
 
     def monitor(
         value: bytes, key: bytes, timestamp: int, headers: Any, state: Any
@@ -76,7 +79,8 @@ def serve_quix(settings: Settings) -> None:
         def load(loop_id: str) -> LoopState | None:
             return LoopState.restore(loop_id, stored.encode("latin-1")) if stored else None
 
-        outcome = processor.process(value, key, source, load)
+        view = LOOP_STATES.view(load, ttl_s, context.partition)
+        outcome = processor.process(KeyedRecord(value, key, (), source), view)
         for changed in outcome.states.values():
             state.set("loop", changed.snapshot().decode("latin-1"))  # Quix stores JSON
         return {"warnings": outcome.warnings, "requests": outcome.requests}

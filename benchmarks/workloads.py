@@ -30,12 +30,14 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from loopwarden.agents.monitor.declaration import LOOP_STATES
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.events import ActionEvent, validate_action
 from loopwarden.schemas.flat_events import envelope_from_json
 from loopwarden.settings import Settings
 from loopwarden.streams.client.publisher import encode_event, make_action_event
+from loopwarden.streams.runtime.state.offline import OfflineStates
 
 ACTION_TYPES = ["search", "read_file", "modify_code", "run_tests", "shell", "write_notes"]
 TRAJECTORIES = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "trajectories"
@@ -161,13 +163,12 @@ def monitor_warnings(settings: Settings, events: Iterable[Prepared]) -> int:
     """The warnings loopwarden's monitor produces for ``events`` (offline, the same code
     as the worker, the raw processor and the Quix engine run)."""
     processor = RecordProcessor.for_settings(settings)
-    states: dict[str, object] = {}
+    states = OfflineStates.for_settings(LOOP_STATES, settings)
     count = 0
     for offset, item in enumerate(events):
-        outcome = processor.process(
-            item.data, item.loop_id.encode(), SourcePosition("bench", 0, offset), states.get
+        outcome = states.apply(
+            processor, item.data, item.loop_id.encode(), SourcePosition("bench", 0, offset)
         )
-        states.update(outcome.states)
         count += len(outcome.warnings)
     return count
 

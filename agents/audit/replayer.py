@@ -28,6 +28,8 @@ from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
 from loopwarden.schemas.families import family_of
 from loopwarden.settings import Settings
 from loopwarden.streams.runtime.capability import Capability
+from loopwarden.streams.runtime.state.offline import OfflineStates
+from loopwarden.streams.runtime.state.protocol import KeyedDeclaration
 
 Output = dict[str, Any]
 ID_FIELDS = {"warning": "warning_id", "reflection_request": "request_id"}
@@ -122,7 +124,10 @@ class Replayer:
         for role, c in self.capabilities.items():
             for topic in c.inputs(settings.topics)[:1]:  # not the re-route topics
                 self.by_topic.setdefault(topic, []).append(role)
-        self.states: dict[str, dict[str, Any]] = {role: {} for role in self.capabilities}
+        self.states: dict[str, OfflineStates[Any]] = {
+            role: OfflineStates.for_settings(_keyed(c), settings)
+            for role, c in self.capabilities.items()
+        }
         self.settles = {
             role: settle
             for role, c in self.capabilities.items()
@@ -138,12 +143,12 @@ class Replayer:
     @property
     def loops(self) -> dict[str, Any]:
         """Every loop's state so far (the monitor's)."""
-        return self.states["monitor"]
+        return self.states["monitor"].states
 
     @property
     def families(self) -> dict[str, Any]:
         """Every family's state so far (the guardrails')."""
-        return self.states["guardrails"]
+        return self.states["guardrails"].states
 
     @property
     def stamps(self) -> dict[str, Output]:
@@ -163,12 +168,7 @@ class Replayer:
         source = SourcePosition(record.topic, record.partition, record.offset, record.timestamp)
         for number, role in enumerate(roles):
             states = self.states[role]
-            out = self.processors[role].process(record.value, record.key, source, states.get)
-            for key, value in out.states.items():
-                if value is None:  # the key's state ended
-                    states.pop(key, None)
-                else:
-                    states[key] = value
+            out = states.apply(self.processors[role], record.value, record.key, source)
             outputs = out.outputs()
             settle = self.settles.get(role) if inside else None  # history: state only
             if settle is not None:
@@ -257,3 +257,10 @@ class Replayer:
         position = Position(record.topic, record.partition, record.offset)
         reproduced = Reproduced(kind, output, position, name)
         self.state.outputs[reproduced.output_id] = reproduced
+
+
+def _keyed(capability: Capability) -> KeyedDeclaration[Any]:
+    """A replayable capability's state declaration (a replay re-runs keyed processors)."""
+    if capability.state is None:
+        raise TypeError(f"{capability.role}: a replayable capability declares its keyed state")
+    return capability.state

@@ -13,24 +13,22 @@ dead-letter).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from loopwarden.agents.experience.declaration import OPEN_TASKS
 from loopwarden.agents.experience.steps import step_of
 from loopwarden.agents.experience.tasks import OpenTask
 from loopwarden.errors import EventError
-from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.events import TASK_EVENT_TYPES, validate_action
-from loopwarden.schemas.positions import Origin
 from loopwarden.schemas.records import decode_record
 from loopwarden.schemas.tasks import TaskEnd, TaskStart, validate_task_event
 from loopwarden.settings import DetectionSettings, ExperienceSettings, Settings
-from loopwarden.streams.runtime.state.protocol import KeyedOutcome
+from loopwarden.streams.runtime.state.protocol import KeyedOutcome, KeyedRecord
+from loopwarden.streams.runtime.state.view import StateView
 
 TaskLoader = Callable[[str], OpenTask | None]
-"""A loop's open task as stored, or None."""
+"""A loop's open task as this record left it, else as stored, else None."""
 
 
 @dataclass(slots=True)
@@ -53,7 +51,6 @@ class TaskProcessor:
     any_open: Callable[[], bool] = lambda: True
     """Whether any task is open at all (the worker's table, written or pending): when
     none is, a record without a task event is not decoded."""
-    touched: set[str] = field(default_factory=set)
 
     @classmethod
     def for_settings(cls, settings: Settings, partitions: int = 0) -> TaskProcessor:
@@ -62,22 +59,14 @@ class TaskProcessor:
         topic keyed by loop id)."""
         return cls(settings.experience, settings.detection)
 
-    def process(
-        self,
-        value: bytes | None,
-        key: bytes | None,
-        source: SourcePosition,
-        load_state: TaskLoader,
-        origin: Origin | None = None,
-        headers: Sequence[Any] = (),
-    ) -> TaskOutcome:
-        """Apply one record: its task events and its open tasks' steps."""
-        outcome = TaskOutcome()
-        view = OPEN_TASKS.view(load_state, outcome.states, float("inf"), source.partition)
-        self.touched = view.touched
+    def process(self, record: KeyedRecord, states: StateView[OpenTask]) -> TaskOutcome:
+        """Apply one record: its task events and its open tasks' steps (a task does not
+        start afresh when idle: the sweeps reclaim it, ``states.stored`` is read)."""
+        value, key, source = record.value, record.key, record.source
+        outcome = TaskOutcome(states=states.changed)
         if not value or (b"task_" not in value and not self.any_open()):
             return outcome
-        task_of = view.stored
+        task_of = states.stored
 
         def ours(obj: Any) -> Any:
             """A task event (validated), an open task's step (as it came), else None."""

@@ -15,7 +15,7 @@ A failed call also goes to its tool's owner (key ``tool\x1f<action_type>``) for
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -37,12 +37,11 @@ from loopwarden.schemas.records import decode_record
 from loopwarden.schemas.shared_decode import SharedActionDecodes, validate_unredacted
 from loopwarden.settings import FleetSettings, Settings
 from loopwarden.streams.client.event_builder import encode_event
-from loopwarden.streams.runtime.state.protocol import KeyedOutcome
+from loopwarden.streams.runtime.state.offline import OfflineStates
+from loopwarden.streams.runtime.state.protocol import KeyedOutcome, KeyedRecord
 from loopwarden.streams.runtime.state.reroute import made_once, reroute_lazily
 from loopwarden.streams.runtime.state.view import StateView
 
-FamilyLoader = Callable[[str], FleetState | None]
-"""A state by key: a family's (root loop id) or a tool's (tool key), or None."""
 TOOL_KEY_BYTES = TOOL_KEY_PREFIX.encode()
 
 
@@ -64,14 +63,11 @@ class FleetRecordOutcome(KeyedOutcome[FleetState]):
     tool_outages: list[ToolOutageRecord] = field(default_factory=list)
     """Outage notices, for the monitors (tool-outages topic)."""
 
-    def outputs(self) -> Iterator[tuple[str, object]]:
-        """The named outputs, in the order they are sent."""
-        for warning in self.warnings:
-            yield "warnings", warning
-        for fleet_warning in self.fleet_warnings:
-            yield "fleet_warnings", fleet_warning
-        for notice in self.tool_outages:
-            yield "tool_outages", notice
+    OUTPUTS = (
+        ("warnings", "warnings"),
+        ("fleet_warnings", "fleet_warnings"),
+        ("tool_outages", "tool_outages"),
+    )
 
 
 class FleetProcessor:
@@ -95,8 +91,6 @@ class FleetProcessor:
         self.monitor = FamilyMonitor(settings, fleet_stamp(settings, max_event_bytes))
         self.tally = ToolTally()
         """How each tool fares across the loops seen here (the loop-health page)."""
-        self.touched: set[str] = set()
-        """State keys the last (or current) :meth:`process` call loaded or changed."""
         self.board = board
         self.decodes = decodes or SharedActionDecodes()
         self.health = ToolHealth(settings.outage_baseline_calls)
@@ -104,8 +98,6 @@ class FleetProcessor:
         an outage's."""
         self.max_event_bytes = max_event_bytes
         self.partitions = partitions
-        self.idle_ttl_s = settings.idle_family_ttl_s
-        """As ``FAMILY_STATES.idle_ttl_s`` reads it."""
 
     @classmethod
     def for_settings(
@@ -131,32 +123,23 @@ class FleetProcessor:
         """The ``produced_by`` stamp of this processor's outputs."""
         return self.monitor.stamp or {}
 
-    def process(
-        self,
-        value: bytes | None,
-        key: bytes | None,
-        source: SourcePosition,
-        load_state: FamilyLoader,
-        origin: Origin | None = None,
-        headers: Sequence[Any] = (),
-    ) -> FleetRecordOutcome:
-        """Process one record. ``load_state`` returns a family's stored state or None;
-        ``origin`` is set for a re-routed record (applied here, whatever its key); the
-        record's ``headers`` are not read."""
+    def process(self, record: KeyedRecord, states: StateView[FleetState]) -> FleetRecordOutcome:
+        """Process one record with its families' and tools' ``states``; a re-routed
+        record (``record.origin`` set) is applied here, whatever its key; the record's
+        headers are not read."""
+        value, key, source, origin = record.value, record.key, record.source, record.origin
         # decoded once for the monitor and the fleet (whichever reads it first)
         decoded = self.decodes.decode(value, key, source, self.max_event_bytes, _as_is)
         if decoded.dead_letters:  # the monitor's to dead-letter: read as a second reader
             decoded = decode_record(
                 value, key, source, self.max_event_bytes, validate_unredacted, owns_topic=False
             )
-        outcome = FleetRecordOutcome(passed_over=len(decoded.dead_letters))
-        view = FAMILY_STATES.view(load_state, outcome.states, self.idle_ttl_s, source.partition)
-        self.touched = view.touched
+        outcome = FleetRecordOutcome(states=states.changed, passed_over=len(decoded.dead_letters))
         for_tool = origin is not None and key is not None and key.startswith(TOOL_KEY_BYTES)
         for index, event in decoded.events:
             at = origin or Origin(source.partition, source.offset, index)
             if for_tool:  # a failure routed to its tool's owner
-                self._tool_failure(event, view, at, outcome)
+                self._tool_failure(event, states, at, outcome)
                 continue
             redacted = made_once(event.redacted)  # only for a re-route, once for either
             payload = event.payload
@@ -180,8 +163,8 @@ class FleetProcessor:
                 if moved is not None:
                     outcome.reroutes.append(moved)
                 else:
-                    self._tool_failure(event, view, at, outcome)
-            self._family_event(event, redacted, view, origin, at, outcome)
+                    self._tool_failure(event, states, at, outcome)
+            self._family_event(event, redacted, states, origin, at, outcome)
         return outcome
 
     def _tool_down(self, tool: str, lane: int) -> bool:
@@ -252,12 +235,11 @@ def decide_offline(settings: Settings, events: Iterable[ActionEvent]) -> FleetRe
     applies a family's events (they share its root's partition): what the demo and the
     fault suite expect the worker to send."""
     processor = FleetProcessor.for_settings(settings)
-    states: dict[str, Any] = {}
+    states = OfflineStates.for_settings(FAMILY_STATES, settings)
     total = FleetRecordOutcome()
     for offset, event in enumerate(events):
         source = SourcePosition("offline", 0, offset)
-        out = processor.process(encode_event(event, 0.0), None, source, states.get)
-        states.update(out.states)
+        out = states.apply(processor, encode_event(event, 0.0), None, source)
         total.warnings += out.warnings
         total.fleet_warnings += out.fleet_warnings
         total.tool_outages += out.tool_outages

@@ -2,13 +2,13 @@
 
 Events are positioned and routed like actions (see
 :mod:`loopwarden.agents.monitor.records`), keyed by family instead of loop. A
-family idle for ``idle_ttl_s`` of event time starts fresh when its next event
-arrives, so the outcome depends on the events alone, not on when a sweep ran.
+family idle for the idle TTL of event time (``FAMILY_STATES``', applied by the kit's
+view) starts fresh when its next event arrives, so the outcome depends on the events
+alone, not on when a sweep ran.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,13 +26,11 @@ from loopwarden.schemas.completions import (
 from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
 from loopwarden.schemas.families import family_of
 from loopwarden.schemas.outputs import RerunDecisionRecord, WarningRecord
-from loopwarden.schemas.positions import Origin
 from loopwarden.schemas.records import decode_record
 from loopwarden.settings import GuardrailSettings, Settings
-from loopwarden.streams.runtime.state.protocol import KeyedOutcome
+from loopwarden.streams.runtime.state.protocol import KeyedOutcome, KeyedRecord
 from loopwarden.streams.runtime.state.reroute import routed
-
-FamilyLoader = Callable[[str], FamilyState | None]
+from loopwarden.streams.runtime.state.view import StateView
 
 
 @dataclass(slots=True)
@@ -44,12 +42,7 @@ class GuardrailRecordOutcome(KeyedOutcome[FamilyState]):
     decisions: list[RerunDecisionRecord] = field(default_factory=list)
     warnings: list[WarningRecord] = field(default_factory=list)
 
-    def outputs(self) -> Iterator[tuple[str, object]]:
-        """The named outputs, in the order they are sent."""
-        for decision in self.decisions:
-            yield "decisions", decision
-        for warning in self.warnings:
-            yield "warnings", warning
+    OUTPUTS = (("decisions", "decisions"), ("warnings", "warnings"))
 
 
 class GuardrailProcessor:
@@ -67,9 +60,6 @@ class GuardrailProcessor:
         self.engine = GuardrailEngine(settings, stamp)
         self.max_event_bytes = max_event_bytes
         self.partitions = partitions
-        self.idle_ttl_s = idle_ttl_s
-        self.touched: set[str] = set()
-        """Families the last (or current) :meth:`process` call loaded or changed."""
 
     @classmethod
     def for_settings(cls, settings: Settings, partitions: int = 0) -> GuardrailProcessor:
@@ -88,29 +78,22 @@ class GuardrailProcessor:
         return self.engine.stamp
 
     def process(
-        self,
-        value: bytes | None,
-        key: bytes | None,
-        source: SourcePosition,
-        load_state: FamilyLoader,
-        origin: Origin | None = None,
-        headers: Sequence[Any] = (),
+        self, record: KeyedRecord, states: StateView[FamilyState]
     ) -> GuardrailRecordOutcome:
-        """Process one record. ``load_state`` returns a family's stored state or None;
-        ``origin`` is set for a re-routed record; the record's ``headers`` are not read."""
+        """Process one record with its families' ``states``; a re-routed record
+        (``record.origin`` set) is applied here; the record's headers are not read."""
+        value, key, source, origin = record.value, record.key, record.source, record.origin
         decoded = decode_record(value, key, source, self.max_event_bytes, validate_guardrail_event)
         outcome = GuardrailRecordOutcome(
-            dead_letters=decoded.dead_letters, events=len(decoded.events)
+            states=states.changed, dead_letters=decoded.dead_letters, events=len(decoded.events)
         )
-        states = outcome.states
-        view = FAMILY_STATES.view(load_state, states, self.idle_ttl_s, source.partition)
-        self.touched = view.touched
+        changed = states.changed
         here = routed(
             decoded.events, source, origin, self.partitions, _family_key, outcome.reroutes
         )
         for index, event, at in here:
             family = family_of(event.loop_id)
-            state = view.current(family, event.occurred_at)
+            state = states.current(family, event.occurred_at)
             outcome.seen.append((event.event_id, event.loop_id))
             remembered = state.results.get(event.event_id)
             if remembered is not None or state.applied.applied(at):
@@ -143,7 +126,7 @@ class GuardrailProcessor:
                 outcome.replies.append((event.event_id, self.engine.override(state, event)))
             state.applied.mark(at)
             state.updated_at = max(state.updated_at, event.occurred_at)
-            states[family] = state
+            changed[family] = state
         return outcome
 
     def status(self, state: FamilyState | None, loop_id: str) -> Any:

@@ -7,9 +7,10 @@ that share a partition). :class:`RecordProcessor` decodes and validates it
 record order through :class:`LoopMonitor`. The Faust agent, ``loopwarden
 detect`` and audits all go through here.
 
-A loop whose next event comes more than ``idle_ttl_s`` (event time) after its
-last one starts afresh: expiry is decided here, from the events alone, so the
-worker, ``detect`` and ``replay`` agree whatever the wall clock did.
+A loop whose next event comes more than the idle TTL (event time) after its last one
+starts afresh: its :class:`~loopwarden.streams.runtime.state.view.StateView` (the kit's,
+with ``LOOP_STATES``' TTL) decides it from the events alone, so the worker, ``detect``
+and ``replay`` agree whatever the wall clock did.
 
 With ``partitions`` set (the worker), an event whose loop id does not map to the
 partition it arrived on (murmur2, Kafka's default partitioner) is not applied
@@ -20,7 +21,7 @@ whatever the producer did.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -31,18 +32,16 @@ from loopwarden.agents.provenance import monitor_stamp
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.events import ActionEvent
 from loopwarden.schemas.outputs import LessonRecord, ReflectionRequestRecord, WarningRecord
-from loopwarden.schemas.positions import Origin
 from loopwarden.schemas.redaction import default_redactor
 from loopwarden.schemas.shared_decode import SharedActionDecodes
 from loopwarden.schemas.trace_context import carried
 from loopwarden.settings import DetectionSettings, Settings
-from loopwarden.streams.runtime.state.protocol import KeyedOutcome
+from loopwarden.streams.runtime.state.protocol import KeyedOutcome, KeyedRecord
 from loopwarden.streams.runtime.state.reroute import routed
+from loopwarden.streams.runtime.state.view import StateView
 
 if TYPE_CHECKING:
     from loopwarden.agents.fleet.outage_board import OutageBoard
-
-StateLoader = Callable[[str], LoopState | None]
 
 
 class EventScope(Protocol):
@@ -75,14 +74,11 @@ class RecordOutcome(KeyedOutcome[LoopState]):
     """(loop id, event id, the loop's count so far) of each event skipped because its id
     was already applied in its loop."""
 
-    def outputs(self) -> Iterator[tuple[str, object]]:
-        """The named outputs, in the order they are sent."""
-        for warning in self.warnings:
-            yield "warnings", warning
-        for lesson in self.lessons:
-            yield "memory_lessons", lesson
-        for request in self.requests:
-            yield "reflection_requests", request
+    OUTPUTS = (
+        ("warnings", "warnings"),
+        ("memory_lessons", "lessons"),
+        ("reflection_requests", "requests"),
+    )
 
 
 class RecordProcessor:
@@ -98,19 +94,18 @@ class RecordProcessor:
         decodes: SharedActionDecodes | None = None,
         outages: OutageBoard | None = None,
     ) -> None:
-        """``decodes``: the worker's decoded actions records, shared with the fleet
-        (else this processor's own); ``outages``: the tool outages the fleet role
-        announced (a failure one covers is applied without running the detectors)."""
+        """``idle_ttl_s``: the loops' idle TTL the states are given with, named in the
+        outputs' stamp (the views apply it); ``decodes``: the worker's decoded actions
+        records, shared with the fleet (else this processor's own); ``outages``: the tool
+        outages the fleet role announced (a failure one covers is applied without
+        running the detectors)."""
         detection = detection or DetectionSettings()
         stamp = monitor_stamp(detection, idle_ttl_s, max_event_bytes)
         self.monitor = LoopMonitor(detection, stamp)
         self.max_event_bytes = max_event_bytes
         self.partitions = partitions
-        self.idle_ttl_s = idle_ttl_s
         self.instrument: EventInstrument | None = None
         """Set by the worker when tracing is on: spans per event."""
-        self.touched: set[str] = set()
-        """Loops the last (or current) :meth:`process` call loaded or changed."""
         self.decodes = decodes or SharedActionDecodes()
         self.outages = outages
 
@@ -142,30 +137,22 @@ class RecordProcessor:
         """The ``produced_by`` stamp of this processor's outputs."""
         return self.monitor.stamp
 
-    def process(
-        self,
-        value: bytes | None,
-        key: bytes | None,
-        source: SourcePosition,
-        load_state: StateLoader,
-        origin: Origin | None = None,
-        headers: Sequence[Any] = (),
-    ) -> RecordOutcome:
-        """Process one record. ``load_state`` returns a loop's stored state or None.
+    def process(self, record: KeyedRecord, states: StateView[LoopState]) -> RecordOutcome:
+        """Process one record with its loops' ``states``.
 
-        ``origin`` is set for a re-routed record (it is applied here, whatever its
-        key); otherwise events are positioned by ``source`` and routed. Warnings and
-        requests carry the trace context of their event (its span's with tracing on;
-        ``headers``: the record's, read for a single event's ``traceparent``).
+        A re-routed record (``record.origin`` set) is applied here, whatever its key;
+        otherwise events are positioned by the record's source and routed. Warnings and
+        requests carry the trace context of their event (its span's with tracing on; the
+        record's headers are read for a single event's ``traceparent``).
         """
+        value, key, source, headers = record.value, record.key, record.source, record.headers
         decoded = self.decodes.decode(value, key, source, self.max_event_bytes, _redacted)
-        outcome = RecordOutcome(dead_letters=decoded.dead_letters)
-        states = outcome.states
-        view = LOOP_STATES.view(load_state, states, self.idle_ttl_s, source.partition)
-        self.touched = view.touched
+        outcome = RecordOutcome(states=states.changed, dead_letters=decoded.dead_letters)
+        changed = states.changed
+        origin = record.origin
         here = routed(decoded.events, source, origin, self.partitions, _loop_of, outcome.reroutes)
         for _, event, at in here:
-            state = view.current(event.loop_id, event.occurred_at)
+            state = states.current(event.loop_id, event.occurred_at)
             instrument = self.instrument
             scope = None if instrument is None else instrument.begin(event, source, headers)
             duplicates = state.duplicates
@@ -184,9 +171,9 @@ class RecordProcessor:
                 outcome.skipped += 1
                 if state.duplicates > duplicates:
                     outcome.duplicates.append((event.loop_id, event.event_id, state.duplicates))
-                    states[event.loop_id] = state  # the count is kept with the loop
+                    changed[event.loop_id] = state  # the count is kept with the loop
                 continue
-            states[event.loop_id] = state
+            changed[event.loop_id] = state
             outcome.events += 1
             if findings.warnings or findings.requests:
                 self._carry(findings, event, scope, outcome)

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from loopwarden.agents.monitor.records import RecordProcessor
     from loopwarden.agents.monitor.state import LoopState
     from loopwarden.cli.json_input import LineEvents
+    from loopwarden.streams.runtime.state.offline import OfflineStates
 
 
 @click.command()
@@ -63,9 +64,11 @@ def detect(
     are reported on stderr and the exit code is then 4.
     """
     from loopwarden.agents.capabilities import capability
+    from loopwarden.agents.monitor.declaration import LOOP_STATES
     from loopwarden.agents.spin.meaning import allow_word_fallback
     from loopwarden.cli.json_input import input_lines, report
     from loopwarden.settings import Settings
+    from loopwarden.streams.runtime.state.offline import OfflineStates
 
     if allow_word_fallback():
         click.echo(
@@ -76,7 +79,7 @@ def detect(
     replay = capability("monitor").replay
     assert replay is not None  # the monitor is replayable
     processor: RecordProcessor = replay.build(Settings())  # the worker's processor
-    states: dict[str, LoopState | None] = {}
+    states = OfflineStates.for_settings(LOOP_STATES, Settings())  # the worker's TTL
     # an event without a time is stamped at the run's start plus its line number in
     # seconds: time windows see one second a line, and outputs carry a date of today
     started = float(int(time.time()))
@@ -132,7 +135,7 @@ def _render(output: dict[str, Any], fmt: str, settings_stamp: bool) -> bytes:
 
 def _detect_line(
     processor: RecordProcessor,
-    states: dict[str, LoopState | None],
+    states: OfflineStates[LoopState],
     line_no: int,
     line: bytes,
     emit: Any,
@@ -151,8 +154,7 @@ def _detect_line(
     events = [event_json(event) for event in read.events]
     record = codec.dumps(events[0] if len(events) == 1 else events)
     # the worker's own processing of the line's events, as one record
-    outcome = processor.process(record, None, SourcePosition("file", 0, line_no), states.get)
-    states.update(outcome.states)
+    outcome = states.apply(processor, record, None, SourcePosition("file", 0, line_no))
     counts["events"] += outcome.events
     counts["warnings"] += len(outcome.warnings)
     counts["duplicates"] += len(outcome.duplicates)

@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from loopwarden.agents.fleet.declaration import FAMILY_STATES
 from loopwarden.agents.fleet.records import FleetProcessor
+from loopwarden.agents.monitor.declaration import LOOP_STATES
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.evaluation.dataset import Run
 from loopwarden.evaluation.replay import Shown
@@ -21,6 +23,7 @@ from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.flat_events import envelope_from_json
 from loopwarden.settings import Settings
+from loopwarden.streams.runtime.state.offline import OfflineStates
 
 
 def loop_of(run: Run, agent: str, root_agent: str) -> str:
@@ -52,8 +55,8 @@ def family_warnings(
     for run in runs:
         fleet = FleetProcessor.for_settings(settings)
         monitor = RecordProcessor.for_settings(settings)
-        families: dict[str, Any] = {}
-        loops: dict[str, Any] = {}
+        families = OfflineStates.for_settings(FAMILY_STATES, settings)
+        loops = OfflineStates.for_settings(LOOP_STATES, settings)
         events = family_events(run)
         positions = {event["event_id"]: position for position, event in enumerate(events)}
         fleet_shown[run.loop_id], split_shown[run.loop_id] = [], []
@@ -61,8 +64,7 @@ def family_warnings(
         for position, event in enumerate(events):
             value = codec.dumps(event)
             source = SourcePosition("dataset", 0, position)
-            out = fleet.process(value, None, source, families.get)
-            families.update(out.states)
+            out = families.apply(fleet, value, None, source)
             for warning in out.warnings:
                 where = positions.get(warning["trigger_event_id"], position)
                 fleet_shown[run.loop_id].append(
@@ -72,8 +74,7 @@ def family_warnings(
                 dict(w, position=positions.get(w["trigger_event_id"], position))
                 for w in out.fleet_warnings
             )
-            seen = monitor.process(value, None, source, loops.get)
-            loops.update(seen.states)
+            seen = loops.apply(monitor, value, None, source)
             for warning in seen.warnings:
                 where = positions.get(warning["trigger_event_id"], position)
                 split_shown[run.loop_id].append(

@@ -21,13 +21,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loopwarden.agents.fleet import FleetProcessor
+from loopwarden.agents.fleet.declaration import FAMILY_STATES
 from loopwarden.agents.fleet.outage_board import OutageBoard
+from loopwarden.agents.monitor.declaration import LOOP_STATES
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.events import ActionEvent
 from loopwarden.schemas.positions import default_partition
 from loopwarden.settings import Settings
 from loopwarden.streams.client.event_builder import encode_event, make_action_event
+from loopwarden.streams.runtime.state.offline import OfflineStates
 
 TOOLS = {
     "web_search": "429 Too Many Requests: slow down",
@@ -96,16 +99,15 @@ def run_roles(
     board = OutageBoard()  # one board per worker, as the worker shares it
     monitor = RecordProcessor(settings.detection, settings.limits.max_event_bytes, outages=board)
     fleet_processor = FleetProcessor.for_settings(settings, board=board) if fleet else None
-    loop_states: dict[str, Any] = {}
-    fleet_states: dict[str, Any] = {}
+    loop_states = OfflineStates(LOOP_STATES)  # the monitor above keeps loops for the run
+    fleet_states = OfflineStates.for_settings(FAMILY_STATES, settings)
     out = RoleOutputs()
     for offset, event in enumerate(events):
         data = encode_event(event, 0.0)
         lane = default_partition(event.loop_id.encode(), partitions) if partitions else 0
         source = SourcePosition("offline", lane, offset)
         if fleet_processor is not None:
-            done = fleet_processor.process(data, None, source, fleet_states.get)
-            fleet_states.update(done.states)
+            done = fleet_states.apply(fleet_processor, data, None, source)
             out.warnings.update(f"fleet:{w['kind']}" for w in done.warnings)
             out.fleet_warnings.update(w["kind"] for w in done.fleet_warnings)
             out.outages += [
@@ -118,8 +120,7 @@ def run_roles(
                     out.first_outage_at.setdefault(w["tool"] or "", w["occurred_at"])
             for notice in done.tool_outages:
                 board.note(notice)
-        applied = monitor.process(data, event.loop_id.encode(), source, loop_states.get)
-        loop_states.update(applied.states)
+        applied = loop_states.apply(monitor, data, event.loop_id.encode(), source)
         out.warnings.update(f"monitor:{w['kind']}" for w in applied.warnings)
         out.monitor_warnings.update((w["warning_id"], w["kind"]) for w in applied.warnings)
         out.requests.update(r["request_id"] for r in applied.requests)

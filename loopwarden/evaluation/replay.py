@@ -6,12 +6,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from loopwarden.agents.monitor.declaration import LOOP_STATES
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.evaluation.dataset import Run
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.flat_events import envelope_from_json
 from loopwarden.settings import Settings
+from loopwarden.streams.runtime.state.offline import OfflineStates
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +50,7 @@ def warnings_of(
         gate_tap = gating.tap = []
     shown: dict[str, list[Shown]] = {}
     for run in runs:
-        states: dict[str, Any] = {}
+        states = OfflineStates.for_settings(LOOP_STATES, settings)
         positions: dict[str, int] = {}
         found: list[Shown] = []
         where_in_run = run.positions
@@ -58,8 +60,7 @@ def warnings_of(
             envelope = envelope_from_json(dict(event), line, id_prefix=run.loop_id)
             positions[envelope["event_id"]] = position
             source = SourcePosition("dataset", 0, line)
-            outcome = processor.process(codec.dumps(envelope), None, source, states.get)
-            states.update(outcome.states)
+            outcome = states.apply(processor, codec.dumps(envelope), None, source)
             if gate_tap:
                 scored = tap.setdefault(run.loop_id, [])  # type: ignore[union-attr]
                 scored.extend(Scored(line, position, x) for _id, x in gate_tap)

@@ -206,7 +206,7 @@ class _KeyedInMemory:
         core, worker = self.core, self.worker
         core.begin()
         try:
-            outcome = core.apply(record.value, record.key, record.source, record.headers)
+            outcome = core.apply(record)
         except Exception as exc:
             core.revert()
             if self.policy == "raise":

@@ -167,7 +167,7 @@ class FaustDriver(Generic[Out]):
         """Apply one record (inside a ``process`` span, described, when tracing is on)."""
         core, describe = self.core, self.record_span
         if describe is None:
-            return core.apply(record.value, record.key, record.source, record.headers)
+            return core.apply(record)
         with process_span(
             self.app.otel_tracer,
             record.source,
@@ -176,7 +176,7 @@ class FaustDriver(Generic[Out]):
             headers=record.headers,
             group=self.app.loopwarden.app_id,
         ) as span:
-            outcome = core.apply(record.value, record.key, record.source, record.headers)
+            outcome = core.apply(record)
             if span is not None:
                 describe(span, outcome)
         return outcome

@@ -7,22 +7,18 @@ Every handler, the error policy and the dead letters speak of records through
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.streams.runtime.bundles import RecordBundle
+from loopwarden.streams.runtime.state.protocol import KeyedRecord
 
 
 @dataclass(frozen=True, slots=True)
-class Record:
-    """A consumed record as handlers see it."""
-
-    value: bytes | None
-    key: bytes | None
-    headers: Sequence[tuple[str, bytes]]
-    source: SourcePosition
+class Record(KeyedRecord):
+    """A consumed record as handlers see it (a keyed processor's record, made from a
+    Faust message or a bundle's member)."""
 
     @classmethod
     def all_of(cls, message: Any) -> list[Record]:

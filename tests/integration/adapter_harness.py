@@ -11,8 +11,10 @@ from __future__ import annotations
 import itertools
 
 from loopwarden.adapters.guard import LoopGuard
+from loopwarden.agents.monitor.declaration import LOOP_STATES
 from loopwarden.settings import Settings
 from loopwarden.streams.client.publisher import default_partition
+from loopwarden.streams.runtime.state.offline import OfflineStates
 
 from .conftest import isolated_settings
 
@@ -197,12 +199,11 @@ def assert_published_conversation(events: list[dict]) -> None:
         expected += [("user", "counterpart", person), ("message", "message", agent)]
     assert conversation_turns(events) == expected
     processor = RecordProcessor.for_settings(Settings())
-    states: dict = {}
+    states = OfflineStates.for_settings(LOOP_STATES, Settings())
     warned: list[tuple[str, str]] = []
     for offset, event in enumerate(events):
         source = SourcePosition("published", 0, offset)
-        outcome = processor.process(codec.dumps(event), None, source, states.get)
-        states.update(outcome.states)
+        outcome = states.apply(processor, codec.dumps(event), None, source)
         warned += [(w["kind"], w["trigger_event_id"]) for w in outcome.warnings]
     third_answer = [e["event_id"] for e in events if e["payload"]["action_type"] == "message"][2]
     assert warned == [("restated_message", third_answer)], warned

@@ -19,6 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import aiohttp
 import pytest
 from aiokafka import AIOKafkaProducer
+from one_record import process_one
 from opentelemetry import propagate
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace import TracerProvider
@@ -26,12 +27,14 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from prometheus_client.parser import text_string_to_metric_families
 
+from loopwarden.agents.monitor.declaration import LOOP_STATES
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.settings import Settings, TelemetrySettings
 from loopwarden.streams.client.event_builder import encode_event, make_action_event
 from loopwarden.streams.client.publisher import AsyncPublisher
 from loopwarden.streams.client.subscriber import WarningSubscriber
+from loopwarden.streams.runtime.state.offline import OfflineStates
 from loopwarden.streams.tools.broker import free_port
 
 from .browser import CHROMIUM, CHROMIUM_FLAGS
@@ -291,12 +294,11 @@ def counts(samples: dict[tuple, float]) -> dict[str, Counter]:
 def expected_counts(settings: Settings, records: list[bytes]) -> dict[str, Counter]:
     """What the worker must count for ``records``, by the same logic without a broker."""
     processor = RecordProcessor.for_settings(settings)
-    states: dict = {}
+    states = OfflineStates.for_settings(LOOP_STATES, settings)
     found: dict[str, Counter] = {"events": Counter(), "warnings": Counter(), "dead": Counter()}
     for offset, value in enumerate(records):
         source = SourcePosition(settings.topics.actions, 0, offset, None)
-        outcome = processor.process(value, None, source, states.get)
-        states.update(outcome.states)
+        outcome = states.apply(processor, value, None, source)
         found["events"]["monitor_actions"] += outcome.events
         found["warnings"].update((w["kind"], w["level"]) for w in outcome.warnings)
         found["dead"].update(letter.reason for letter in outcome.dead_letters)
@@ -362,11 +364,12 @@ async def test_loop_health_page_shows_a_spinning_loop_and_updates(telemetry_work
             actions_before = int(await page.text_content("#actions"))
             assert await page.locator(f'#spinning tr[data-key="{loop}"]').count() == 0
             events = [make_action_event(loop, "shell") for _ in range(4)]
-            reference = RecordProcessor.for_settings(settings).process(
+            reference = process_one(
+                RecordProcessor.for_settings(settings),
+                LOOP_STATES,
                 b"[" + b",".join(map(encode_event, events)) + b"]",
                 None,
                 SourcePosition(settings.topics.actions, 0, 0, None),
-                lambda loop_id: None,
             )
             last = reference.warnings[-1]
             async with AsyncPublisher(settings) as publisher:

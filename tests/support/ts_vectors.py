@@ -18,6 +18,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from one_record import process_one
+
+from loopwarden.agents.monitor.declaration import LOOP_STATES
+
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "unit")]
 
@@ -89,8 +93,8 @@ def other_warning_kinds(records: dict[str, list[Any]]) -> list[Any]:
         event = make_action_event(
             "edits", "edit", edit=edit, event_id=f"ed-{n}", occurred_at=5.0 + n
         )
-        outcome = processor.process(
-            encode_event(event), None, SourcePosition("a", 0, n), states.get
+        outcome = process_one(
+            processor, LOOP_STATES, encode_event(event), None, SourcePosition("a", 0, n), states.get
         )
         states.update(outcome.states)
         found.extend(record for role, record in outcome.outputs() if role == "warnings")
@@ -206,8 +210,13 @@ def read(sequences: dict[str, list[str]]) -> dict[str, Any]:
         outputs: list[Any] = []
         dead: list[str] = []
         for offset, value in enumerate(values):
-            outcome = processor.process(
-                value.encode(), LOOP.encode(), SourcePosition("actions", 0, offset), states.get
+            outcome = process_one(
+                processor,
+                LOOP_STATES,
+                value.encode(),
+                LOOP.encode(),
+                SourcePosition("actions", 0, offset),
+                states.get,
             )
             states.update(outcome.states)
             outputs.extend([role, record] for role, record in outcome.outputs())

@@ -9,20 +9,20 @@ agent, the topic plan creates its table's changelog, the keyed-state kit runs it
 from __future__ import annotations
 
 import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from loopwarden.agents.capabilities import CAPABILITIES, STATE_TABLES
-from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.settings import Role, Settings
 from loopwarden.streams.runtime.capability import Capability, Register
 from loopwarden.streams.runtime.keyed_runner import run_keyed
 from loopwarden.streams.runtime.outputs import ROUTES, OutputName
 from loopwarden.streams.runtime.resources import WorkerResources
 from loopwarden.streams.runtime.state.harness import KeyedHarness
-from loopwarden.streams.runtime.state.protocol import KeyedDeclaration, KeyedOutcome
+from loopwarden.streams.runtime.state.protocol import KeyedDeclaration, KeyedOutcome, KeyedRecord
+from loopwarden.streams.runtime.state.view import StateView
 from loopwarden.streams.runtime.worker import assemble_worker_app
 from loopwarden.streams.tools.topic_plan import changelog_topics, topic_plan
 
@@ -65,17 +65,13 @@ class TallyOutcome(KeyedOutcome[Tally]):
 
 @dataclass
 class TallyProcessor:
-    touched: set[str] = field(default_factory=set)
-
     @classmethod
     def for_settings(cls, settings: Settings) -> TallyProcessor:
         return cls()
 
-    def process(self, value, key, source: SourcePosition, load_state, origin=None, headers=()):
-        outcome = TallyOutcome()
-        view = TALLIES.view(load_state, outcome.states, 3600.0, source.partition)
-        self.touched = view.touched
-        event = orjson.loads(value)
+    def process(self, record: KeyedRecord, view: StateView[Tally]) -> TallyOutcome:
+        outcome = TallyOutcome(states=view.changed)
+        event = orjson.loads(record.value)
         tally = view.current(event["loop_id"], event["occurred_at"])
         tally.actions += 1
         tally.seen = event["occurred_at"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import orjson
 from click.testing import CliRunner
 
+from loopwarden.agents.monitor.declaration import LOOP_STATES
 from loopwarden.agents.monitor.loop_monitor import LoopMonitor
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.agents.monitor.state import LoopState
@@ -17,6 +18,7 @@ from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.events import validate_action
 from loopwarden.schemas.flat_events import envelope_from_json
 from loopwarden.schemas.positions import Origin
+from loopwarden.streams.runtime.state.offline import OfflineStates
 
 
 def event(event_id: str, n: int = 0):
@@ -35,12 +37,11 @@ def test_a_replay_is_skipped_quietly_and_a_reused_id_is_counted():
 
 
 def test_the_record_outcome_lists_each_duplicate_and_keeps_the_count():
-    processor, states = RecordProcessor(), {}
+    processor, states = RecordProcessor(), OfflineStates(LOOP_STATES)
     records = [codec.dumps(e.model_dump(mode="json")) for e in (event("a"), event("a", 1))]
     outcomes = []
     for offset, value in enumerate(records):
-        outcome = processor.process(value, b"L", SourcePosition("t", 0, offset), states.get)
-        states.update(outcome.states)
+        outcome = states.apply(processor, value, b"L", SourcePosition("t", 0, offset))
         outcomes.append(outcome)
     assert outcomes[0].duplicates == []
     assert outcomes[1].duplicates == [("L", "a", 1)]

@@ -1,11 +1,16 @@
 """Idle loops: decided in event time by the processors; memory reclaimed per partition."""
 
+from one_record import process_one
+
+from loopwarden.agents.guardrails.declaration import FAMILY_STATES
 from loopwarden.agents.guardrails.records import GuardrailProcessor
+from loopwarden.agents.monitor.declaration import LOOP_STATES
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.settings import DetectionSettings
 from loopwarden.streams.runtime.state.expiry import IdleLoopSweeper
+from loopwarden.streams.runtime.state.offline import OfflineStates
 
 SEED = DetectionSettings(profile="seed")  # these tests use the seed's triggers
 
@@ -67,7 +72,9 @@ def _event(loop_id: str, event_id: str, at: float, action_type: str = "search") 
     return codec.dumps(envelope)
 
 
-def _run(processor: RecordProcessor, records: list[bytes]) -> list[str]:
+def _run(
+    processor: RecordProcessor, records: list[bytes], ttl_s: float = float("inf")
+) -> list[str]:
     """Apply records one by one, the state only ever read back from its snapshot."""
     stored: dict[str, bytes] = {}
     from loopwarden.agents.monitor.state import LoopState
@@ -78,7 +85,8 @@ def _run(processor: RecordProcessor, records: list[bytes]) -> list[str]:
 
     warned = []
     for offset, value in enumerate(records):
-        outcome = processor.process(value, None, SourcePosition("t", 0, offset), load)
+        source = SourcePosition("t", 0, offset)
+        outcome = process_one(processor, LOOP_STATES, value, None, source, load, idle_ttl_s=ttl_s)
         for loop_id, state in outcome.states.items():
             stored[loop_id] = state.snapshot()
         warned += [w["trigger_event_id"] for w in outcome.warnings]
@@ -90,16 +98,15 @@ def test_a_loop_idle_longer_than_the_ttl_starts_afresh_in_event_time():
     live worker did not, so the two disagreed for a loop with a gap over the TTL."""
     records = [_event("L", "a", 0.0), _event("L", "b", 1.0)]
     records += [_event("L", "c", 3700.0), _event("L", "d", 3701.0), _event("L", "e", 3702.0)]
-    with_ttl = RecordProcessor(SEED, idle_ttl_s=3600)
-    assert _run(with_ttl, records) == ["e"]  # c, d, e: three in a row after the gap
+    assert _run(RecordProcessor(SEED), records, 3600) == ["e"]  # c, d, e: three in a row
     assert _run(RecordProcessor(SEED), records) == ["c", "d", "e"]  # no TTL: one streak
     # the gap must be *over* the TTL
     records[2:] = [_event("L", "c", 3601.0)]
-    assert _run(RecordProcessor(SEED, idle_ttl_s=3600), records) == ["c"]
+    assert _run(RecordProcessor(SEED), records, 3600) == ["c"]
 
 
 def test_a_restarted_loop_still_skips_a_record_it_applied_before_the_gap():
-    processor = RecordProcessor(SEED, idle_ttl_s=10)
+    processor = RecordProcessor(SEED)
     records = [_event("L", "a", 0.0), _event("L", "b", 100.0)]
     stored: dict = {}
     from loopwarden.agents.monitor.state import LoopState
@@ -108,14 +115,16 @@ def test_a_restarted_loop_still_skips_a_record_it_applied_before_the_gap():
         return LoopState.restore(loop_id, stored[loop_id]) if loop_id in stored else None
 
     for offset, value in enumerate(records):
-        out = processor.process(value, None, SourcePosition("t", 0, offset), load)
+        source = SourcePosition("t", 0, offset)
+        out = process_one(processor, LOOP_STATES, value, None, source, load, idle_ttl_s=10)
         stored.update({k: v.snapshot() for k, v in out.states.items()})
-    again = processor.process(records[0], None, SourcePosition("t", 0, 0), load)
+    source = SourcePosition("t", 0, 0)
+    again = process_one(processor, LOOP_STATES, records[0], None, source, load, idle_ttl_s=10)
     assert again.skipped == 1 and again.events == 0
 
 
 def test_a_family_idle_past_its_ttl_keeps_its_applied_positions():
-    processor = GuardrailProcessor(idle_ttl_s=10)
+    processor = GuardrailProcessor()
     completion = {
         "event_id": "c1",
         "loop_id": "fam",
@@ -124,14 +133,12 @@ def test_a_family_idle_past_its_ttl_keeps_its_applied_positions():
         "payload": {"reflection_status": "done", "alignment_score": 0.2, "drift_score": 0.1},
     }
     later = {**completion, "event_id": "c2", "loop_id": "fam_r1", "occurred_at": 100.0}
-    states: dict = {}
-    first = processor.process(codec.dumps(completion), None, SourcePosition("t", 0, 0), states.get)
-    states.update(first.states)
-    second = processor.process(codec.dumps(later), None, SourcePosition("t", 0, 1), states.get)
-    states.update(second.states)
+    states = OfflineStates(FAMILY_STATES, idle_ttl_s=10)
+    states.apply(processor, codec.dumps(completion), None, SourcePosition("t", 0, 0))
+    second = states.apply(processor, codec.dumps(later), None, SourcePosition("t", 0, 1))
     # a fresh family: the earlier completion's trace is gone
     assert list(second.states["fam"].traces) == ["fam_r1"]
-    again = processor.process(codec.dumps(completion), None, SourcePosition("t", 0, 0), states.get)
+    again = states.apply(processor, codec.dumps(completion), None, SourcePosition("t", 0, 0))
     assert again.decisions == []
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from one_record import process_one
 
 from loopwarden.agents.fleet import FamilyMonitor, FamilyState, FleetProcessor
+from loopwarden.agents.fleet.declaration import FAMILY_STATES as FLEET_FAMILIES
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.events import validate_action
@@ -291,8 +293,8 @@ def test_an_event_whose_family_lives_here_is_not_redacted_by_the_fleet(monkeypat
         "occurred_at": 1.0,
         "payload": {"action_type": "x", "result": "key AKIAIOSFODNN7EXAMPLE"},
     }
-    out = processor.process(
-        record([event]), root.encode(), SourcePosition("t", 2, 0, 0), dict().get
+    out = process_one(
+        processor, FLEET_FAMILIES, record([event]), root.encode(), SourcePosition("t", 2, 0, 0)
     )
     assert out.events == 1 and not out.reroutes and redactions == []
 
@@ -314,28 +316,47 @@ def test_a_delegated_loops_event_is_rerouted_to_its_roots_partition_redacted():
         "occurred_at": 2.0,
         "payload": {"action_type": "x", "parent_loop_id": root, "result": f"key {secret}"},
     }
-    direct = processor.process(
-        record([root_event]), root.encode(), SourcePosition("t", 0, 5, 0), lambda _: None
+    direct = process_one(
+        processor, FLEET_FAMILIES, record([root_event]), root.encode(), SourcePosition("t", 0, 5, 0)
     )
     assert list(direct.states) == [root] and direct.events == 1 and not direct.reroutes
-    out = processor.process(
-        record([child_event]), child.encode(), SourcePosition("t", 3, 9, 0), direct.states.get
+    out = process_one(
+        processor,
+        FLEET_FAMILIES,
+        record([child_event]),
+        child.encode(),
+        SourcePosition("t", 3, 9, 0),
+        direct.states.get,
     )
     assert out.events == 0 and not out.states
     [moved] = out.reroutes
     assert moved.partition == 0 and moved.key == root.encode()
     assert secret.encode() not in moved.value
-    again = processor.process(
-        moved.value, moved.key, SourcePosition("reroute", 0, 0, 0), direct.states.get, moved.origin
+    again = process_one(
+        processor,
+        FLEET_FAMILIES,
+        moved.value,
+        moved.key,
+        SourcePosition("reroute", 0, 0, 0),
+        direct.states.get,
+        origin=moved.origin,
     )
     assert again.events == 1 and list(again.states[root].loops) == [root, child]
-    replayed = processor.process(
-        moved.value, moved.key, SourcePosition("reroute", 0, 0, 0), again.states.get, moved.origin
+    replayed = process_one(
+        processor,
+        FLEET_FAMILIES,
+        moved.value,
+        moved.key,
+        SourcePosition("reroute", 0, 0, 0),
+        again.states.get,
+        origin=moved.origin,
     )
     assert replayed.events == 0  # its origin was applied before (a restart)
 
 
 def test_bad_input_is_passed_over_not_dead_lettered_twice():
     processor = FleetProcessor()
-    out = processor.process(b'[{"loop_id": 3}]', b"k", SourcePosition("t", 0, 0, 0), lambda _: None)
+    out = process_one(
+        processor, FLEET_FAMILIES, b'[{"loop_id": 3}]', b"k", SourcePosition("t", 0, 0, 0)
+    )
     assert out.dead_letters == [] and out.passed_over == 1 and out.events == 0

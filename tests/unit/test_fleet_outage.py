@@ -4,10 +4,13 @@ then does not count against an agent."""
 from __future__ import annotations
 
 import pytest
+from one_record import process_one
 
 from loopwarden.agents.fleet import FleetProcessor
+from loopwarden.agents.fleet.declaration import FAMILY_STATES as FLEET_FAMILIES
 from loopwarden.agents.fleet.outage_board import OutageBoard
 from loopwarden.agents.fleet.tool_outage import ToolOutages, error_digest, tool_key
+from loopwarden.agents.monitor.declaration import LOOP_STATES
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import SourcePosition
@@ -69,8 +72,13 @@ def run(events: list[dict], **settings: object) -> tuple[list, list, list]:
     states: dict = {}
     warnings, fleet, notices = [], [], []
     for offset, event in enumerate(events):
-        out = processor.process(
-            codec.dumps(event), None, SourcePosition("a", 0, offset), states.get
+        out = process_one(
+            processor,
+            FLEET_FAMILIES,
+            codec.dumps(event),
+            None,
+            SourcePosition("a", 0, offset),
+            states.get,
         )
         states.update(out.states)
         warnings += out.warnings
@@ -196,20 +204,23 @@ def test_a_failure_goes_to_its_tools_partition():
     event = failure("loop-a", 1000, 0)
     home = default_partition(b"loop-a", 8)
     for n, earlier in enumerate(WORKED):
-        processor.process(codec.dumps(earlier), b"x", SourcePosition("a", home, n), lambda _: None)
+        process_one(
+            processor, FLEET_FAMILIES, codec.dumps(earlier), b"x", SourcePosition("a", home, n)
+        )
     target = default_partition(tool_key("web_search").encode(), 8)
-    out = processor.process(
-        codec.dumps(event), b"loop-a", SourcePosition("a", home, 0), lambda _: None
+    out = process_one(
+        processor, FLEET_FAMILIES, codec.dumps(event), b"loop-a", SourcePosition("a", home, 0)
     )
     moved = [r for r in out.reroutes if r.key == tool_key("web_search").encode()]
     assert (len(moved) == 1) is (target != home)
     if moved:
-        again = processor.process(
+        again = process_one(
+            processor,
+            FLEET_FAMILIES,
             moved[0].value,
             moved[0].key,
             SourcePosition("rr", target, 0),
-            lambda _: None,
-            moved[0].origin,
+            origin=moved[0].origin,
         )
         assert list(again.states) == [tool_key("web_search")] and again.events == 0
 
@@ -220,8 +231,13 @@ def monitor_warnings(board: OutageBoard | None, events: list[dict]) -> list[str]
     states: dict = {}
     kinds = []
     for offset, event in enumerate(events):
-        out = processor.process(
-            codec.dumps(event), None, SourcePosition("a", 0, offset), states.get
+        out = process_one(
+            processor,
+            LOOP_STATES,
+            codec.dumps(event),
+            None,
+            SourcePosition("a", 0, offset),
+            states.get,
         )
         states.update(out.states)
         kinds += [w["kind"] for w in out.warnings]
@@ -250,14 +266,16 @@ def test_a_failure_an_outage_covers_is_still_a_lesson_marked_as_the_outages():
     processor = RecordProcessor(DetectionSettings())
     processor.outages = board
     covered = failure("mine", 1010, 0)
-    out = processor.process(codec.dumps(covered), None, SourcePosition("a", 0, 0), {}.get)
+    out = process_one(processor, LOOP_STATES, codec.dumps(covered), None, SourcePosition("a", 0, 0))
     assert out.warnings == [] and out.requests == []
     [lesson] = out.lessons
     assert lesson["payload"]["source_event_id"] == "mine-0"
     assert "during_tool_outage" in lesson["payload"]["tags"]
     assert DOWN.split(":")[0] in lesson["payload"]["content"]
     mine = failure("mine", 1011, 1, "401 Unauthorized")  # the agent's own: not marked
-    out = processor.process(codec.dumps(mine), None, SourcePosition("a", 0, 1), out.states.get)
+    out = process_one(
+        processor, LOOP_STATES, codec.dumps(mine), None, SourcePosition("a", 0, 1), out.states.get
+    )
     assert "during_tool_outage" not in out.lessons[0]["payload"]["tags"]
 
 
@@ -289,7 +307,9 @@ def test_a_failure_rerouted_to_its_tool_and_its_family_is_redacted_once(monkeypa
     )
     processor = FleetProcessor(partitions=partitions)
     for n, earlier in enumerate(WORKED):
-        processor.process(codec.dumps(earlier), b"x", SourcePosition("a", home, n), lambda _: None)
+        process_one(
+            processor, FLEET_FAMILIES, codec.dumps(earlier), b"x", SourcePosition("a", home, n)
+        )
     event = failure("child-1", 1000, 0, "503 for key sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c")
     event["payload"].update(parent_loop_id=root, root_loop_id=root)
     redactions = []
@@ -300,8 +320,8 @@ def test_a_failure_rerouted_to_its_tool_and_its_family_is_redacted_once(monkeypa
         return real(self)
 
     monkeypatch.setattr(ActionEvent, "redacted", counted)
-    out = processor.process(
-        codec.dumps(event), b"child-1", SourcePosition("a", home, 9), lambda _: None
+    out = process_one(
+        processor, FLEET_FAMILIES, codec.dumps(event), b"child-1", SourcePosition("a", home, 9)
     )
     keys = sorted(r.key for r in out.reroutes)
     assert keys == sorted([tool_key("web_search").encode(), root.encode()])
@@ -322,7 +342,9 @@ def test_a_failure_of_a_declared_outage_goes_to_its_tool_from_any_partition():
 
     def moved(n: int) -> list:
         data = codec.dumps(failure(loop, 1010 + n, n))
-        out = processor.process(data, loop.encode(), SourcePosition("a", home, n), {}.get)
+        out = process_one(
+            processor, FLEET_FAMILIES, data, loop.encode(), SourcePosition("a", home, n)
+        )
         return [r for r in out.reroutes if r.key == tool_key("web_search").encode()]
 
     assert moved(0) == []  # no outage known, nothing unusual here

@@ -4,6 +4,7 @@ import itertools
 
 import pytest
 from guardrail_records import completion as completion_record
+from one_record import process_one
 
 from loopwarden.agents.guardrails import (
     FamilyState,
@@ -14,6 +15,7 @@ from loopwarden.agents.guardrails import (
     family_of,
     rerun_index,
 )
+from loopwarden.agents.guardrails.declaration import FAMILY_STATES as GUARDRAIL_FAMILIES
 from loopwarden.agents.guardrails.records import GuardrailProcessor
 from loopwarden.errors import EventValidationError
 from loopwarden.schemas.completions import LoopTrace, validate_guardrail_event
@@ -267,8 +269,12 @@ def test_a_completion_on_another_partition_is_rerouted_with_its_origin():
     own = default_partition(family.encode(), 4)
     wrong = (own + 1) % 4
     processor = GuardrailProcessor(partitions=4)
-    outcome = processor.process(
-        completion_record("c1", family, 100), None, SourcePosition("c", wrong, 7), lambda f: None
+    outcome = process_one(
+        processor,
+        GUARDRAIL_FAMILIES,
+        completion_record("c1", family, 100),
+        None,
+        SourcePosition("c", wrong, 7),
     )
     assert outcome.states == {} and len(outcome.reroutes) == 1
     reroute = outcome.reroutes[0]
@@ -277,33 +283,49 @@ def test_a_completion_on_another_partition_is_rerouted_with_its_origin():
         family.encode(),
         Origin(wrong, 7, 0),
     )
-    applied = processor.process(
+    applied = process_one(
+        processor,
+        GUARDRAIL_FAMILIES,
         reroute.value,
         reroute.key,
         SourcePosition("c-reroute", own, 0),
-        lambda f: None,
-        reroute.origin,
+        origin=reroute.origin,
     )
     assert applied.decisions and applied.states[family].applied.applied(Origin(wrong, 7, 0))
 
 
 def test_an_idle_family_starts_fresh_in_event_time():
-    processor = GuardrailProcessor(idle_ttl_s=3600)
+    processor = GuardrailProcessor()
     states = {}
-    first = processor.process(
-        completion_record("c1", "fam", 1000), None, SourcePosition("c", 0, 0), states.get
+    first = process_one(
+        processor,
+        GUARDRAIL_FAMILIES,
+        completion_record("c1", "fam", 1000),
+        None,
+        SourcePosition("c", 0, 0),
+        states.get,
+        idle_ttl_s=3600,
     )
     states.update(first.states)
     assert first.decisions[0]["decision_result"]["decision"] == "rerun"
-    again = processor.process(
-        completion_record("c2", "fam_r1", 2000), None, SourcePosition("c", 0, 1), states.get
+    again = process_one(
+        processor,
+        GUARDRAIL_FAMILIES,
+        completion_record("c2", "fam_r1", 2000),
+        None,
+        SourcePosition("c", 0, 1),
+        states.get,
+        idle_ttl_s=3600,
     )
     assert again.states["fam"].traces.keys() >= {"fam", "fam_r1"}
-    later = processor.process(
+    later = process_one(
+        processor,
+        GUARDRAIL_FAMILIES,
         completion_record("c3", "fam_r2", 9000),
         None,
         SourcePosition("c", 0, 2),
         {**states, **again.states}.get,
+        idle_ttl_s=3600,
     )
     assert list(later.states["fam"].traces) == ["fam_r2"]  # older than the TTL: forgotten
 
@@ -312,7 +334,9 @@ def test_a_rerun_beyond_the_limit_was_never_scheduled_and_is_dead_lettered():
     """Issue 32, item 9: fam_9_r4 with a limit of 3 was accepted as "rerun 4 of 3"."""
     processor, states = GuardrailProcessor(), {}
     for offset, loop_id in enumerate(["fam_9", "fam_9_r1", "fam_9_r2", "fam_9_r3"]):
-        outcome = processor.process(
+        outcome = process_one(
+            processor,
+            GUARDRAIL_FAMILIES,
             completion_record(f"c{offset}", loop_id, 100 + offset),
             None,
             SourcePosition("c", 0, offset),
@@ -320,8 +344,13 @@ def test_a_rerun_beyond_the_limit_was_never_scheduled_and_is_dead_lettered():
         )
         states.update(outcome.states)
         assert not outcome.dead_letters
-    beyond = processor.process(
-        completion_record("c9", "fam_9_r4", 200), b"fam_9", SourcePosition("c", 0, 9), states.get
+    beyond = process_one(
+        processor,
+        GUARDRAIL_FAMILIES,
+        completion_record("c9", "fam_9_r4", 200),
+        b"fam_9",
+        SourcePosition("c", 0, 9),
+        states.get,
     )
     assert beyond.decisions == [] and beyond.warnings == []
     (letter,) = beyond.dead_letters

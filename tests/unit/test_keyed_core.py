@@ -13,7 +13,8 @@ from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.positions import Origin
 from loopwarden.settings import Settings
 from loopwarden.streams.runtime.state.harness import KeyedHarness
-from loopwarden.streams.runtime.state.protocol import KeyedDeclaration, KeyedOutcome
+from loopwarden.streams.runtime.state.protocol import KeyedDeclaration, KeyedOutcome, KeyedRecord
+from loopwarden.streams.runtime.state.view import StateView
 
 
 @dataclass
@@ -67,20 +68,10 @@ class CountProcessor:
     """Records are JSON lists of [key, event time]; a key named "boom" raises after
     the record's earlier keys were changed in place."""
 
-    def __init__(self) -> None:
-        self.touched: set[str] = set()
-        self.loads: list[str] = []
-
-    def process(self, value, key, source: SourcePosition, load_state, origin=None, headers=()):
-        outcome = CountOutcome()
-
-        def load(name: str) -> Counter | None:
-            self.loads.append(name)
-            return load_state(name)
-
-        view = COUNTERS.view(load, outcome.states, 60.0, source.partition)
-        self.touched = view.touched
-        for index, (name, at) in enumerate(orjson.loads(value)):
+    def process(self, record: KeyedRecord, view: StateView[Counter]) -> CountOutcome:
+        outcome = CountOutcome(states=view.changed)
+        source = record.source
+        for index, (name, at) in enumerate(orjson.loads(record.value)):
             if name == "boom":
                 raise RuntimeError("a bug half-way through the record")
             state = view.current(name, at)
@@ -143,10 +134,12 @@ def test_a_revert_at_commit_goes_back_to_the_last_written_state_not_the_last_rec
     kit.feed(record(("a", 10)))  # written
     for value in (record(("a", 11)), record(("b", 11))):  # pending, not written
         core.begin()
-        core.apply(value, None, SourcePosition(core.home, 0, 5))
+        core.apply(KeyedRecord(value, None, (), SourcePosition(core.home, 0, 5)))
     core.begin()
     with pytest.raises(RuntimeError):
-        core.apply(record(("a", 12), ("boom", 12)), None, SourcePosition(core.home, 0, 7))
+        core.apply(
+            KeyedRecord(record(("a", 12), ("boom", 12)), None, (), SourcePosition(core.home, 0, 7))
+        )
     assert core.revert() == 1  # "a" was pending: it goes back to its written state
     core.commit()
     assert counts(kit) == {"a": 1, "b": 1}
@@ -191,7 +184,9 @@ def test_the_idle_sweep_writes_no_kept_state_and_reclaims_kept_ones_past_the_ttl
     kit.feed(record(("written", 150)))  # written at its commit
     core = kit.core
     core.begin()
-    core.apply(record(("old", 100), ("new", 200)), None, SourcePosition(core.home, 0, 1))
+    core.apply(
+        KeyedRecord(record(("old", 100), ("new", 200)), None, (), SourcePosition(core.home, 0, 1))
+    )
     core.done()  # "old" and "new" are kept, not written
     before = len(kit.store.changelog)
     assert core.expire(0, float("inf")) == [b"old"]  # 200 - 60 - 5 > 100
@@ -226,7 +221,7 @@ def test_a_failed_record_drops_its_half_updated_states_from_the_cache():
 
 def test_a_declaration_without_fresh_states_says_so():
     tasks = KeyedDeclaration(**{**_fields(COUNTERS), "fresh": None})
-    view = tasks.view(lambda key: None, {}, 60.0, 0)
+    view = tasks.view(lambda key: None, 60.0, 0)
     assert view.stored("x") is None and view.touched == {"x"}
     with pytest.raises(TypeError, match="toy-counters: the declaration makes no fresh states"):
         view.current("x", 1.0)

@@ -6,6 +6,7 @@ back re-routed, as on a worker — and decides what the processor decides in mem
 from __future__ import annotations
 
 from guardrail_records import completion
+from one_record import process_one
 
 from loopwarden.agents.guardrails.declaration import FAMILY_STATES as GUARDRAIL_FAMILIES
 from loopwarden.agents.guardrails.records import GuardrailProcessor
@@ -45,7 +46,9 @@ def test_the_monitor_through_the_kit_decides_as_in_memory_despite_snapshots_and_
     in_memory, states = RecordProcessor(DetectionSettings()), {}
     expected = []
     for offset, (key, value) in enumerate(spinning_records()):
-        outcome = in_memory.process(value, key, SourcePosition("a", 0, offset), states.get)
+        outcome = process_one(
+            in_memory, LOOP_STATES, value, key, SourcePosition("a", 0, offset), states.get
+        )
         states.update(outcome.states)
         expected += outcome.warnings
     warnings = harness.named("warnings")
@@ -64,7 +67,14 @@ def test_guardrails_through_the_kit_count_reruns_across_restored_family_states()
         harness.feed(value, b"fam_9", partition=1)
     in_memory, states, expected = GuardrailProcessor(), {}, []
     for offset, value in enumerate(records):
-        outcome = in_memory.process(value, b"fam_9", SourcePosition("c", 0, offset), states.get)
+        outcome = process_one(
+            in_memory,
+            GUARDRAIL_FAMILIES,
+            value,
+            b"fam_9",
+            SourcePosition("c", 0, offset),
+            states.get,
+        )
         states.update(outcome.states)
         expected += outcome.decisions
     decisions = harness.named("decisions")
@@ -101,7 +111,9 @@ def test_the_fleet_through_the_kit_finds_a_delegation_cycle_as_in_memory():
         harness.feed(value, key, partition=default_partition(key, 4))  # as published
     in_memory, states, expected = FleetProcessor(), {}, []
     for offset, (key, value) in enumerate(records):
-        outcome = in_memory.process(value, key, SourcePosition("a", 0, offset), states.get)
+        outcome = process_one(
+            in_memory, FLEET_FAMILIES, value, key, SourcePosition("a", 0, offset), states.get
+        )
         states.update(outcome.states)
         expected += outcome.fleet_warnings
     fleet = harness.named("fleet_warnings")

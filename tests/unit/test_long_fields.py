@@ -7,7 +7,9 @@ from __future__ import annotations
 import orjson
 import pytest
 from click.testing import CliRunner
+from one_record import process_one
 
+from loopwarden.agents.monitor.declaration import LOOP_STATES
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.cli import main
 from loopwarden.schemas import codec
@@ -70,7 +72,9 @@ def test_a_short_event_is_not_marked():
 
 def test_the_worker_applies_a_long_result_instead_of_dead_lettering_it():
     processor = RecordProcessor()
-    out = processor.process(codec.dumps(raw(result=LOG)), b"L", SourcePosition("a", 0, 0), {}.get)
+    out = process_one(
+        processor, LOOP_STATES, codec.dumps(raw(result=LOG)), b"L", SourcePosition("a", 0, 0)
+    )
     assert out.dead_letters == [] and out.events == 1
 
 

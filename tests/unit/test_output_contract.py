@@ -11,13 +11,16 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from guardrail_records import completion
+from one_record import process_one
 
 from loopwarden.agents import findings
 from loopwarden.agents.analyst.agent import cached
 from loopwarden.agents.analyst.analyst import ReflectionAnalyst
 from loopwarden.agents.experience.advice import build_advice
 from loopwarden.agents.experience.matching import choose
+from loopwarden.agents.guardrails.declaration import FAMILY_STATES as GUARDRAIL_FAMILIES
 from loopwarden.agents.guardrails.records import GuardrailProcessor
+from loopwarden.agents.monitor.declaration import LOOP_STATES
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.cli import main
 from loopwarden.cli.schema import schema_text
@@ -53,7 +56,9 @@ def monitor_records() -> dict[str, list]:
             event_id=f"c-{n}",
             occurred_at=1000.0 + n,
         )
-        out = processor.process(encode_event(event), None, SourcePosition("a", 0, n), states.get)
+        out = process_one(
+            processor, LOOP_STATES, encode_event(event), None, SourcePosition("a", 0, n), states.get
+        )
         states.update(out.states)
         for name, record in out.outputs():
             found[name].append(record)
@@ -67,7 +72,9 @@ def guardrail_records() -> dict[str, list]:
     found: dict[str, list] = {"decisions": [], "warnings": []}
     for n, loop_id in enumerate(["fam", "fam_r1", "fam_r2", "fam_r3", "fam_r4"]):
         value = completion(f"done-{n}", loop_id, 100.0 + n)
-        out = processor.process(value, None, SourcePosition("c", 0, n), states.get)
+        out = process_one(
+            processor, GUARDRAIL_FAMILIES, value, None, SourcePosition("c", 0, n), states.get
+        )
         states.update(out.states)
         for name, record in out.outputs():
             found[name].append(record)

@@ -1,6 +1,10 @@
 """Every output says what produced it: component, logic version, settings fingerprint."""
 
+from one_record import process_one
+
+from loopwarden.agents.guardrails.declaration import FAMILY_STATES as GUARDRAIL_FAMILIES
 from loopwarden.agents.guardrails.records import GuardrailProcessor
+from loopwarden.agents.monitor.declaration import LOOP_STATES
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import SourcePosition
@@ -15,8 +19,13 @@ def _spin(processor: RecordProcessor) -> dict:
     for offset in range(3):
         event = {"event_id": f"e{offset}", "loop_id": "L", "occurred_at": float(offset)}
         event["payload"] = {"action_type": "search"}
-        out = processor.process(
-            codec.dumps(event), None, SourcePosition("t", 0, offset), states.get
+        out = process_one(
+            processor,
+            LOOP_STATES,
+            codec.dumps(event),
+            None,
+            SourcePosition("t", 0, offset),
+            states.get,
         )
         states.update(out.states)
         warnings += out.warnings
@@ -60,7 +69,9 @@ def test_guardrail_decisions_are_stamped_too():
         "type": "loop_complete",
         "payload": {"reflection_status": "done", "alignment_score": 0.2, "drift_score": 0.1},
     }
-    out = processor.process(codec.dumps(completion), None, SourcePosition("c", 0, 0), {}.get)
+    out = process_one(
+        processor, GUARDRAIL_FAMILIES, codec.dumps(completion), None, SourcePosition("c", 0, 0)
+    )
     (decision,) = out.decisions
     assert decision["produced_by"]["component"] == "guardrails"
     assert decision["produced_by"]["settings"]["guardrails.max_reruns"] == 3

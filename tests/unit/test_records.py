@@ -1,5 +1,8 @@
 """Record decoding: batches, dead letters with precise reasons, nothing lost."""
 
+from one_record import process_one
+
+from loopwarden.agents.monitor.declaration import LOOP_STATES
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import SourcePosition
@@ -86,7 +89,7 @@ def test_task_events_are_passed_over_by_the_monitor_not_dead_lettered():
 def test_processor_groups_by_loop_and_keeps_order():
     batch = [ev(i, loop="A" if i % 2 else "B") for i in range(6)]
     states = {}
-    out = RecordProcessor(SEED).process(codec.dumps(batch), None, SRC, states.get)
+    out = process_one(RecordProcessor(SEED), LOOP_STATES, codec.dumps(batch), None, SRC, states.get)
     assert set(out.states) == {"A", "B"}
     assert out.events == 6
     assert [w["loop_id"] for w in out.warnings] == ["B", "A"]
@@ -96,9 +99,13 @@ def test_processor_groups_by_loop_and_keeps_order():
 def test_processor_skips_a_replayed_record():
     states = {}
     processor = RecordProcessor(SEED)
-    first = processor.process(codec.dumps([ev(i) for i in range(3)]), None, SRC, states.get)
+    first = process_one(
+        processor, LOOP_STATES, codec.dumps([ev(i) for i in range(3)]), None, SRC, states.get
+    )
     states.update(first.states)
-    again = processor.process(codec.dumps([ev(i) for i in range(3)]), None, SRC, states.get)
+    again = process_one(
+        processor, LOOP_STATES, codec.dumps([ev(i) for i in range(3)]), None, SRC, states.get
+    )
     assert again.events == 0 and again.skipped == 3 and again.warnings == []
 
 

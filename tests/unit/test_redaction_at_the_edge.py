@@ -8,10 +8,13 @@ free-text field, and the outputs are searched for it.
 from __future__ import annotations
 
 import pytest
+from one_record import process_one
 from secrets_corpus import SECRET_PARAMS, SECRETS, all_secrets
 
 from loopwarden.agents.analyst.analyst import ReflectionAnalyst
+from loopwarden.agents.guardrails.declaration import FAMILY_STATES as GUARDRAIL_FAMILIES
 from loopwarden.agents.guardrails.records import GuardrailProcessor
+from loopwarden.agents.monitor.declaration import LOOP_STATES
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import SourcePosition
@@ -56,7 +59,9 @@ def test_monitor_outputs_and_state_hold_no_secret():
     states = {}
     outputs = []
     for i, text in enumerate(TEXTS):
-        outcome = processor.process(failed_action(i, text), b"loop-secret", SOURCE, states.get)
+        outcome = process_one(
+            processor, LOOP_STATES, failed_action(i, text), b"loop-secret", SOURCE, states.get
+        )
         states.update(outcome.states)
         outputs += outcome.warnings + outcome.requests + outcome.lessons
         assert not outcome.dead_letters, outcome.dead_letters
@@ -71,7 +76,9 @@ async def test_analyst_prompt_and_analysis_hold_no_secret():
     states = {}
     requests = []
     for i, text in enumerate(TEXTS):
-        outcome = processor.process(failed_action(i, text), None, SOURCE, states.get)
+        outcome = process_one(
+            processor, LOOP_STATES, failed_action(i, text), None, SOURCE, states.get
+        )
         states.update(outcome.states)
         requests += outcome.requests
     analyst = ReflectionAnalyst()
@@ -108,7 +115,7 @@ def test_guardrail_decisions_state_and_replies_hold_no_secret():
                 },
             }
         )
-        outcome = processor.process(record, b"fam", SOURCE, states.get)
+        outcome = process_one(processor, GUARDRAIL_FAMILIES, record, b"fam", SOURCE, states.get)
         assert not outcome.dead_letters, outcome.dead_letters
         states.update(outcome.states)
         blobs.append(codec.dumps([outcome.decisions, outcome.warnings, outcome.replies]))
@@ -121,7 +128,7 @@ def test_guardrail_decisions_state_and_replies_hold_no_secret():
             "payload": {"reason": TEXTS[0], "suggestions": TEXTS, **SECRET_PARAMS},
         }
     )
-    outcome = processor.process(cached, b"fam", SOURCE, states.get)
+    outcome = process_one(processor, GUARDRAIL_FAMILIES, cached, b"fam", SOURCE, states.get)
     states.update(outcome.states)
     status = processor.status(states["fam"], "fam")
     assert leaks(b"".join(blobs)) == []

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from one_record import process_one
+
 from loopwarden.agents.fleet import FleetProcessor
+from loopwarden.agents.fleet.declaration import FAMILY_STATES as FLEET_FAMILIES
+from loopwarden.agents.monitor.declaration import LOOP_STATES
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.schemas import codec
 from loopwarden.schemas.dead_letter import SourcePosition
@@ -33,18 +37,18 @@ def test_the_fleet_reads_what_the_monitor_decoded_and_only_the_monitor_redacts()
     cache, monitor, fleet = sharing(settings)
     value = codec.dumps(action(1, success=False, error_message=f"key {SECRET} refused"))
     source = SourcePosition("actions", 0, 0)
-    monitored = monitor.process(value, b"shared-loop", source, lambda _: None)
+    monitored = process_one(monitor, LOOP_STATES, value, b"shared-loop", source)
     assert cache.decoded == 1 and monitored.events == 1
     (events,) = [cache.clean(value, settings.limits.max_event_bytes)]
     assert events is not None and SECRET in events[0][1].payload.error_message  # unredacted
     (lesson,) = monitored.lessons  # what the monitor wrote of it: redacted
     assert "refused" in codec.dumps(lesson).decode() and SECRET not in codec.dumps(lesson).decode()
-    read = fleet.process(value, b"shared-loop", source, lambda _: None)
+    read = process_one(fleet, FLEET_FAMILIES, value, b"shared-loop", source)
     assert cache.decoded == 1 and read.events == 1  # not decoded again
     # the other way round: the fleet first, then the monitor finds it
     second = codec.dumps(action(2, result="ok"))
-    fleet.process(second, b"shared-loop", SourcePosition("actions", 0, 1), lambda _: None)
-    monitor.process(second, b"shared-loop", SourcePosition("actions", 0, 1), lambda _: None)
+    process_one(fleet, FLEET_FAMILIES, second, b"shared-loop", SourcePosition("actions", 0, 1))
+    process_one(monitor, LOOP_STATES, second, b"shared-loop", SourcePosition("actions", 0, 1))
     assert cache.decoded == 2
 
 
@@ -53,8 +57,8 @@ def test_a_record_with_a_bad_element_is_read_by_each_reader_its_own_way():
     cache, monitor, fleet = sharing(settings)
     value = codec.dumps([action(3, result="fine"), {"loop_id": "shared-loop", "payload": 7}])
     source = SourcePosition("actions", 0, 2)
-    monitored = monitor.process(value, b"shared-loop", source, lambda _: None)
-    read = fleet.process(value, b"shared-loop", source, lambda _: None)
+    monitored = process_one(monitor, LOOP_STATES, value, b"shared-loop", source)
+    read = process_one(fleet, FLEET_FAMILIES, value, b"shared-loop", source)
     assert len(monitored.dead_letters) == 1 and monitored.events == 1  # the owner's letter
     assert read.dead_letters == [] and read.passed_over == 1 and read.events == 1
     assert cache.clean(value, settings.limits.max_event_bytes) is None  # not kept
@@ -67,8 +71,8 @@ def test_processors_made_apart_keep_caches_of_their_own():
     value = codec.dumps(action(5, result="ok"))
     source = SourcePosition("actions", 0, 4)
     first, second = RecordProcessor.for_settings(settings), RecordProcessor.for_settings(settings)
-    first.process(value, b"shared-loop", source, lambda _: None)
-    second.process(value, b"shared-loop", source, lambda _: None)
+    process_one(first, LOOP_STATES, value, b"shared-loop", source)
+    process_one(second, LOOP_STATES, value, b"shared-loop", source)
     assert first.decodes is not second.decodes
     assert (first.decodes.decoded, second.decodes.decoded) == (1, 1)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import orjson
 import pytest
+from one_record import process_one
 from opentelemetry import trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
@@ -13,6 +14,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
+from loopwarden.agents.monitor.declaration import LOOP_STATES
 from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.errors import EventValidationError
 from loopwarden.schemas.dead_letter import SourcePosition
@@ -119,7 +121,7 @@ def test_each_event_of_a_batch_gets_a_process_span_under_its_own_publisher_span(
     value, events = batch_of_three_agents(spans)
     processor = RecordProcessor(SEED)
     processor.instrument = EventSpans(provider.get_tracer("worker"), group="lw")
-    outcome = processor.process(value, None, SOURCE, lambda loop_id: None)
+    outcome = process_one(processor, LOOP_STATES, value, None, SOURCE)
 
     finished = exporter.get_finished_spans()
     creates = {
@@ -152,7 +154,7 @@ def test_each_event_of_a_batch_gets_a_process_span_under_its_own_publisher_span(
 
 def test_without_tracing_warnings_carry_the_events_own_context(spans):
     value, events = batch_of_three_agents(spans)
-    outcome = RecordProcessor(SEED).process(value, None, SOURCE, lambda loop_id: None)
+    outcome = process_one(RecordProcessor(SEED), LOOP_STATES, value, None, SOURCE)
     (warning,) = outcome.warnings
     assert warning["trace_context"] == events[3].trace_context
     assert all(r["trace_context"] in (None, events[3].trace_context) for r in outcome.requests)

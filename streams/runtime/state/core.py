@@ -7,8 +7,10 @@ Faust, everything the kit promises:
 - **restore**: a key's state is read from what this record changed, else the
   pending states, else the decoded-state cache, else the store (decoded with
   ``declaration.restore``);
-- **apply** a record (or a batch's records): the processor's outcome states are kept
-  pending; the keys it touched are remembered until the record (batch) is done;
+- **apply** a record (or a batch's records): the processor gets the record and a view
+  of its states (:class:`~loopwarden.streams.runtime.state.view.StateView`, with the
+  declaration's TTL); the states it changed are kept pending; the keys it touched are
+  remembered until the record (batch) is done;
 - **commit**: pending states become snapshots in the store — before every offset
   commit (``writes="at_commit"``), or when the record (batch) is done
   (``writes="every_record"``);
@@ -28,10 +30,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
-from typing import Any, Generic
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import Generic
 
-from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.positions import origin_from_headers
 from loopwarden.settings import Settings
 from loopwarden.streams.runtime.state.expiry import IdleLoopSweeper, trusted_event_time
@@ -39,6 +41,7 @@ from loopwarden.streams.runtime.state.pending_states import PendingStates, State
 from loopwarden.streams.runtime.state.protocol import (
     KeyedDeclaration,
     KeyedProcessor,
+    KeyedRecord,
     Out,
     S,
 )
@@ -68,8 +71,10 @@ class KeyedCore(Generic[S, Out]):
         self.pending = PendingStates(store, restore=declaration.restore)
         limits = settings.limits
         self.max_skew_s = limits.max_clock_skew_s
+        self.idle_ttl_s = declaration.idle_ttl_s(settings)
+        """How long a key may stay idle (event time): the views' and the sweeps' TTL."""
         self.sweeper = IdleLoopSweeper(
-            declaration.idle_ttl_s(settings), limits.expiry_sweep_interval_s, self.max_skew_s
+            self.idle_ttl_s, limits.expiry_sweep_interval_s, self.max_skew_s
         )
         self.cache_size = declaration.cache_states(settings)
         self._cache: OrderedDict[str, S] = OrderedDict()
@@ -111,21 +116,24 @@ class KeyedCore(Generic[S, Out]):
         """A record (or a batch) starts: nothing is in flight."""
         self.in_flight.clear()
 
-    def apply(
-        self,
-        value: bytes | None,
-        key: bytes | None,
-        source: SourcePosition,
-        headers: Sequence[Any] = (),
-    ) -> Out:
-        """Process one record and keep the states it changed; the keys it touched stay
-        in flight (to revert) until the record (or batch) is done."""
-        origin = origin_from_headers(headers) if source.topic != self.home else None
-        processor = self.processor
+    def apply(self, record: KeyedRecord) -> Out:
+        """Process one record with its states (a :class:`StateView` built here, with the
+        declaration's TTL) and keep those it changed; the keys it touched stay in flight
+        (to revert) until the record (or batch) is done. A record from another topic
+        than the home one is re-routed: its origin is read from its headers."""
+        source = record.source
+        if source.topic != self.home:
+            record = replace(record, origin=origin_from_headers(record.headers))
+        view = self.declaration.view(self.load, self.idle_ttl_s, source.partition)
         try:
-            outcome = processor.process(value, key, source, self.load, origin, headers)
+            outcome = self.processor.process(record, view)
         finally:
-            self.in_flight.update(processor.touched)
+            self.in_flight.update(view.touched)
+        if outcome.states is not view.changed:
+            raise TypeError(
+                f"{self.declaration.table}: a processor's outcome.states must be its view's"
+                " changed states"
+            )
         self.keep(outcome, source.partition, source.timestamp_ms)
         return outcome
 

@@ -29,6 +29,7 @@ from loopwarden.streams.runtime.state.core import KeyedCore
 from loopwarden.streams.runtime.state.protocol import (
     KeyedDeclaration,
     KeyedProcessor,
+    KeyedRecord,
     Out,
     S,
     Settle,
@@ -157,7 +158,7 @@ class KeyedHarness(Generic[S, Out]):
         self.offsets[(topic, partition)] = offset + 1
         source = SourcePosition(topic, partition, offset, timestamp_ms)
         try:
-            return self.core.apply(value, key, source, headers)
+            return self.core.apply(KeyedRecord(value, key, headers, source))
         except BaseException:
             self.core.revert()
             raise

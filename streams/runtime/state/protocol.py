@@ -1,26 +1,43 @@
 """What a keyed capability gives the kit, and what the kit gives it back (no Faust here).
 
 A capability that keeps state per key hands the kit a **processor** (its decisions:
-a record and its states in, an outcome out) and a :class:`KeyedDeclaration` (how its
-state is named, stored, restored and expired). The kit's core
+a :class:`KeyedRecord` and its states in, an outcome out) and a :class:`KeyedDeclaration`
+(how its state is named, stored, restored and expired). The kit's core
 (:class:`~loopwarden.streams.runtime.state.core.KeyedCore`) does the rest, driven by
-the worker (:mod:`.keyed`) or in memory by a test (:mod:`.harness`).
+the worker (:mod:`~loopwarden.streams.runtime.keyed_runner`), in memory by a test
+(:mod:`.harness`) or over a dict by the offline entry points (:mod:`.offline`). It
+hands each record a :class:`~loopwarden.streams.runtime.state.view.StateView` built
+once, with the declaration's idle TTL, and remembers the keys it touched itself.
 
-Each record's outcome is a :class:`KeyedOutcome`: the states to write back, dead
-letters, re-routes, what was seen, and the capability's named outputs.
+Each record's outcome is a :class:`KeyedOutcome`: the states to write back (the view's
+``changed``), dead letters, re-routes, what was seen, and the capability's named
+outputs, declared once in its ``OUTPUTS``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
 from loopwarden.schemas.positions import Origin
 from loopwarden.settings import Settings, TopicSettings
 from loopwarden.streams.runtime.state.reroute import Reroute
 from loopwarden.streams.runtime.state.view import StateView
+
+
+@dataclass(frozen=True, slots=True)
+class KeyedRecord:
+    """A record as a keyed processor sees it: its bytes, its headers, where it was read
+    and, for a re-routed one, where its events came from (``origin``, from its headers).
+    The worker's :class:`~loopwarden.streams.runtime.records.Record` is one."""
+
+    value: bytes | None
+    key: bytes | None
+    headers: Sequence[Any]
+    source: SourcePosition
+    origin: Origin | None = None
 
 
 class KeyedState(Protocol):
@@ -47,9 +64,14 @@ class KeyedOutcome(Generic[S]):
     events: int = 0
     """Events applied."""
 
+    OUTPUTS: ClassVar[tuple[tuple[str, str], ...]] = ()
+    """(output name, the outcome's list of them), in the order they are sent."""
+
     def outputs(self) -> Iterator[tuple[str, Any]]:
-        """The named outputs (topic role, value), in the order they are sent."""
-        return iter(())
+        """The named outputs (output name, value), in the order of ``OUTPUTS``."""
+        for name, field_name in self.OUTPUTS:
+            for value in getattr(self, field_name):
+                yield name, value
 
 
 Out = TypeVar("Out", bound=KeyedOutcome[Any])
@@ -59,23 +81,10 @@ Out_co = TypeVar("Out_co", bound=KeyedOutcome[Any], covariant=True)
 class KeyedProcessor(Protocol[Out_co]):
     """A capability's pure processor: a record and its states in, an outcome out."""
 
-    def process(
-        self,
-        value: bytes | None,
-        key: bytes | None,
-        source: SourcePosition,
-        load_state: Callable[[str], Any],
-        origin: Origin | None = None,
-        headers: Sequence[Any] = (),
-    ) -> Out_co:
-        """Apply one record; ``load_state`` reads a key's state (the kit's: written,
-        pending or cached); ``origin`` is set for a re-routed record."""
-        ...
-
-    @property
-    def touched(self) -> Iterable[str]:
-        """The keys the last (or current) :meth:`process` call loaded or changed (its
-        :class:`~loopwarden.streams.runtime.state.view.StateView`'s)."""
+    def process(self, record: KeyedRecord, states: StateView[Any]) -> Out_co:
+        """Apply one record to ``states`` (the kit's view of them: what this record
+        changed, else written, pending or cached); the outcome's ``states`` is the
+        view's ``changed``."""
         ...
 
 
@@ -119,14 +128,10 @@ class KeyedDeclaration(Generic[S]):
     busy key's snapshot is not decoded again after each write."""
 
     def view(
-        self,
-        load: Callable[[str], S | None],
-        changed: dict[str, S | None],
-        idle_ttl_s: float,
-        partition: int,
+        self, load: Callable[[str], S | None], idle_ttl_s: float, partition: int
     ) -> StateView[S]:
         """The states one record of ``partition`` applies to (see :class:`StateView`)."""
-        return StateView(self, load, changed, idle_ttl_s, partition)
+        return StateView(self, load, idle_ttl_s, partition)
 
 
 Settle = Callable[[list[Out]], Iterable[tuple[str, Any]]]

@@ -1,12 +1,13 @@
 """The states one record applies to, looked up the same way for every keyed capability.
 
-A processor asks its :class:`StateView` for a key's state instead of reading the
-store: the view looks in one order — the copy this record already changed, else the
-kit's (pending, cached or stored) — makes a new state when there is none, and a fresh
-one when the key was idle longer than its TTL of *event* time (so the worker,
-``detect`` and ``replay`` decide expiry alike, whatever the wall clock did). It
-remembers every key it was asked for: the keys a failed record may have
-half-updated, which the kit puts back.
+The kit hands each record a :class:`StateView` (built once per record, with the
+declaration's idle TTL); the processor asks it for a key's state instead of reading
+the store, and puts what it changed in its ``changed``. The view looks in one order —
+the copy this record already changed, else the kit's (pending, cached or stored) —
+makes a new state when there is none, and a fresh one when the key was idle longer
+than its TTL of *event* time (so the worker, ``detect`` and ``replay`` decide expiry
+alike, whatever the wall clock did). It remembers every key it was asked for (its
+``touched``): the keys a failed record may have half-updated, which the kit puts back.
 """
 
 from __future__ import annotations
@@ -31,15 +32,15 @@ class StateView(Generic[S]):
         self,
         declaration: KeyedDeclaration[S],
         load: Callable[[str], S | None],
-        changed: dict[str, S | None],
         idle_ttl_s: float,
         partition: int,
     ) -> None:
-        """``load`` reads a stored state (None: none); ``changed`` is the outcome's
-        states, which the processor fills as it goes."""
+        """``load`` reads a stored state (None: none)."""
         self.declaration = declaration
         self.load = load
-        self.changed = changed
+        self.changed: dict[str, S | None] = {}
+        """The states this record changed, by key (None: ended), which the processor
+        fills as it goes: its outcome's ``states``."""
         self.idle_ttl_s = idle_ttl_s
         self.partition = partition
         self.touched: set[str] = set()
