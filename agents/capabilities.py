@@ -112,7 +112,6 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability(
         role="monitor",
         agent="monitor_actions",
-        inputs=lambda t: (t.actions, t.actions_reroute),
         outputs=("warnings", "reflection_requests", "memory_lessons", "verdicts"),
         wiring=_monitor,
         bundled=True,
@@ -123,7 +122,6 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability(
         role="guardrails",
         agent="apply_guardrails",
-        inputs=lambda t: (t.loop_completions, t.completions_reroute),
         outputs=("decisions", "warnings"),
         wiring=_guardrails,
         bundled=True,
@@ -133,7 +131,6 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability(
         role="fleet",
         agent="watch_fleet",
-        inputs=lambda t: (t.actions, t.fleet_reroute),
         outputs=("warnings", "fleet_warnings", "tool_outages", "verdicts"),
         wiring=_fleet,
         bundled=True,
@@ -144,21 +141,22 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability(
         role="memory",
         agent="store_memories",
-        inputs=lambda t: (t.memory_writes,),
+        input_topics=lambda t: (t.memory_writes,),
         outputs=("memory_outcomes",),
         wiring=_memory,
     ),
     Capability(
         role="memory",
         agent="store_lessons",
-        inputs=lambda t: (t.memory_lessons,),
+        input_topics=lambda t: (t.memory_lessons,),
         outputs=("memory_outcomes",),
         wiring=_lessons,
     ),
     Capability(
         role="experience",
         agent="replay_experience",
-        inputs=lambda t: (t.actions,),
+        # its home topic only: what the monitor re-routes is the monitor's to apply
+        input_topics=lambda t: (t.actions,),
         outputs=("advice",),
         wiring=_experience,
         bundled=True,
@@ -168,7 +166,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability(
         role="analyst",
         agent="analyze_reflections",
-        inputs=lambda t: (t.reflection_requests,),
+        input_topics=lambda t: (t.reflection_requests,),
         outputs=("reflections", "warnings", "loop_completions"),
         wiring=_analyst,
         enabled=lambda s: s.analyst.enabled,
@@ -176,14 +174,13 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability(
         role="otlp",
         agent="ingest_otlp_spans",
-        inputs=lambda t: (t.otlp_spans,),
+        input_topics=lambda t: (t.otlp_spans,),
         outputs=("actions",),
         wiring=_otlp,
     ),
     Capability(
         role="hooks",
-        agent="claude_code_hooks",
-        inputs=lambda t: (),
+        agent="claude_code_hooks",  # fed over HTTP: no input topic
         outputs=("actions",),
         wiring=_hooks,
         enabled=lambda s: s.web_port > 0,

@@ -78,7 +78,7 @@ from bench_measure import (
 from quix_monitor import create_quix_topics, serve_quix
 from workloads import Prepared, expected_warnings, real, synthetic, warmup
 
-from loopwarden.agents.capabilities import STATE_TABLES
+from loopwarden.agents.capabilities import CAPABILITIES
 from loopwarden.settings import Settings
 from loopwarden.streams.tools.broker import EmbeddedBroker
 from loopwarden.streams.tools.topics import ensure_topics
@@ -196,7 +196,7 @@ async def run_rep(
     expected = plans.expected(engine, settings, workload, rep, n)
     if engine == "quix":
         await create_quix_topics(settings)
-    await ensure_topics(settings, STATE_TABLES)
+    await ensure_topics(settings, CAPABILITIES)
     collector = Collector(settings)
     await collector.start()
     started = time.monotonic()

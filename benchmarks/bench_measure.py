@@ -19,7 +19,7 @@ import orjson
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from workloads import Prepared
 
-from loopwarden.agents.capabilities import STATE_TABLES
+from loopwarden.agents.capabilities import CAPABILITIES
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 from test_brokers import BROKER_KINDS, kafka_worker_settings, new_test_broker
@@ -73,7 +73,7 @@ def patterns_worker(tag: str) -> Iterator[Settings]:
         settings = settings.model_copy(
             update={"detection": detection, "memory": memory, "data_dir": f"{home}/data"}
         )
-        asyncio.run(ensure_topics(settings, STATE_TABLES))
+        asyncio.run(ensure_topics(settings, CAPABILITIES))
         worker = start_worker_process(settings, f"{home}/worker.log")
         try:
             yield settings

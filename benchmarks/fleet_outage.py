@@ -36,7 +36,7 @@ from bench_engines import bench_settings, start_engine
 from bench_measure import LOGS, embedded_broker, publish, wait_caught_up, write_results
 from workloads import Prepared, real, warmup
 
-from loopwarden.agents.capabilities import STATE_TABLES
+from loopwarden.agents.capabilities import CAPABILITIES
 from loopwarden.schemas import codec
 from loopwarden.settings import Settings
 from loopwarden.streams.tools.broker import EmbeddedBroker
@@ -159,7 +159,7 @@ async def run_mode(mode: str, broker: EmbeddedBroker, args: argparse.Namespace) 
     settings = settings.model_copy(
         update={"roles": frozenset({"monitor", "fleet"}), "fleet": fleet}
     )
-    await ensure_topics(settings, STATE_TABLES)
+    await ensure_topics(settings, CAPABILITIES)
     outputs = Outputs(settings)
     await outputs.start()
     process = start_engine("loopwarden", settings, LOGS / f"{tag}.log")

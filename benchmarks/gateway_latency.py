@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"
 from gateway_process import GatewayProcess
 from scripted_model import ScriptedModel
 
-from loopwarden.agents.capabilities import STATE_TABLES
+from loopwarden.agents.capabilities import CAPABILITIES
 from loopwarden.cli.runtime import start_worker_process, stop_process
 from loopwarden.schemas.tool_calls import STOP_HEADER
 from loopwarden.settings import Settings
@@ -108,7 +108,7 @@ def main() -> None:
             settings = settings.model_copy(update={"data_dir": f"{home}/{tag}", "memory": memory})
             worker = None
             if setting != "no broker":
-                asyncio.run(ensure_topics(settings, STATE_TABLES))
+                asyncio.run(ensure_topics(settings, CAPABILITIES))
             if setting == "worker healthy":
                 worker = start_worker_process(settings, f"{home}/{tag}-worker.log")
             gateway = GatewayProcess(settings, model.url, f"{home}/{tag}-gateway.log")

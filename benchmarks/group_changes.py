@@ -33,7 +33,7 @@ from bench_measure import LOGS, bench_broker, write_results
 from group_owners import owned
 from test_brokers import kafka_worker_settings
 
-from loopwarden.agents.capabilities import STATE_TABLES
+from loopwarden.agents.capabilities import CAPABILITIES
 from loopwarden.cli.runtime import start_worker_process, stop_process
 from loopwarden.settings import Settings
 from loopwarden.streams.client.publisher import AsyncPublisher
@@ -98,7 +98,7 @@ async def one_run(broker: Any, kind: str, run: int, args: argparse.Namespace) ->
     )
     if kind == "kafka":
         settings = kafka_worker_settings(settings)
-    await ensure_topics(settings, STATE_TABLES)
+    await ensure_topics(settings, CAPABILITIES)
     loops = [f"{tag}-loop-{n}" for n in range(args.loops)]
     logs = [LOGS / f"{tag}-w{n}.log" for n in range(args.joiners + 1)]
     processes = []

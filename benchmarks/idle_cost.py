@@ -48,7 +48,7 @@ from bench_measure import (
 )
 from workloads import real, warmup
 
-from loopwarden.agents.capabilities import CAPABILITIES, STATE_TABLES
+from loopwarden.agents.capabilities import CAPABILITIES
 from loopwarden.settings import Settings
 from loopwarden.streams.tools.broker import EmbeddedBroker
 from loopwarden.streams.tools.topics import ensure_topics
@@ -121,7 +121,7 @@ async def measure(
     engine: str, broker: EmbeddedBroker, args: argparse.Namespace, logs: Path
 ) -> list[Window]:
     settings = bench_settings(f"idle-{engine}", broker, args.partitions, logs, "real")
-    await ensure_topics(settings, STATE_TABLES)
+    await ensure_topics(settings, CAPABILITIES)
     collector = Collector(settings)
     await collector.start()
     if engine in SERVED:

@@ -29,7 +29,7 @@ import time
 import uuid
 from pathlib import Path
 
-from loopwarden.agents.capabilities import STATE_TABLES
+from loopwarden.agents.capabilities import CAPABILITIES
 
 sys.path.insert(0, str(Path(__file__).parent))
 from replay import committed_end
@@ -88,7 +88,7 @@ def main() -> None:
                 "memory": settings.memory.model_copy(update={"uri": f"{scratch}/memory"}),
             }
         )
-        asyncio.run(ensure_topics(settings, STATE_TABLES))
+        asyncio.run(ensure_topics(settings, CAPABILITIES))
         env = {**os.environ, **settings_env(settings)}
         with open(Path(scratch) / "worker.log", "wb") as log:
             worker = subprocess.Popen(

@@ -50,7 +50,7 @@ import numpy as np
 from realistic_memories import cluster_members, embedded_sentences, entities_of, memory_batches
 from replay import committed_end
 
-from loopwarden.agents.capabilities import STATE_TABLES
+from loopwarden.agents.capabilities import CAPABILITIES
 from loopwarden.agents.memory.embedding import HashingEmbedder
 from loopwarden.agents.memory.importer import MemoryImporter
 from loopwarden.schemas.memory_columns import check_columns
@@ -170,7 +170,7 @@ def worker_settings(broker: EmbeddedBroker, scratch: Path) -> Settings:
             "log_level": "info",
         }
     )
-    asyncio.run(ensure_topics(settings, STATE_TABLES))
+    asyncio.run(ensure_topics(settings, CAPABILITIES))
     return settings
 
 

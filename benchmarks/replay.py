@@ -34,7 +34,7 @@ from pathlib import Path
 
 import orjson
 
-from loopwarden.agents.capabilities import STATE_TABLES
+from loopwarden.agents.capabilities import CAPABILITIES
 
 sys.path.insert(0, str(Path(__file__).parent))
 from workloads import synthetic_pairs
@@ -80,7 +80,7 @@ def one_rep(broker: EmbeddedBroker, n: int, loops: int, seed: int, scratch: Path
             "memory": settings.memory.model_copy(update={"uri": str(scratch / tag / "memory")}),
         }
     )
-    asyncio.run(ensure_topics(settings, STATE_TABLES))
+    asyncio.run(ensure_topics(settings, CAPABILITIES))
     t0 = time.time() - n  # event time: one event per second, in the past
     pairs = synthetic_pairs(n, loops, seed, tag)
     events = [

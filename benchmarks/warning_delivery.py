@@ -71,7 +71,7 @@ from loopwarden.adapters.guard import LoopGuard
 from loopwarden.adapters.langchain import LoopwardenMiddleware
 from loopwarden.adapters.openai_agents import LoopwardenStopped, watch
 from loopwarden.adapters.pydantic_ai import Loopwarden
-from loopwarden.agents.capabilities import STATE_TABLES
+from loopwarden.agents.capabilities import CAPABILITIES
 from loopwarden.cli.runtime import start_worker_process, stop_process
 from loopwarden.schemas.tool_calls import CONTEXT_HEADER
 from loopwarden.settings import Settings
@@ -264,7 +264,7 @@ def run_broker(kind: str, args: argparse.Namespace) -> dict[str, Any]:
         for setting, (bound, verdicts) in SETTINGS.items():
             tag = f"wd{setting.replace(' ', '')}{uuid.uuid4().hex[:4]}"
             settings = worker_settings(broker, kind, tag, home, verdicts)
-            asyncio.run(ensure_topics(settings, STATE_TABLES))
+            asyncio.run(ensure_topics(settings, CAPABILITIES))
             worker = start_worker_process(settings, f"{home}/{tag}-worker.log")
             try:
                 rows = measure_delivery(settings, default_ms if bound is None else bound, args.runs)

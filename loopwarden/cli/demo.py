@@ -71,7 +71,7 @@ def demo(timeout: float, keep_logs: bool) -> None:
     everything it started. Its temporary folder (logs, memory) is removed afterwards
     unless --keep-logs is given or the demo failed.
     """
-    from loopwarden.agents.capabilities import STATE_TABLES
+    from loopwarden.agents.capabilities import CAPABILITIES
     from loopwarden.demo import LEGEND, run_demo
     from loopwarden.streams.tools.broker import EmbeddedBroker
     from loopwarden.streams.tools.topics import ensure_topics
@@ -87,7 +87,7 @@ def demo(timeout: float, keep_logs: bool) -> None:
             }
         )
         click.echo(f"embedded broker (Tansu) on {broker.bootstrap_servers}")
-        asyncio.run(ensure_topics(settings, STATE_TABLES))
+        asyncio.run(ensure_topics(settings, CAPABILITIES))
         worker = start_worker_process(settings, log_path=str(logs / "worker.log"))
         try:  # from here on, however the demo ends, the worker is stopped
             click.echo(f"worker started (pid {worker.pid}); it joins its group in a few seconds")

@@ -85,27 +85,27 @@ def topics(bootstrap_servers: str | None, show_plan: bool, check_only: bool) -> 
     Partitions, replicas, min.insync.replicas and retention come from LOOPWARDEN_TOPICS__*
     (docs/operations.md, "Running on your Kafka").
     """
-    from loopwarden.agents.capabilities import STATE_TABLES
+    from loopwarden.agents.capabilities import CAPABILITIES
     from loopwarden.streams.tools.topic_plan import create_commands, topic_plan
     from loopwarden.streams.tools.topics import check_topics, ensure_topics
 
     settings = settings_with(bootstrap_servers)
     if show_plan:
         for line in create_commands(
-            topic_plan(settings, STATE_TABLES), settings.kafka.bootstrap_servers
+            topic_plan(settings, CAPABILITIES), settings.kafka.bootstrap_servers
         ):
             click.echo(line)
         return
     if not check_only:
-        created = asyncio.run(ensure_topics(settings, STATE_TABLES))
+        created = asyncio.run(ensure_topics(settings, CAPABILITIES))
         for name in created:
             click.echo(f"created {name}")
-    problems = asyncio.run(check_topics(settings, STATE_TABLES))
+    problems = asyncio.run(check_topics(settings, CAPABILITIES))
     for problem in problems:
         click.echo(f"differs: {problem}", err=True)
     if problems:
         raise click.exceptions.Exit(1)
-    click.echo(f"all {len(topic_plan(settings, STATE_TABLES))} topics exist as planned")
+    click.echo(f"all {len(topic_plan(settings, CAPABILITIES))} topics exist as planned")
 
 
 @click.command()
@@ -125,7 +125,7 @@ def dev(port: int, web_port: int) -> None:
 
     if web_port:
         check_port_free(web_port, "--web-port / LOOPWARDEN_WEB_PORT")
-    from loopwarden.agents.capabilities import STATE_TABLES
+    from loopwarden.agents.capabilities import CAPABILITIES
     from loopwarden.streams.tools.topics import ensure_topics
 
     stop = StopRequest()
@@ -135,7 +135,7 @@ def dev(port: int, web_port: int) -> None:
         settings = settings_with(running.bootstrap_servers, web_port=web_port or None)
         # the topics exist before the line that points other commands here is printed:
         # an agent started at once finds them (the worker would make them a little later)
-        asyncio.run(ensure_topics(settings, STATE_TABLES))
+        asyncio.run(ensure_topics(settings, CAPABILITIES))
         click.echo(f"broker on {running.bootstrap_servers}; starting a worker…")
         click.echo(f"export LOOPWARDEN_KAFKA__BOOTSTRAP_SERVERS={running.bootstrap_servers}")
         if settings.web_port and settings.api.token is None:  # overrides need a token

@@ -27,6 +27,7 @@ from loopwarden.settings import Settings
 from loopwarden.streams.client.security import faust_credentials
 from loopwarden.streams.runtime.backoff import Backoff
 from loopwarden.streams.runtime.bundles import BundleAcks
+from loopwarden.streams.runtime.capability import Capability
 from loopwarden.streams.runtime.dead_letters import DeadLetters
 from loopwarden.streams.runtime.outcomes import reroute_to
 from loopwarden.streams.runtime.outputs import OutputRouter
@@ -56,6 +57,9 @@ class LoopwardenApp(faust.App):
     outputs: OutputRouter
     resources: Any
     """What the capabilities share (the composition root's resources)."""
+    capabilities: tuple[Capability, ...] = ()
+    """Every capability the worker was assembled with (those it runs and the others:
+    the topics it creates are derived from all of them)."""
     answering_roles: tuple[str, ...] = ()
     """The roles of this worker that answer every action event with a verdict."""
     output_sinks: dict[str, Any]

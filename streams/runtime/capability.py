@@ -87,13 +87,14 @@ class Capability:
     """The ``settings.roles`` entry that turns it on."""
     agent: str
     """Its Faust agent's name (and its runner's, its metrics' ``loopwarden.agent``)."""
-    inputs: Callable[[TopicSettings], tuple[str, ...]]
-    """The topics it reads, read as one stream (none: it is fed over HTTP)."""
     outputs: tuple[OutputName, ...]
     """The named outputs it produces (see ``streams.runtime.outputs.ROUTES``)."""
     wiring: Callable[[], Register]
     """Loads ``register(app, resources, capability)``, which builds the processor and
     its state and hands them to the generic runner (or the keyed-state kit)."""
+    input_topics: Callable[[TopicSettings], tuple[str, ...]] | None = None
+    """The topics it reads, read as one stream; by default a keyed capability's state's
+    home and re-route topics, else none (it is fed over HTTP). See :meth:`inputs`."""
     bundled: bool = False
     """Its input is consumed as bundles of a partition's records."""
     enabled: Callable[[Settings], bool] = _always
@@ -106,6 +107,15 @@ class Capability:
     """It answers every action event it applies or skips with a verdict (the warnings it
     sent about it, maybe none: :mod:`~loopwarden.streams.runtime.verdicts`), so that a
     guard's wait before the next model call ends when the worker is done with the event."""
+
+    def inputs(self, topics: TopicSettings) -> tuple[str, ...]:
+        """The topics it reads (``input_topics``, else its keyed state's home and
+        re-route topics, else none); the first is its home topic."""
+        if self.input_topics is not None:
+            return self.input_topics(topics)
+        if self.state is not None:
+            return (self.state.home_topic(topics), self.state.reroute_topic(topics))
+        return ()
 
     def runs_in(self, settings: Settings) -> bool:
         """True when a worker with ``settings`` runs this capability."""

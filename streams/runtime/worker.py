@@ -50,6 +50,7 @@ def assemble_worker_app(
     default_redactor().use_prefilter()  # every capability's decoder redacts
     app = create_app(settings, telemetry)
     app.resources = resources
+    app.capabilities = tuple(capabilities)
     app.answering_roles = tuple(
         sorted({c.role for c in capabilities if c.answers and c.runs_in(settings)})
     )
@@ -113,7 +114,7 @@ def run_worker(settings: Settings, build: AppBuilder) -> None:
     try:
         app = build(settings, telemetry)  # settings errors surface before Kafka
         os.makedirs(settings.data_dir, exist_ok=True)  # Faust creates only the last level
-        asyncio.run(ensure_topics(settings, list(app.tables)))  # its own tables
+        asyncio.run(ensure_topics(settings, app.capabilities, list(app.tables)))  # its tables
         # Everything imported and built so far lives as long as the process: frozen out
         # of the cyclic collector, whose full scans otherwise walk it again and again
         # while a batch allocates its outcomes (30,000 outcome dicts: 6.8 → 1.9 µs each).

@@ -2,7 +2,10 @@
 
 Pure: :func:`topic_plan` is what ``ensure_topics`` creates, what ``loopwarden topics
 --plan`` prints for a platform team that forbids clients to create topics, and what
-``loopwarden topics --check`` compares the cluster's described configs with.
+``loopwarden topics --check`` compares the cluster's described configs with. Nothing
+here lists a topic: they are derived from the capabilities' declarations (their
+inputs, their keyed states' home and re-route topics, the named outputs' routes), so a
+new capability's topics are planned, created and checked from its row.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from loopwarden.settings import Settings
+from loopwarden.streams.runtime.capability import Capability
+from loopwarden.streams.runtime.outputs import ROUTES
 
 
 @dataclass(frozen=True)
@@ -27,49 +32,53 @@ class TopicSpec:
     ``faust`` (its leader election)."""
 
 
+def state_tables(capabilities: Iterable[Capability]) -> list[str]:
+    """The tables of ``capabilities``' keyed state declarations, in declaration order."""
+    return [c.state.table for c in capabilities if c.state is not None]
+
+
 def changelog_topics(settings: Settings, tables: Iterable[str]) -> list[str]:
-    """The changelogs of the Faust ``tables`` (``<app id>-<table>-changelog``); a worker's
-    tables are those of its capabilities' state declarations (the composition root's
-    ``STATE_TABLES``)."""
+    """The changelogs of the Faust ``tables`` (``<app id>-<table>-changelog``)."""
     return [f"{settings.app_id}-{table}-changelog" for table in tables]
 
 
-def copartitioned_topics(settings: Settings, tables: Iterable[str]) -> list[str]:
-    """Topics whose partition *n* must hold the same loops: inputs, re-routes, changelogs."""
+def keyed_topics(settings: Settings, capabilities: Iterable[Capability]) -> list[str]:
+    """The home and re-route topics of ``capabilities``' keyed states, each once."""
     t = settings.topics
-    return [
-        t.actions,
-        t.actions_reroute,
-        t.loop_completions,
-        t.completions_reroute,
-        t.fleet_reroute,
-        *changelog_topics(settings, tables),
-    ]
+    found: dict[str, None] = {}
+    for capability in capabilities:
+        if capability.state is not None:
+            found[capability.state.home_topic(t)] = None
+            found[capability.state.reroute_topic(t)] = None
+    return list(found)
 
 
-def topic_names(settings: Settings) -> list[str]:
-    """The topics a worker reads and writes (not Faust's internal ones nor changelogs)."""
+def copartitioned_topics(
+    settings: Settings, capabilities: Iterable[Capability], tables: Iterable[str] | None = None
+) -> list[str]:
+    """Topics whose partition *n* must hold the same keys: the keyed states' home and
+    re-route topics and the changelogs of ``tables`` (default: ``capabilities``')."""
+    capabilities = list(capabilities)
+    tables = state_tables(capabilities) if tables is None else tables
+    return [*keyed_topics(settings, capabilities), *changelog_topics(settings, tables)]
+
+
+def topic_names(settings: Settings, capabilities: Iterable[Capability]) -> list[str]:
+    """The topics a worker reads and writes (not Faust's internal ones nor changelogs),
+    derived from the declarations, each once: the keyed states' home and re-route
+    topics, every named output's route and the dead-letter topic — planned whatever
+    the roles, another worker of the group may run them — and the inputs of the
+    capabilities ``settings`` run (a topic only read, written by another program such
+    as the OpenTelemetry Collector's spans, is planned where it is read)."""
     t = settings.topics
-    return [
-        t.actions,
-        t.warnings,
-        t.reflection_requests,
-        t.loop_completions,
-        t.reflections,
-        t.memory_writes,
-        t.memory_lessons,
-        t.memory_outcomes,
-        t.decisions,
-        t.dead_letter,
-        t.advice,
-        t.actions_reroute,
-        t.completions_reroute,
-        t.fleet_reroute,
-        t.fleet_warnings,
-        t.tool_outages,
-        t.verdicts,
-        *([t.otlp_spans] if "otlp" in settings.roles else []),
-    ]
+    capabilities = list(capabilities)
+    found: dict[str, None] = dict.fromkeys(keyed_topics(settings, capabilities))
+    found.update(dict.fromkeys(route.topic(t) for route in ROUTES.values()))
+    found[t.dead_letter] = None
+    for capability in capabilities:
+        if capability.runs_in(settings):
+            found.update(dict.fromkeys(capability.inputs(t)))
+    return list(found)
 
 
 def leader_topic(settings: Settings) -> str:
@@ -88,18 +97,23 @@ def events_topic(settings: Settings, name: str) -> TopicSpec:
     return TopicSpec(name, t.partitions, t.replication_factor, configs)
 
 
-def topic_plan(settings: Settings, tables: Iterable[str]) -> list[TopicSpec]:
-    """Every topic a worker with ``settings`` and the state ``tables`` needs, with the
-    configs it is created with.
+def topic_plan(
+    settings: Settings, capabilities: Iterable[Capability], tables: Iterable[str] | None = None
+) -> list[TopicSpec]:
+    """Every topic a worker with ``settings`` and ``capabilities`` needs, with the configs
+    it is created with; changelogs for ``tables`` (default: the capabilities' state
+    tables; a worker's own: those its app declared).
 
     Configs are explicit, never the broker's defaults, so that a cluster described
     back says the same whatever its defaults (``--check``).
     """
     t = settings.topics
+    capabilities = list(capabilities)
+    tables = state_tables(capabilities) if tables is None else tables
     insync = str(t.min_insync())
     memory = {t.memory_writes, t.memory_lessons}
     plan: list[TopicSpec] = []
-    for name in topic_names(settings):
+    for name in topic_names(settings, capabilities):
         spec = replace(events_topic(settings, name), partitions=t.partitions_of(name))
         if name in memory:  # the record a store is rebuilt from
             retention = {"retention.ms": str(t.memory_retention_ms)}

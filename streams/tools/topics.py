@@ -23,11 +23,13 @@ from loopwarden.errors import ConfigurationError, LoopwardenError
 from loopwarden.settings import Settings
 from loopwarden.streams.client.connect import start_client
 from loopwarden.streams.client.security import client_options
+from loopwarden.streams.runtime.capability import Capability
 from loopwarden.streams.tools.topic_plan import (
     TopicSpec,
     changelog_topics,
     copartitioned_topics,
     drift,
+    state_tables,
     topic_names,
     topic_plan,
 )
@@ -54,9 +56,12 @@ def _admin(settings: Settings) -> AIOKafkaAdminClient:
     )
 
 
-async def ensure_topics(settings: Settings, tables: Iterable[str]) -> list[str]:
-    """Create any missing loopwarden topic and the changelog of each of ``tables`` (a
-    worker's: its app's; every capability's: ``STATE_TABLES``); return the names created.
+async def ensure_topics(
+    settings: Settings, capabilities: Iterable[Capability], tables: Iterable[str] | None = None
+) -> list[str]:
+    """Create any missing topic of ``capabilities`` (see :func:`topic_plan`) and the
+    changelog of each of ``tables`` (default: the capabilities'; a worker's: its app's);
+    return the names created.
 
     Changelogs are created here, before any worker or API call can make the broker
     auto-create one with its default partition count. Existing topics are left as
@@ -70,9 +75,11 @@ async def ensure_topics(settings: Settings, tables: Iterable[str]) -> list[str]:
     await start_client(admin, settings.kafka.bootstrap_servers)
     try:
         existing = set(await admin.list_topics())
-        tables = list(tables)
-        await _check_partitions(admin, settings, existing, tables)
-        missing = [spec for spec in topic_plan(settings, tables) if spec.name not in existing]
+        capabilities = list(capabilities)
+        tables = state_tables(capabilities) if tables is None else list(tables)
+        await _check_partitions(admin, settings, existing, capabilities, tables)
+        plan = topic_plan(settings, capabilities, tables)
+        missing = [spec for spec in plan if spec.name not in existing]
         if not missing:
             return []
         response = await admin.create_topics([_new_topic(spec) for spec in missing])
@@ -144,9 +151,14 @@ async def ensure_topic(settings: Settings, spec: TopicSpec) -> bool:
 
 
 async def _check_partitions(
-    admin: AIOKafkaAdminClient, settings: Settings, existing: set[str], tables: list[str]
+    admin: AIOKafkaAdminClient,
+    settings: Settings,
+    existing: set[str],
+    capabilities: list[Capability],
+    tables: list[str],
 ) -> None:
-    names = [name for name in copartitioned_topics(settings, tables) if name in existing]
+    copartitioned = copartitioned_topics(settings, capabilities, tables)
+    names = [name for name in copartitioned if name in existing]
     if not names:
         return
     wrong = []
@@ -163,16 +175,17 @@ async def _check_partitions(
 
 
 async def described_topics(
-    settings: Settings, tables: Iterable[str]
+    settings: Settings, capabilities: Iterable[Capability]
 ) -> dict[str, tuple[int, int, dict[str, str]]]:
-    """``{topic: (partitions, replicas, configs)}`` of the planned topics (with
-    ``tables``' changelogs) that exist, as the cluster describes them (every config,
-    set at creation or a default)."""
+    """``{topic: (partitions, replicas, configs)}`` of ``capabilities``' planned topics
+    that exist, as the cluster describes them (every config, set at creation or a
+    default)."""
     admin = _admin(settings)
     await start_client(admin, settings.kafka.bootstrap_servers)
     try:
         existing = set(await admin.list_topics())
-        names = [spec.name for spec in topic_plan(settings, tables) if spec.name in existing]
+        plan = topic_plan(settings, capabilities)
+        names = [spec.name for spec in plan if spec.name in existing]
         if not names:
             return {}
         layout = {
@@ -195,12 +208,13 @@ async def described_topics(
         await admin.close()
 
 
-async def check_topics(settings: Settings, tables: Iterable[str]) -> list[str]:
-    """What differs between the cluster and the plan (with ``tables``' changelogs):
-    missing topics, partitions, replicas and configs (empty: every topic as planned)."""
-    described = await described_topics(settings, tables)
+async def check_topics(settings: Settings, capabilities: Iterable[Capability]) -> list[str]:
+    """What differs between the cluster and ``capabilities``' plan: missing topics,
+    partitions, replicas and configs (empty: every topic as planned)."""
+    capabilities = list(capabilities)
+    described = await described_topics(settings, capabilities)
     problems = []
-    for spec in topic_plan(settings, tables):
+    for spec in topic_plan(settings, capabilities):
         if spec.name not in described:
             problems.append(f"{spec.name}: missing")
             continue

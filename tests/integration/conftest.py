@@ -28,7 +28,7 @@ from apache_kafka import KafkaCluster
 from test_brokers import broker_kind, kafka_worker_settings, new_test_broker
 from warm_processes import WarmWorker, start_warm_worker
 
-from loopwarden.agents.capabilities import STATE_TABLES
+from loopwarden.agents.capabilities import CAPABILITIES
 from loopwarden.cli.runtime import start_worker_process, stop_process
 from loopwarden.schemas.warnings import WarningKind
 from loopwarden.settings import LimitSettings, Settings, settings_env
@@ -124,7 +124,7 @@ class WorkerProcess:
 def create_topics(settings: Settings) -> None:
     """Create the topics, also when called from inside a running event loop."""
     with ThreadPoolExecutor(1) as pool:
-        pool.submit(asyncio.run, ensure_topics(settings, STATE_TABLES)).result(30)
+        pool.submit(asyncio.run, ensure_topics(settings, CAPABILITIES)).result(30)
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
-from loopwarden.agents.capabilities import STATE_TABLES
+from loopwarden.agents.capabilities import CAPABILITIES
 from loopwarden.settings import Settings
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.tools.topics import ensure_topics
@@ -40,7 +40,7 @@ async def _assigned(app: LoopwardenApp, timeout_s: float) -> None:
 @contextlib.asynccontextmanager
 async def running_app(settings: Settings) -> AsyncIterator[LoopwardenApp]:
     """The worker app of ``settings``, started in this loop and assigned its partitions."""
-    await ensure_topics(settings, STATE_TABLES)
+    await ensure_topics(settings, CAPABILITIES)
     app = build_worker_app(settings)
     try:
         await asyncio.wait_for(app.start(), START_TIMEOUT_S)

@@ -12,7 +12,7 @@ import orjson
 import pytest
 from faultsuite.harness import wait_ready
 
-from loopwarden.agents.capabilities import STATE_TABLES
+from loopwarden.agents.capabilities import CAPABILITIES
 from loopwarden.schemas import codec
 from loopwarden.schemas.warnings import LoopWarning
 from loopwarden.settings import settings_env
@@ -54,7 +54,7 @@ async def test_tail_says_it_lost_the_broker_and_gives_up_with_exit_3(tmp_path):
     tail = None
     try:
         settings = isolated_settings(broker, "tail-lost")
-        await ensure_topics(settings, STATE_TABLES)
+        await ensure_topics(settings, CAPABILITIES)
         warning = LoopWarning(
             warning_id="w-tail-lost",
             kind="repeated_outcome",

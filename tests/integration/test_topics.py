@@ -9,7 +9,7 @@ import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
-from loopwarden.agents.capabilities import STATE_TABLES
+from loopwarden.agents.capabilities import CAPABILITIES, STATE_TABLES
 from loopwarden.errors import ConfigurationError
 from loopwarden.streams.tools.topic_plan import leader_topic
 from loopwarden.streams.tools.topics import (
@@ -36,33 +36,33 @@ async def _partitions(bootstrap: str, names: list[str]) -> dict[str, int]:
 
 async def test_changelogs_are_created_with_the_configured_partitions(broker):
     settings = isolated_settings(broker, "layout")
-    created = await ensure_topics(settings, STATE_TABLES)
-    wanted = topic_names(settings) + changelog_topics(settings, STATE_TABLES)
+    created = await ensure_topics(settings, CAPABILITIES)
+    wanted = topic_names(settings, CAPABILITIES) + changelog_topics(settings, STATE_TABLES)
     assert sorted(created) == sorted([*wanted, leader_topic(settings)])
     counts = await _partitions(broker.bootstrap_servers, wanted)
     lessons = counts.pop(settings.topics.memory_lessons)
     assert lessons == settings.topics.lessons_partitions == 1  # few, one table: one partition
     assert set(counts.values()) == {settings.topics.partitions}
-    assert await ensure_topics(settings, STATE_TABLES) == []  # idempotent
+    assert await ensure_topics(settings, CAPABILITIES) == []  # idempotent
 
 
 async def test_a_copartitioned_topic_with_another_count_is_refused(broker):
     settings = isolated_settings(broker, "layout-mismatch")
-    await ensure_topics(settings, STATE_TABLES)
+    await ensure_topics(settings, CAPABILITIES)
     wider = settings.model_copy(
         update={"topics": settings.topics.model_copy(update={"partitions": 8})}
     )
     with pytest.raises(ConfigurationError, match="LOOPWARDEN_TOPICS__PARTITIONS"):
-        await ensure_topics(wider, STATE_TABLES)
+        await ensure_topics(wider, CAPABILITIES)
 
 
 async def test_the_topics_are_described_back_as_planned(broker):
     """Every planned config (retention, compaction, min.insync.replicas) is what the
     broker describes, among every other config it has, set or default."""
     settings = isolated_settings(broker, "described")
-    await ensure_topics(settings, STATE_TABLES)
-    assert await check_topics(settings, STATE_TABLES) == []
-    described = await described_topics(settings, STATE_TABLES)
+    await ensure_topics(settings, CAPABILITIES)
+    assert await check_topics(settings, CAPABILITIES) == []
+    described = await described_topics(settings, CAPABILITIES)
     memory = described[settings.topics.memory_writes][2]
     assert memory["retention.ms"] == "-1"  # the record a store is rebuilt from
     changelog = described[changelog_topics(settings, STATE_TABLES)[0]][2]
@@ -72,7 +72,7 @@ async def test_the_topics_are_described_back_as_planned(broker):
 
 async def test_a_missing_topic_is_reported_by_the_check(broker):
     settings = isolated_settings(broker, "check-missing")
-    assert f"{settings.topics.actions}: missing" in await check_topics(settings, STATE_TABLES)
+    assert f"{settings.topics.actions}: missing" in await check_topics(settings, CAPABILITIES)
 
 
 @pytest.mark.kafka_only
@@ -84,13 +84,13 @@ async def test_a_replication_factor_the_cluster_cannot_hold_is_refused_by_name(b
         update={"topics": settings.topics.model_copy(update={"replication_factor": 3})}
     )
     with pytest.raises(ConfigurationError, match=rf"{settings.topics.actions}: .*replicat"):
-        await ensure_topics(three, STATE_TABLES)
+        await ensure_topics(three, CAPABILITIES)
 
 
 @pytest.mark.kafka_only
 async def test_a_config_changed_on_the_cluster_is_drift(broker):
     settings = isolated_settings(broker, "drift")
-    await ensure_topics(settings, STATE_TABLES)
+    await ensure_topics(settings, CAPABILITIES)
     admin = AIOKafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
     await admin.start()
     try:
@@ -102,7 +102,7 @@ async def test_a_config_changed_on_the_cluster_is_drift(broker):
         await admin.close()
     # the change reaches the broker's described configs through the metadata log
     deadline = asyncio.get_running_loop().time() + 30
-    while not (problems := await check_topics(settings, STATE_TABLES)):
+    while not (problems := await check_topics(settings, CAPABILITIES)):
         assert asyncio.get_running_loop().time() < deadline, "the change never showed"
         await asyncio.sleep(0.1)
     assert problems == [f"{settings.topics.warnings}: retention.ms=60000, 604800000 planned"]

@@ -291,8 +291,9 @@ def test_agents_tool_spans_reach_the_otlp_role_through_kafka(monkeypatch):
     (condition,) = config["processors"]["filter/tool_spans"]["traces"]["span"]
     assert '"gen_ai.operation.name"' in condition and '"execute_tool"' in condition
     # the topic is created by the topics service before the collector starts
+    from loopwarden.agents.capabilities import CAPABILITIES
     from loopwarden.streams.tools.topics import topic_names
 
-    assert settings.topics.otlp_spans in topic_names(settings)
+    assert settings.topics.otlp_spans in topic_names(settings, CAPABILITIES)
     depends = compose()["services"]["otel-collector"]["depends_on"]
     assert depends["topics"]["condition"] == "service_completed_successfully"

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from loopwarden.agents.capabilities import STATE_TABLES
+from loopwarden.agents.capabilities import CAPABILITIES, STATE_TABLES
 from loopwarden.settings import Settings
 from loopwarden.settings.topics import TopicSettings
 from loopwarden.streams.tools.topic_plan import (
@@ -44,9 +44,13 @@ def test_min_insync_replicas_above_the_replicas_is_refused():
 
 def test_every_topic_is_planned_once_with_explicit_configs():
     settings = with_topics(replication_factor=3)
-    plan = {spec.name: spec for spec in topic_plan(settings, STATE_TABLES)}
+    plan = {spec.name: spec for spec in topic_plan(settings, CAPABILITIES)}
     assert sorted(plan) == sorted(
-        [*topic_names(settings), *changelog_topics(settings, STATE_TABLES), leader_topic(settings)]
+        [
+            *topic_names(settings, CAPABILITIES),
+            *changelog_topics(settings, STATE_TABLES),
+            leader_topic(settings),
+        ]
     )
     assert plan[leader_topic(settings)].partitions == 1  # Faust's leader election
     for spec in plan.values():
@@ -68,14 +72,14 @@ def test_every_topic_is_planned_once_with_explicit_configs():
 
 def test_a_changelog_segment_setting_reaches_every_changelog_only():
     settings = with_topics(changelog_segment_ms=5000)
-    segments = {s.name: s.configs.get("segment.ms") for s in topic_plan(settings, STATE_TABLES)}
+    segments = {s.name: s.configs.get("segment.ms") for s in topic_plan(settings, CAPABILITIES)}
     assert {segments[name] for name in changelog_topics(settings, STATE_TABLES)} == {"5000"}
     assert segments[settings.topics.actions] is None
 
 
 def test_the_commands_create_exactly_the_plan():
     settings = with_topics(replication_factor=3, partitions=12)
-    plan = topic_plan(settings, STATE_TABLES)
+    plan = topic_plan(settings, CAPABILITIES)
     lines = create_commands(plan, "kafka-1:9092,kafka-2:9092")
     assert len(lines) == len(plan)
     words = shlex.split(lines[0])
@@ -89,7 +93,7 @@ def test_the_commands_create_exactly_the_plan():
 
 
 def test_drift_names_each_difference():
-    spec = topic_plan(Settings(), STATE_TABLES)[0]
+    spec = topic_plan(Settings(), CAPABILITIES)[0]
     described = {**spec.configs, "retention.ms": "60000", "segment.bytes": "1073741824"}
     assert drift(spec, spec.partitions, spec.replication_factor, dict(spec.configs)) == []
     assert drift(spec, 4, 1, described) == [
@@ -113,7 +117,6 @@ def test_every_topic_setting_is_a_capabilitys_route_and_the_plan_lists_exactly_t
     capability's input, a keyed declaration's home or re-route topic, a named output's
     route or the dead-letter topic, and every topic setting is one of them. The one
     exception: the OTLP spans topic is planned only for a worker with the otlp role."""
-    from loopwarden.agents.capabilities import CAPABILITIES
     from loopwarden.streams.runtime.outputs import ROUTES
 
     t = Settings().topics
@@ -126,5 +129,5 @@ def test_every_topic_setting_is_a_capabilitys_route_and_the_plan_lists_exactly_t
     settings = [name for name, info in TopicSettings.model_fields.items() if info.annotation is str]
     assert {getattr(t, name) for name in settings} == declared
     with_otlp = Settings().model_copy(update={"roles": frozenset({"monitor", "otlp"})})
-    assert set(topic_names(with_otlp)) == declared
-    assert set(topic_names(Settings())) == declared - {t.otlp_spans}
+    assert set(topic_names(with_otlp, CAPABILITIES)) == declared
+    assert set(topic_names(Settings(), CAPABILITIES)) == declared - {t.otlp_spans}

@@ -27,7 +27,7 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from test_brokers import kafka_worker_settings, new_test_broker
 
-from loopwarden.agents.capabilities import STATE_TABLES, capability
+from loopwarden.agents.capabilities import CAPABILITIES, capability
 from loopwarden.agents.monitor.state import LoopState
 from loopwarden.cli.runtime import start_worker_process, stop_process
 from loopwarden.schemas import codec
@@ -246,7 +246,7 @@ class Cluster:
 
     def _create_topics(self) -> None:
         with ThreadPoolExecutor(1) as pool:  # callers may be inside an event loop
-            pool.submit(asyncio.run, ensure_topics(self.settings, STATE_TABLES)).result(60)
+            pool.submit(asyncio.run, ensure_topics(self.settings, CAPABILITIES)).result(60)
 
     def start_worker(self) -> subprocess.Popen[bytes]:
         """A ``loopwarden worker`` process with the cluster's settings."""
