@@ -4,146 +4,21 @@ are the ones the models export (``loopwarden schema --out docs/schemas`` renews 
 
 from __future__ import annotations
 
-import asyncio
 import typing
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from guardrail_records import completion
-from one_record import process_one
+from produced_records import output_records
 
-from loopwarden.agents import findings
-from loopwarden.agents.analyst.agent import cached
-from loopwarden.agents.analyst.analyst import ReflectionAnalyst
-from loopwarden.agents.experience.advice import build_advice
-from loopwarden.agents.experience.matching import choose
-from loopwarden.agents.guardrails.declaration import FAMILY_STATES as GUARDRAIL_FAMILIES
-from loopwarden.agents.guardrails.records import GuardrailProcessor
-from loopwarden.agents.monitor.declaration import LOOP_STATES
-from loopwarden.agents.monitor.records import RecordProcessor
 from loopwarden.cli import main
 from loopwarden.cli.schema import schema_text
 from loopwarden.schemas import codec, outputs
 from loopwarden.schemas.contract import TOPIC_RECORDS, topic_schemas
-from loopwarden.schemas.dead_letter import SourcePosition
 from loopwarden.schemas.events import SCHEMA_VERSION
-from loopwarden.schemas.memory_outcomes import (
-    maintenance_report,
-    rejected_outcome,
-    stored_outcome,
-)
-from loopwarden.settings import DetectionSettings, ExperienceSettings
-from loopwarden.streams.client.event_builder import encode_event, make_action_event
-from loopwarden.streams.runtime.verdicts import verdicts_of
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "docs" / "schemas"
-
-
-def monitor_records() -> dict[str, list]:
-    """A loop failing the same way until it is warned: warnings, requests, lessons."""
-    processor = RecordProcessor(DetectionSettings(profile="seed"))
-    states: dict = {}
-    found: dict[str, list] = {"warnings": [], "reflection_requests": [], "memory_lessons": []}
-    for n in range(5):
-        event = make_action_event(
-            "loop-c",
-            "deploy",
-            params={"env": "prod"},
-            success=False,
-            error_message="permission denied: ./deploy.sh",
-            event_id=f"c-{n}",
-            occurred_at=1000.0 + n,
-        )
-        out = process_one(
-            processor, LOOP_STATES, encode_event(event), None, SourcePosition("a", 0, n), states.get
-        )
-        states.update(out.states)
-        for name, record in out.outputs():
-            found[name].append(record)
-    return found
-
-
-def guardrail_records() -> dict[str, list]:
-    """A family rerun until its limit: rerun decisions and a guardrail warning."""
-    processor = GuardrailProcessor()
-    states: dict = {}
-    found: dict[str, list] = {"decisions": [], "warnings": []}
-    for n, loop_id in enumerate(["fam", "fam_r1", "fam_r2", "fam_r3", "fam_r4"]):
-        value = completion(f"done-{n}", loop_id, 100.0 + n)
-        out = process_one(
-            processor, GUARDRAIL_FAMILIES, value, None, SourcePosition("c", 0, n), states.get
-        )
-        states.update(out.states)
-        for name, record in out.outputs():
-            found[name].append(record)
-    return found
-
-
-def analyst_records() -> dict[str, list]:
-    request = {
-        "request_id": "r1",
-        "kind": "action_reflection",
-        "loop_id": "L",
-        "level": "critical",
-        "trigger_event_id": "e1",
-        "occurred_at": 1.0,
-        "memory_budget_bytes": 0,
-        "recent_actions": [],
-        "reflection": {"action_type": "deploy", "success": False, "error_message": "exit 1"},
-    }
-    analysis = asyncio.run(ReflectionAnalyst().analyze(request))
-    return {"reflections": [analysis], "loop_completions": [cached(analysis)]}
-
-
-def fleet_records() -> dict[str, list]:
-    totals = {"loops": 3, "steps": 9, "failures": 4, "tokens": 10, "cost": 0.01}
-    warning = findings.fleet_warning(
-        kind="tool_outage",
-        root_loop_id="tool\x1fweb_search",
-        trigger_loop_id="loop-4",
-        trigger_event_id="e-4",
-        step="warn",
-        reason="the tool is failing for everyone",
-        suggestions=["wait"],
-        agents=["researcher"],
-        loop_ids=["loop-1", "loop-4"],
-        event_ids=["e-1", "e-4"],
-        count=5,
-        occurred_at=1000.0,
-        stamp=None,
-        tool="web_search",
-        error="503 Service Unavailable",
-        **{k: totals[k] for k in ("loops", "steps", "failures", "tokens", "cost")},
-    )
-    notice = findings.outage_notice(
-        tool="web_search", error_digest="ab12", error="503", since=990.0, until=1000.0, loops=5
-    )
-    return {"fleet_warnings": [warning], "tool_outages": [notice]}
-
-
-def other_records() -> dict[str, list]:
-    match = choose(
-        __import__("loopwarden.schemas.tasks", fromlist=["TaskSpec"]).TaskSpec(
-            task_description="book a flight", intent="travel"
-        ),
-        [],
-        [],
-        [],
-        ExperienceSettings(),
-    )
-    outcomes = [
-        stored_outcome("w1", "agent", "m1", False),
-        rejected_outcome("w2", "agent", ValueError("vector of 3 numbers, the table's are 384")),
-        maintenance_report({"promoted": 2, "decayed": 5}, 10.0),
-    ]
-    verdicts = verdicts_of([("e1", "L")], [], "monitor", ["fleet", "monitor"], 5.0)
-    return {
-        "advice": [build_advice("t1", "loop", match, [], 5.0)],
-        "memory_outcomes": outcomes,
-        "verdicts": verdicts,
-    }
 
 
 RECORD_TYPES = {
@@ -164,11 +39,7 @@ RECORD_TYPES = {
 
 @pytest.fixture(scope="module")
 def produced() -> dict[str, list]:
-    found: dict[str, list] = {}
-    for part in (monitor_records, guardrail_records, analyst_records, fleet_records, other_records):
-        for name, records in part().items():
-            found.setdefault(name, []).extend(records)
-    return found
+    return output_records()
 
 
 def test_every_output_kind_is_produced_here(produced):
