@@ -23,18 +23,15 @@ import time
 from collections import deque
 from typing import Any
 
-from cachetools import TTLCache
 from opentelemetry import context as otel_context
 
 from loopwarden.adapters.connection import Connection, Event
-from loopwarden.adapters.notes import RunNotes, memory_text
+from loopwarden.adapters.guard_state import GuardState
 from loopwarden.adapters.recall import memories_for
 from loopwarden.errors import LoopwardenError
-from loopwarden.schemas.ids import new_event_id
 from loopwarden.schemas.tool_calls import HEARD_ACTION, SAID_ACTION, tool_call_fields
 from loopwarden.schemas.warnings import LoopWarning
 from loopwarden.settings import Settings
-from loopwarden.streams.client.inbox import WarningInbox
 
 log = logging.getLogger("loopwarden.adapters")
 
@@ -66,14 +63,11 @@ class LoopGuard:
         self.retry_s = retry_s
         self.verdict_wait_s = self.settings.adapters.verdict_wait_ms / 1000
         """How long :meth:`await_verdict` waits at most after a published event."""
-        self._due: TTLCache[str, tuple[float, str]] = TTLCache(max_loops, loop_ttl_s)
-        """Per loop: when its latest event was handed over, and that event's id."""
-        self.notes = RunNotes(self.settings.adapters.shown_warnings, max_loops=max_loops)
-        self._watched: TTLCache[str, bool] = TTLCache(max_loops, loop_ttl_s)
-        self._families: TTLCache[str, dict[str, str]] = TTLCache(max_loops, loop_ttl_s)
-        """Per loop: the family fields its events carry (``task`` only until sent once)."""
-        self._watched_lock = threading.Lock()
-        self.inbox = WarningInbox(max_loops=max_loops, ttl_s=loop_ttl_s, accept=self._watching)
+        self.state = GuardState(
+            self.settings.adapters.shown_warnings, max_loops=max_loops, loop_ttl_s=loop_ttl_s
+        )
+        """What the guard knows of its loops, with no broker (the guard contract's pure half)."""
+        self.inbox = self.state.inbox
         self._queued: deque[Event] = deque(maxlen=max_queued)
         self.dropped = 0
         self._ready = threading.Event()
@@ -168,19 +162,13 @@ class LoopGuard:
         task on the first only). Its warnings partition is followed from now on, not
         from its first event: a root whose first tool call is a delegation hears what
         its family is told meanwhile."""
-        with self._watched_lock:
-            new = loop_id not in self._watched
-            self._watched[loop_id] = True
-            if family:
-                self._families[loop_id] = dict(family)
-        if new:
+        if self.state.watch(loop_id, family):
             self.start()
             self._loop.call_soon_threadsafe(self._enqueue, (loop_id, None, {}, None))
 
     def lineage(self, loop_id: str) -> dict[str, str]:
         """The family fields of a watched loop (empty: it is its own family's root)."""
-        with self._watched_lock:
-            return dict(self._families.get(loop_id) or {})
+        return self.state.lineage(loop_id)
 
     def tool_call(self, loop_id: str, tool: str, args: Any = None, **fields: Any) -> None:
         """Publish one tool call (``result``, ``error``, ``tool_call_id``, ``response_id``,
@@ -190,16 +178,7 @@ class LoopGuard:
     def publish(self, loop_id: str, action_type: str, **payload: Any) -> None:
         """Publish one action event in the background; never blocks, never raises. The
         event carries the caller's trace context (the framework's tool span, if any)."""
-        with self._watched_lock:
-            self._watched[loop_id] = True
-            if payload.get("turn") != "counterpart":  # the person's turn warns nothing
-                event_id = payload.setdefault("event_id", new_event_id())
-                self._due[loop_id] = (time.monotonic(), event_id)
-            family = self._families.get(loop_id)
-            if family:
-                for name, value in family.items():
-                    payload.setdefault(name, value)
-                family.pop("task", None)  # the first event carries it
+        self.state.outgoing(loop_id, payload)
         self.start()
         event = (loop_id, action_type, payload, otel_context.get_current())
         self._loop.call_soon_threadsafe(self._enqueue, event)
@@ -234,12 +213,8 @@ class LoopGuard:
         seconds waited. No wait when nothing was published since the last call, once a
         stop is in force for the loop or its family's root, or while the broker is
         unreachable."""
-        with self._watched_lock:
-            due = self._due.pop(loop_id, None)
-            root = (self._families.get(loop_id) or {}).get("root_loop_id")
+        due = self.state.due(loop_id)
         if due is None or not self.ready:
-            return 0.0
-        if self.inbox.stop_for(loop_id) or (root and self.inbox.stop_for(root)):
             return 0.0
         handed_over, event_id = due
         remaining = handed_over + self.verdict_wait_s - time.monotonic()
@@ -260,39 +235,30 @@ class LoopGuard:
                 self._said_no_memories = True
                 log.warning("loopwarden: no memories for this agent's runs: %s", exc)
             return 0
-        self.notes.learned(loop_id, memory_text(contents))
+        self.state.learned(loop_id, contents)
         return len(contents)
 
     def note(self, loop_id: str) -> str | None:
         """The note for the loop's next model call: its latest warnings (new ones
         included), to put in the request only; None while it has been told nothing."""
-        return self.notes.note(loop_id, self.inbox.take(loop_id))
+        return self.state.note(loop_id)
 
     def take(self, loop_id: str) -> list[LoopWarning]:
         """The loop's warnings not handed out yet, oldest first."""
-        return self.inbox.take(loop_id)
+        return self.state.take(loop_id)
 
     def stop_for(self, loop_id: str) -> LoopWarning | None:
         """The stop recommendation in force for the loop, if any."""
-        return self.inbox.stop_for(loop_id)
+        return self.state.stop_for(loop_id)
 
     def forget(self, loop_id: str) -> None:
         """The run is over: stop keeping its warnings."""
-        with self._watched_lock:
-            self._watched.pop(loop_id, None)
-            self._families.pop(loop_id, None)
-            self._due.pop(loop_id, None)
-        self.inbox.forget(loop_id)
-        self.notes.forget(loop_id)
+        self.state.forget(loop_id)
 
     # -- the guard's thread ---------------------------------------------------------------------
 
     def _start_task(self) -> None:
         self._task = self._loop.create_task(self._run())
-
-    def _watching(self, loop_id: str) -> bool:
-        with self._watched_lock:
-            return loop_id in self._watched
 
     def _enqueue(self, event: Event) -> None:
         if self._outbox is None:
@@ -320,9 +286,7 @@ class LoopGuard:
             self._said_unavailable = False  # a later outage is reported again, once
             self._connection = connection
             outbox: asyncio.Queue[Event] = asyncio.Queue()
-            with self._watched_lock:  # the watched loops' warnings first, as they were
-                watched = list(self._watched)
-            for loop_id in watched:
+            for loop_id in self.state.watched():  # the watched loops' warnings first
                 outbox.put_nowait((loop_id, None, {}, None))
             while self._queued:  # in order, ahead of anything published from now on
                 outbox.put_nowait(self._queued.popleft())
