@@ -24,6 +24,12 @@ REFUSAL_TYPES = frozenset(
         "UnprocessableEntityError",
         "InvalidArgument",
         "InvalidArgumentError",
+        # the TypeScript client's frameworks (it reads this list from constants.json)
+        "ZodError",  # zod: the arguments do not fit the tool's schema
+        "ToolInputParsingException",  # LangChain.js: input its tool could not parse
+        "InvalidToolInputError",  # the AI SDK: input that is not the tool's
+        "InvalidToolArgumentsError",  # the AI SDK, before version 5
+        "NoSuchToolError",  # the AI SDK: a tool the model made up
     }
 )
 TRANSIENT_STATUSES = frozenset({408, 429})

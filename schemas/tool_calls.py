@@ -15,6 +15,8 @@ from loopwarden.schemas.warnings import LoopWarning
 
 CONTEXT_HEADER = "[loopwarden] Loop warning — read before your next step:"
 STOP_HEADER = "[loopwarden] This run was stopped: it kept repeating itself."
+MEMORY_HEADER = "[loopwarden] What earlier runs learned that fits this task (best first):"
+"""Opens the memories a run's note starts with (``adapters.memory_scope``)."""
 
 SAID_ACTION = "message"
 """The action type of the agent's own message turn (an answer without a tool call)."""

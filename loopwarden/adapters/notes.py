@@ -15,10 +15,8 @@ import time
 
 from cachetools import TTLCache
 
-from loopwarden.schemas.tool_calls import context_text
+from loopwarden.schemas.tool_calls import MEMORY_HEADER, context_text
 from loopwarden.schemas.warnings import LoopWarning
-
-MEMORY_HEADER = "[loopwarden] What earlier runs learned that fits this task (best first):"
 
 
 def memory_text(contents: list[str]) -> str | None:

@@ -9,8 +9,9 @@ import click
 
 from loopwarden.schemas.contract import TOPIC_RECORDS, topic_schema, topic_schemas
 from loopwarden.schemas.events import MAX_TIMESTAMP
+from loopwarden.schemas.refusals import REFUSAL_TYPES, TRANSIENT_STATUSES
 from loopwarden.schemas.text_limits import CUT_MARKER, RESULT_TAIL_CHARS, TEXT_LIMITS
-from loopwarden.schemas.tool_calls import CONTEXT_HEADER, STOP_HEADER
+from loopwarden.schemas.tool_calls import CONTEXT_HEADER, MEMORY_HEADER, STOP_HEADER
 from loopwarden.settings import LimitSettings
 from loopwarden.streams.tools.asyncapi import ASYNCAPI_FILE, asyncapi_document
 
@@ -22,7 +23,8 @@ def client_constants() -> dict[str, object]:
     """The limits and texts a client in another language reads instead of copying them:
     how long text is cut (per field, the kept tail of a result, the marker), the latest
     timestamp and the largest record the worker reads by default, and the headers of the
-    note an agent reads and of the reason its run was stopped."""
+    note an agent reads (its warnings, the memories its run started with) and of the
+    reason its run was stopped, and which failures are refusals (a call's ``rejected``)."""
     return {
         "text_limits": dict(TEXT_LIMITS),
         "result_tail_chars": RESULT_TAIL_CHARS,
@@ -31,6 +33,9 @@ def client_constants() -> dict[str, object]:
         "max_event_bytes": LimitSettings().max_event_bytes,
         "context_header": CONTEXT_HEADER,
         "stop_header": STOP_HEADER,
+        "memory_header": MEMORY_HEADER,
+        "refusal_types": sorted(REFUSAL_TYPES),
+        "transient_statuses": sorted(TRANSIENT_STATUSES),
     }
 
 

@@ -15,6 +15,7 @@ run): its client settings follow, each line ``secured NAME=value``.
 
 from __future__ import annotations
 
+import secrets
 import shutil
 import signal
 import sys
@@ -26,10 +27,12 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "integration")]
 
 from apache_kafka import KafkaCluster  # noqa: E402
+from pydantic import SecretStr  # noqa: E402
 from test_brokers import broker_kind, new_test_broker  # noqa: E402
 
 from conftest import WorkerProcess, create_topics, isolated_settings  # noqa: E402
 from loopwarden.settings import DetectionSettings, Settings, settings_env  # noqa: E402
+from loopwarden.streams.tools.broker import free_port  # noqa: E402
 
 READY_LIMIT_S = 120.0
 
@@ -71,7 +74,12 @@ def main() -> None:
             KafkaCluster(1, log_path=log, secured=True) if kafka else new_test_broker(log) as broker
         ):
             settings = isolated_settings(broker, "typescript")
-            settings = settings.model_copy(update={"detection": DetectionSettings()})
+            # the web API too, with a token (it serves overrides): the guard's memory
+            # recall asks the worker's memory search, with the bearer token the tests read
+            api = settings.api.model_copy(update={"token": SecretStr(secrets.token_hex(16))})
+            settings = settings.model_copy(
+                update={"detection": DetectionSettings(), "web_port": free_port(), "api": api}
+            )
             create_topics(settings)
             worker = WorkerProcess(settings, scratch / "worker.log").start()
             try:

@@ -108,7 +108,7 @@ def other_warning_kinds(records: dict[str, list[Any]]) -> list[Any]:
 
 
 def cases() -> dict[str, Any]:
-    from test_output_contract import (  # the worker's own output constructors
+    from produced_records import (  # the worker's own output constructors
         analyst_records,
         fleet_records,
         guardrail_records,

@@ -3,7 +3,8 @@
  * package exports beside the topics' schemas (`loopwarden schema --out` writes
  * `constants.json`; `npm run generate` copies it into `schemas/`), never copied by hand:
  * how long text is cut, the latest timestamp and the largest record the worker reads,
- * and the headers of the note an agent reads and of why its run was stopped.
+ * and the headers of the note an agent reads (its warnings, the memories its run started
+ * with) and of why its run was stopped, and which failures are refusals.
  */
 import { readFileSync } from "node:fs";
 
@@ -15,6 +16,9 @@ interface SharedConstants {
   max_event_bytes: number;
   context_header: string;
   stop_header: string;
+  memory_header: string;
+  refusal_types: string[];
+  transient_statuses: number[];
 }
 
 /** What `constants.json` holds (parsed once). */

@@ -6,8 +6,12 @@
  * otherwise returns the note to put in front of the next model call (the latest
  * warnings, or undefined while there are none).
  *
+ * The loops' state (families, the note, the stop, the step a model call waits for) is a
+ * {@link GuardState}, the same contract as the Python guard's (docs/guard-contract.md).
+ *
  * ```ts
  * const guard = await LoopGuard.start();
+ * await guard.recall("run-7", task);                  // with memoryScope: what fits the task
  * for (;;) {
  *   const note = await guard.check("run-7");          // throws LoopStopped at the end
  *   const step = await model(note ? [note, ...history] : history);
@@ -15,13 +19,15 @@
  * }
  * ```
  */
-import { LoopStopped } from "./errors.js";
+import { LoopStopped, LoopwardenError } from "./errors.js";
 import type { LoopWarning, Verdict } from "./generated/contract.js";
-import { WarningInbox } from "./inbox.js";
+import { GuardState, type Family } from "./guard-state.js";
+import type { WarningInbox } from "./inbox.js";
+import { memoriesFor } from "./memories.js";
 import { Publisher } from "./publisher.js";
 import { resolveSettings, type Settings, type SettingsInput } from "./settings.js";
 import { VerdictSubscriber, WarningSubscriber, type RecordSubscriber } from "./subscriber.js";
-import { contextText, stopText } from "./text.js";
+import { stopText } from "./text.js";
 import { toolCallFields, type ToolCallDetails } from "./toolcalls.js";
 import type { ActionFields } from "./events.js";
 
@@ -30,9 +36,10 @@ export const SAID_ACTION = "message";
 export const HEARD_ACTION = "user";
 
 export class LoopGuard {
-  readonly inbox = new WarningInbox();
-  private readonly watched = new Set<string>();
-  private readonly due = new Map<string, { at: number; eventId: string }>();
+  /** What the guard knows of its loops, with no broker (the guard contract's pure half). */
+  readonly state: GuardState;
+  readonly inbox: WarningInbox;
+  private saidNoMemories = false;
 
   private constructor(
     readonly settings: Settings,
@@ -40,12 +47,14 @@ export class LoopGuard {
     readonly warnings: RecordSubscriber<LoopWarning>,
     readonly verdicts: RecordSubscriber<Verdict> | undefined,
   ) {
+    this.state = new GuardState(settings.shownWarnings);
+    this.inbox = this.state.inbox;
     warnings.onRecord = (warning) => {
-      if (this.watched.has(warning.loop_id)) this.inbox.add(warning);
+      this.state.add(warning);
     };
     if (verdicts !== undefined) {
       verdicts.onRecord = (verdict) => {
-        if (this.watched.has(verdict.loop_id)) this.inbox.answer(verdict);
+        this.state.answer(verdict);
       };
     }
   }
@@ -66,12 +75,43 @@ export class LoopGuard {
     }
   }
 
-  /** Publish one action of `loopId` (validated now, sent within milliseconds); its id. */
+  /** Keep the loop's warnings from now on (publishing for it does this too), in
+   * `family` (`parent_loop_id`, `root_loop_id`, `agent`, `task`): its place in a family of
+   * delegated loops, put on each of its events (the task on the first only), so that the
+   * fleet role sees the family. */
+  watch(loopId: string, family?: Family): void {
+    this.state.watch(loopId, family);
+  }
+
+  /** The family fields of a watched loop (empty: it is its own family's root). */
+  lineage(loopId: string): Family {
+    return this.state.lineage(loopId);
+  }
+
+  /** At a run's start: the memories of `memoryScope` that fit `task`, kept in the loop's
+   * note; how many (0 when off, nothing fits, or no worker answers: said once on the
+   * console, the run goes on). */
+  async recall(loopId: string, task: string | undefined): Promise<number> {
+    let contents: string[];
+    try {
+      contents = await memoriesFor(this.settings, task);
+    } catch (error) {
+      if (!(error instanceof LoopwardenError)) throw error;
+      if (!this.saidNoMemories) {
+        this.saidNoMemories = true;
+        console.warn(`loopwarden: no memories for this agent's runs: ${error.message}`);
+      }
+      return 0;
+    }
+    this.state.learned(loopId, contents);
+    return contents.length;
+  }
+
+  /** Publish one action of `loopId` (validated now, sent within milliseconds); its id.
+   * The loop's family fields go with it (see {@link watch}). */
   publish(loopId: string, fields: ActionFields): string {
-    this.watched.add(loopId);
-    const eventId = this.publisher.publish(loopId, fields);
-    if (fields.turn !== "counterpart") this.due.set(loopId, { at: Date.now(), eventId });
-    return eventId;
+    const { fields: carried, eventId } = this.state.outgoing(loopId, fields);
+    return this.publisher.publish(loopId, carried, eventId === undefined ? {} : { eventId });
   }
 
   /** Publish one tool call: its name, arguments, result or error. */
@@ -104,9 +144,8 @@ export class LoopGuard {
    * it (every answering role's verdict and the warnings they announced), a stop is in
    * force, or `verdictWaitMs` passed since it was published; ms waited. */
   async awaitVerdict(loopId: string): Promise<number> {
-    const due = this.due.get(loopId);
-    this.due.delete(loopId);
-    if (due === undefined || this.inbox.stopFor(loopId)) return 0;
+    const due = this.state.due(loopId);
+    if (due === undefined) return 0;
     const remaining = due.at + this.settings.verdictWaitMs - Date.now();
     if (remaining <= 0) return 0;
     const started = Date.now();
@@ -115,21 +154,21 @@ export class LoopGuard {
     return Date.now() - started;
   }
 
-  /** The note for the loop's next model call (its latest warnings), or undefined. */
+  /** The note for the loop's next model call (the memories its run started with, its
+   * latest warnings), or undefined. */
   note(loopId: string): string | undefined {
-    const shown = this.inbox.shown(loopId, this.settings.shownWarnings);
-    return shown.length ? contextText(shown) : undefined;
+    return this.state.note(loopId);
   }
 
   /** The stop recommendation in force for the loop, if any. */
   stopFor(loopId: string): LoopWarning | undefined {
-    return this.inbox.stopFor(loopId);
+    return this.state.stopFor(loopId);
   }
 
   /** Between two steps: the verdict on the last one, {@link LoopStopped} when the ladder
    * reached its end, else the note for the next model call (undefined: none). */
   async check(loopId: string): Promise<string | undefined> {
-    this.watched.add(loopId);
+    this.state.watch(loopId);
     await this.awaitVerdict(loopId);
     const stop = this.stopFor(loopId);
     if (stop) throw new LoopStopped(stopText(stop), stop);
@@ -138,9 +177,7 @@ export class LoopGuard {
 
   /** The run is over: stop keeping its warnings. */
   forget(loopId: string): void {
-    this.watched.delete(loopId);
-    this.due.delete(loopId);
-    this.inbox.forget(loopId);
+    this.state.forget(loopId);
   }
 
   /** Deliver what was published, then disconnect. */

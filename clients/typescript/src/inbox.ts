@@ -10,7 +10,6 @@ const ROLES_KEPT_MS = 600_000;
 
 interface LoopBox {
   pending: LoopWarning[];
-  shown: LoopWarning[];
   stop: LoopWarning | undefined;
   /** Event id → warnings arrived about it. */
   triggers: Map<string, number>;
@@ -79,14 +78,6 @@ export class WarningInbox {
     return pending;
   }
 
-  /** The latest `keep` warnings shown to the loop, with those not shown yet added. */
-  shown(loopId: string, keep: number): LoopWarning[] {
-    const box = this.boxes.get(loopId);
-    if (box === undefined) return [];
-    box.shown = [...box.shown, ...this.take(loopId)].slice(-keep);
-    return box.shown;
-  }
-
   /** The stop recommendation in force for the loop, if any. */
   stopFor(loopId: string): LoopWarning | undefined {
     return this.boxes.get(loopId)?.stop;
@@ -128,7 +119,7 @@ export class WarningInbox {
   private box(loopId: string): LoopBox {
     let box = this.boxes.get(loopId);
     if (box === undefined) {
-      box = { pending: [], shown: [], stop: undefined, triggers: new Map(), answers: new Map() };
+      box = { pending: [], stop: undefined, triggers: new Map(), answers: new Map() };
       this.boxes.set(loopId, box);
       if (this.boxes.size > this.maxLoops) this.boxes.delete(this.boxes.keys().next().value!);
     }

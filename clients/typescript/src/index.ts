@@ -30,8 +30,10 @@ export {
 } from "./subscriber.js";
 export { WarningInbox } from "./inbox.js";
 export { LoopGuard, SAID_ACTION, HEARD_ACTION } from "./guard.js";
-export { contextText, stopText, isStop, CONTEXT_HEADER, STOP_HEADER } from "./text.js";
-export { canonicalArgs, resultText, toolCallFields, type ToolCallDetails } from "./toolcalls.js";
+export { GuardState, type Due, type Family } from "./guard-state.js";
+export { memoriesFor, searchMemories, type FoundMemories } from "./memories.js";
+export { contextText, memoryText, stopText, isStop, CONTEXT_HEADER, MEMORY_HEADER, STOP_HEADER } from "./text.js";
+export { canonicalArgs, refused, resultText, toolCallFields, type ToolCallDetails } from "./toolcalls.js";
 export { partitionFor } from "./kafka.js";
 export { topicIndex, validator } from "./contract.js";
 export type * from "./generated/contract.js";

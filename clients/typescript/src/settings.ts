@@ -55,6 +55,16 @@ export interface Settings {
   verdicts: boolean;
   /** The run's latest warnings repeated in every later note. */
   shownWarnings: number;
+  /** Put the memories of this scope that fit a run's task in front of its model calls
+   * (asked once per run of the worker's API, `LoopGuard.recall`); undefined: off. */
+  memoryScope?: string;
+  /** Bytes of memories put in front of a run. */
+  memoryBudgetBytes: number;
+  /** The worker API the memories are asked from (default: this machine's web port, 6066
+   * as `loopwarden dev` serves it). */
+  workerUrl: string;
+  /** The worker API's bearer token (`LOOPWARDEN_API__TOKEN`), when it asks for one. */
+  apiToken?: string;
 }
 
 /** Settings overridable field by field; anything left out comes from the environment. */
@@ -132,6 +142,12 @@ export function loadSettings(overrides: SettingsInput = {}, env: Env = process.e
     verdictWaitMs: number(env, "ADAPTERS__VERDICT_WAIT_MS", 200),
     verdicts: (text(env, "ADAPTERS__VERDICTS") ?? "true").toLowerCase() !== "false",
     shownWarnings: number(env, "ADAPTERS__SHOWN_WARNINGS", 3, 1),
+    memoryScope: text(env, "ADAPTERS__MEMORY_SCOPE"),
+    memoryBudgetBytes: number(env, "ADAPTERS__MEMORY_BUDGET_BYTES", 2048, 1),
+    workerUrl:
+      text(env, "ADAPTERS__WORKER_URL") ??
+      `http://${text(env, "WEB_HOST") ?? "127.0.0.1"}:${Number(text(env, "WEB_PORT") ?? 0) || 6066}`,
+    apiToken: text(env, "API__TOKEN"),
     ...overrides,
     security,
     topics: {

@@ -8,6 +8,12 @@ import type { LoopWarning } from "./generated/contract.js";
 
 export const CONTEXT_HEADER: string = shared.context_header;
 export const STOP_HEADER: string = shared.stop_header;
+export const MEMORY_HEADER: string = shared.memory_header;
+
+/** The memories block a run's note opens with (undefined without memories). */
+export function memoryText(contents: readonly string[]): string | undefined {
+  return contents.length ? [MEMORY_HEADER, ...contents.map((content) => `- ${content}`)].join("\n") : undefined;
+}
 
 /** The text injected into the model's next request: each warning's timeline message. */
 export function contextText(warnings: readonly LoopWarning[]): string {

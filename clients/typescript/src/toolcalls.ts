@@ -1,4 +1,5 @@
 /** A framework's tool call as action fields (the same mapping as the Python adapters'). */
+import { shared } from "./constants.js";
 import type { ActionFields } from "./events.js";
 
 /** Tool arguments as a JSON object: an object as it is, a JSON object string parsed,
@@ -41,7 +42,8 @@ export interface ToolCallDetails {
   durationMs?: number;
   /** The acting agent, in a multi-agent system. */
   agent?: string;
-  /** The tool refused the call before it had any effect (implies failure). */
+  /** The tool refused the call before it had any effect (implies failure); default: the
+   * error is a refusal ({@link refused}). */
   rejected?: boolean;
 }
 
@@ -52,7 +54,7 @@ export function toolCallFields(tool: string, args: unknown, details: ToolCallDet
     const error = details.error;
     const text = error instanceof Error ? error.message || error.name : String(error);
     fields.error_message = text.slice(0, 2000);
-    if (details.rejected) fields.rejected = true;
+    if (details.rejected ?? refused(error)) fields.rejected = true;
   }
   const result = resultText(details.result);
   if (result !== undefined) fields.result = result;
@@ -75,4 +77,26 @@ function sortedKeys(value: unknown): unknown {
       .sort()
       .map((key) => [key, sortedKeys(value[key])]),
   );
+}
+
+const REFUSAL_TYPES: ReadonlySet<string> = new Set(shared.refusal_types);
+const TRANSIENT_STATUSES: ReadonlySet<number> = new Set(shared.transient_statuses);
+
+/** The error turned the call away before it had any effect — the same rule and names as
+ * the Python client's (schemas/refusals.py, exported in constants.json): its class, one it
+ * derives from, or its `name` (the AI SDK's `AI_…`) is a refusal type (argument
+ * validation, a framework's "retry with other arguments"), or it carries an HTTP status
+ * from 400 to 499 other than 408 and 429. A message alone (a string) is not. */
+export function refused(error: unknown): boolean {
+  if (error === null || typeof error !== "object") return false;
+  const names: string[] = [];
+  for (let proto = Object.getPrototypeOf(error); proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+    if (typeof proto.constructor?.name === "string") names.push(proto.constructor.name);
+  }
+  const own = (error as { name?: unknown }).name;
+  if (typeof own === "string") names.push(own.replace(/^AI_/, ""));
+  if (names.some((name) => REFUSAL_TYPES.has(name))) return true;
+  const carried = error as { status?: unknown; statusCode?: unknown; response?: { status?: unknown } };
+  const status = Number(carried.status ?? carried.statusCode ?? carried.response?.status);
+  return Number.isInteger(status) && status >= 400 && status <= 499 && !TRANSIENT_STATUSES.has(status);
 }
