@@ -55,6 +55,8 @@ class GuardrailProcessor:
         partitions: int = 0,
         idle_ttl_s: float = float("inf"),
     ) -> None:
+        """``idle_ttl_s``: the families' idle TTL the states are given with, named in the
+        outputs' stamp (the kit's views apply it)."""
         settings = settings or GuardrailSettings()
         stamp = guardrails_stamp(settings, idle_ttl_s, max_event_bytes)
         self.engine = GuardrailEngine(settings, stamp)
