@@ -87,8 +87,7 @@ class GuardState:
         for the loop or its family's root (nothing left to wait for)."""
         with self._lock:
             due = self._due.pop(loop_id, None)
-            root = (self._families.get(loop_id) or {}).get("root_loop_id")
-        if due is None or self.stop_for(loop_id) or (root and self.stop_for(root)):
+        if due is None or self.family_stop(loop_id) is not None:
             return None
         return due
 
@@ -113,6 +112,16 @@ class GuardState:
     def stop_for(self, loop_id: str) -> LoopWarning | None:
         """The stop recommendation in force for the loop, if any."""
         return self.inbox.stop_for(loop_id)
+
+    def family_stop(self, loop_id: str) -> LoopWarning | None:
+        """The stop in force for the loop, else for its family's root: a sub-agent stops
+        with its family."""
+        stop = self.stop_for(loop_id)
+        if stop is None:
+            root = self.lineage(loop_id).get("root_loop_id")
+            if root is not None:
+                stop = self.stop_for(root)
+        return stop
 
     def forget(self, loop_id: str) -> None:
         """The run is over: nothing of the loop is kept."""

@@ -80,8 +80,4 @@ def lineage_of(guard: LoopGuard, loop_id: str) -> Lineage:
 def family_stop(guard: LoopGuard, loop_id: str) -> LoopWarning | None:
     """The stop for ``loop_id``, or for its family's root: a sub-agent stops with its
     family."""
-    stop = guard.stop_for(loop_id)
-    root = guard.lineage(loop_id).get("root_loop_id")
-    if stop is None and root is not None:
-        stop = guard.stop_for(root)
-    return stop
+    return guard.state.family_stop(loop_id)

@@ -84,9 +84,15 @@ export class GuardState {
   due(loopId: string): Due | undefined {
     const due = this.dueEvents.get(loopId);
     this.dueEvents.delete(loopId);
-    const root = this.families.get(loopId)?.root_loop_id;
-    if (due === undefined || this.stopFor(loopId) || (root && this.stopFor(root))) return undefined;
+    if (due === undefined || this.familyStop(loopId) !== undefined) return undefined;
     return due;
+  }
+
+  /** The stop in force for the loop, else for its family's root: a sub-agent stops with
+   * its family. */
+  familyStop(loopId: string): LoopWarning | undefined {
+    const root = this.families.get(loopId)?.root_loop_id;
+    return this.stopFor(loopId) ?? (root === undefined ? undefined : this.stopFor(root));
   }
 
   /** A warning arrived: kept for its loop when watched (false: not ours). */
