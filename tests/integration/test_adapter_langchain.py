@@ -4,16 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import Any
 
 import pytest
-from langchain.agents import create_agent
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, SystemMessage
-from langchain_core.tools import tool
-from pydantic import Field
+from deferred import deferred
 
-from loopwarden.adapters.langchain import LoopwardenMiddleware
 from loopwarden.schemas.tool_calls import CONTEXT_HEADER, STOP_HEADER
 
 from .adapter_harness import (
@@ -27,46 +21,18 @@ from .adapter_harness import (
     verdict_wait_after,
 )
 
+lc_agents = deferred("langchain.agents")
+fakes = deferred("langchain_fakes")
+lc_messages = deferred("langchain_core.messages")
+lc_adapter = deferred("loopwarden.adapters.langchain")
+
 pytestmark = pytest.mark.integration
 
 
-class ScriptedChatModel(GenericFakeChatModel):
-    """LangChain's fake chat model that records each request and, before answering
-    request ``k``, waits for what ``waits[k]`` asks of the guard's inbox."""
-
-    requests: list = Field(default_factory=list)
-    waits: dict = Field(default_factory=dict)
-    pace: Any = None
-    """Called with ``k`` before request ``k`` is answered (sets the guard's bound for
-    the wait that follows the call it makes)."""
-
-    def bind_tools(self, tools, **kwargs):
-        return self
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
-        self.requests.append(list(messages))
-        if self.pace is not None:
-            self.pace(len(self.requests) - 1)
-        wait = self.waits.get(len(self.requests) - 1)
-        if wait is not None:
-            assert wait(), f"no verdict before request {len(self.requests) - 1}"
-        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
-
-
-@tool
-def search(query: str) -> str:
-    """Search the catalogue."""
-    return f"no results for {query}"
-
-
-@tool
-def fetch(url: str) -> str:
-    """Fetch a page."""
-    return f"<html>{url}</html>"
-
-
-def same_call(n: int) -> AIMessage:
-    return AIMessage("", tool_calls=[{"name": "search", "args": {"query": "x"}, "id": f"c{n}"}])
+def same_call(n: int) -> lc_messages.AIMessage:
+    return lc_messages.AIMessage(
+        "", tool_calls=[{"name": "search", "args": {"query": "x"}, "id": f"c{n}"}]
+    )
 
 
 def injected(request) -> list[str]:
@@ -83,12 +49,14 @@ def test_a_spinning_agent_is_warned_in_its_very_next_request_then_stopped(
     _, guard = laddered
     monkeypatch.setattr(guard, "verdict_wait_s", 0.0)
     loop_id = f"lc-spin-{mode}-{uuid.uuid4().hex[:6]}"
-    model = ScriptedChatModel(
+    model = fakes.ScriptedChatModel(
         messages=iter(same_call(n) for n in range(40)),
         requests=[],
         pace=lambda k: setattr(guard, "verdict_wait_s", verdict_wait_after(k + 1)),
     )
-    agent = create_agent(model, [search], middleware=[LoopwardenMiddleware(guard)])
+    agent = lc_agents.create_agent(
+        model, [fakes.search], middleware=[lc_adapter.LoopwardenMiddleware(guard)]
+    )
     config = {"configurable": {"thread_id": loop_id}, "recursion_limit": 200}
 
     task = {"messages": [{"role": "user", "content": "find x"}]}
@@ -101,12 +69,12 @@ def test_a_spinning_agent_is_warned_in_its_very_next_request_then_stopped(
     before = [injected(request) for request in model.requests[:WARN_AT]]
     assert before == [[]] * WARN_AT, "warned before the spin"
     notes = [m for m in model.requests[WARN_AT] if CONTEXT_HEADER in str(m.content)]
-    assert len(notes) == 1 and isinstance(notes[0], SystemMessage)
+    assert len(notes) == 1 and isinstance(notes[0], lc_messages.SystemMessage)
     assert "search" in notes[0].content
     # the stop came with the 10th call: the run ended before another request
     assert len(model.requests) == STOP_AT
     final = result["messages"][-1]
-    assert isinstance(final, AIMessage) and final.content.startswith(STOP_HEADER)
+    assert isinstance(final, lc_messages.AIMessage) and final.content.startswith(STOP_HEADER)
     tool_calls = [m for m in result["messages"] if getattr(m, "tool_call_id", None)]
     assert len(tool_calls) == STOP_AT
     # the transcript kept no note: it went into the requests only
@@ -117,14 +85,24 @@ def test_a_healthy_run_gets_nothing(laddered):
     settings, guard = laddered
     loop_id = f"lc-ok-{uuid.uuid4().hex[:6]}"
     script = [
-        AIMessage("", tool_calls=[{"name": "search", "args": {"query": "shoes"}, "id": "a"}]),
-        AIMessage("", tool_calls=[{"name": "fetch", "args": {"url": "https://x/1"}, "id": "b"}]),
-        AIMessage("", tool_calls=[{"name": "search", "args": {"query": "boots"}, "id": "c"}]),
-        AIMessage("", tool_calls=[{"name": "fetch", "args": {"url": "https://x/2"}, "id": "d"}]),
-        AIMessage("Boots at https://x/2."),
+        lc_messages.AIMessage(
+            "", tool_calls=[{"name": "search", "args": {"query": "shoes"}, "id": "a"}]
+        ),
+        lc_messages.AIMessage(
+            "", tool_calls=[{"name": "fetch", "args": {"url": "https://x/1"}, "id": "b"}]
+        ),
+        lc_messages.AIMessage(
+            "", tool_calls=[{"name": "search", "args": {"query": "boots"}, "id": "c"}]
+        ),
+        lc_messages.AIMessage(
+            "", tool_calls=[{"name": "fetch", "args": {"url": "https://x/2"}, "id": "d"}]
+        ),
+        lc_messages.AIMessage("Boots at https://x/2."),
     ]
-    model = ScriptedChatModel(messages=iter(script), requests=[], waits={})
-    agent = create_agent(model, [search, fetch], middleware=[LoopwardenMiddleware(guard)])
+    model = fakes.ScriptedChatModel(messages=iter(script), requests=[], waits={})
+    agent = lc_agents.create_agent(
+        model, [fakes.search, fakes.fetch], middleware=[lc_adapter.LoopwardenMiddleware(guard)]
+    )
     config = {"configurable": {"thread_id": loop_id}}
 
     result = agent.invoke({"messages": [{"role": "user", "content": "find boots"}]}, config)
@@ -162,11 +140,14 @@ def test_a_conversation_publishes_both_sides_and_its_restating_is_found(laddered
 
     settings, guard = laddered
     loop_id = f"lc-chat-{uuid.uuid4().hex[:6]}"
-    model = ScriptedChatModel(
-        messages=iter(AIMessage(text) for text in AGENT_SAYS), requests=[], waits={}
+    model = fakes.ScriptedChatModel(
+        messages=iter(lc_messages.AIMessage(text) for text in AGENT_SAYS), requests=[], waits={}
     )
-    agent = create_agent(
-        model, [search], middleware=[LoopwardenMiddleware(guard)], checkpointer=InMemorySaver()
+    agent = lc_agents.create_agent(
+        model,
+        [fakes.search],
+        middleware=[lc_adapter.LoopwardenMiddleware(guard)],
+        checkpointer=InMemorySaver(),
     )
     config = {"configurable": {"thread_id": loop_id}}
 

@@ -6,11 +6,8 @@ import asyncio
 import uuid
 
 import pytest
-from agents import Agent, RunConfig, Runner, function_tool
-from agents.exceptions import ToolInputGuardrailTripwireTriggered
-from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
+from deferred import deferred
 
-from loopwarden.adapters.openai_agents import GUARDRAIL_NAME, LoopwardenStopped, watch
 from loopwarden.schemas.tool_calls import CONTEXT_HEADER
 
 from .adapter_harness import (
@@ -24,19 +21,27 @@ from .adapter_harness import (
     verdict_wait_after,
 )
 
+sdk = deferred("agents")
+sdk_exceptions = deferred("agents.exceptions")
+sdk_testing = deferred("agents.testing")
+sdk_adapter = deferred("loopwarden.adapters.openai_agents")
+
 pytestmark = pytest.mark.integration
 
 
-@function_tool
 def lookup(query: str) -> str:
     """Look something up."""
     return f"nothing about {query}"
 
 
-@function_tool
 def broken() -> str:
     """Always fails."""
     raise RuntimeError("disk full")
+
+
+def tools(*functions) -> list:
+    """The functions as the SDK's function tools (made in the test that uses them)."""
+    return [sdk.function_tool(f) for f in functions]
 
 
 def injected(call) -> list[str]:
@@ -49,7 +54,7 @@ def injected(call) -> list[str]:
     ]
 
 
-def scripted(steps, waits) -> ScriptedModel:
+def scripted(steps, waits) -> sdk_testing.ScriptedModel:
     """Steps answered in order; before answering step k, ``waits[k]`` must hold (the guard's
     inbox waited on in a thread: the latency of a real model call, made deterministic)."""
 
@@ -60,9 +65,9 @@ def scripted(steps, waits) -> ScriptedModel:
                 assert await asyncio.to_thread(wait), f"no verdict before request {k}"
             return step
 
-        return ModelStep.respond(respond)
+        return sdk_testing.ModelStep.respond(respond)
 
-    return ScriptedModel([responder(step, k) for k, step in enumerate(steps)])
+    return sdk_testing.ScriptedModel([responder(step, k) for k, step in enumerate(steps)])
 
 
 async def test_a_spinning_agent_is_warned_in_its_very_next_request_then_stopped(
@@ -77,16 +82,18 @@ async def test_a_spinning_agent_is_warned_in_its_very_next_request_then_stopped(
     def paced(k: int):
         async def respond(call):
             guard.verdict_wait_s = verdict_wait_after(k + 1)
-            return [function_call("lookup", {"query": "x"}, call_id=f"c{k}")]
+            return [sdk_testing.function_call("lookup", {"query": "x"}, call_id=f"c{k}")]
 
-        return ModelStep.respond(respond)
+        return sdk_testing.ModelStep.respond(respond)
 
-    model = ScriptedModel([paced(k) for k in range(40)])
-    agent = Agent(name="spinner", model=model, tools=[lookup], instructions="Find things.")
+    model = sdk_testing.ScriptedModel([paced(k) for k in range(40)])
+    agent = sdk.Agent(name="spinner", model=model, tools=tools(lookup), instructions="Find things.")
 
     # the stop came with the 10th call: the run ends before another model call
-    with pytest.raises(LoopwardenStopped, match="same result"):
-        await Runner.run(agent, "find x", max_turns=100, **watch(loop_id, guard=guard))
+    with pytest.raises(sdk_adapter.LoopwardenStopped, match="same result"):
+        await sdk.Runner.run(
+            agent, "find x", max_turns=100, **sdk_adapter.watch(loop_id, guard=guard)
+        )
 
     calls = model.calls
     # call k follows tool call k: the 4th identical call's warning is in call 4
@@ -103,13 +110,17 @@ async def test_a_stop_that_arrives_during_a_model_call_refuses_its_tool_call(lad
     _, guard = laddered
     monkeypatch.setattr(guard, "verdict_wait_s", 0.0)
     loop_id = f"oai-late-{uuid.uuid4().hex[:6]}"
-    steps = [[function_call("lookup", {"query": "x"}, call_id=f"c{k}")] for k in range(40)]
+    steps = [
+        [sdk_testing.function_call("lookup", {"query": "x"}, call_id=f"c{k}")] for k in range(40)
+    ]
     model = scripted(steps, {STOP_AT: lambda: guard.inbox.wait(loop_id, stop=True, timeout_s=60)})
-    agent = Agent(name="spinner", model=model, tools=[lookup])
+    agent = sdk.Agent(name="spinner", model=model, tools=tools(lookup))
 
-    with pytest.raises(ToolInputGuardrailTripwireTriggered) as stopped:
-        await Runner.run(agent, "find x", max_turns=100, **watch(loop_id, guard=guard))
-    assert stopped.value.guardrail.get_name() == GUARDRAIL_NAME
+    with pytest.raises(sdk_exceptions.ToolInputGuardrailTripwireTriggered) as stopped:
+        await sdk.Runner.run(
+            agent, "find x", max_turns=100, **sdk_adapter.watch(loop_id, guard=guard)
+        )
+    assert stopped.value.guardrail.get_name() == sdk_adapter.GUARDRAIL_NAME
     assert "same result" in stopped.value.output.output_info
     assert len(model.calls) == STOP_AT + 1
 
@@ -118,22 +129,22 @@ async def test_a_healthy_run_gets_nothing_and_failures_are_published(laddered):
     settings, guard = laddered
     loop_id = f"oai-ok-{uuid.uuid4().hex[:6]}"
     steps = [
-        [function_call("lookup", {"query": "a"}, call_id="t0")],
-        [function_call("lookup", {"query": "b"}, call_id="t1")],
-        [function_call("broken", {}, call_id="t2")],
-        [assistant_message("done")],
+        [sdk_testing.function_call("lookup", {"query": "a"}, call_id="t0")],
+        [sdk_testing.function_call("lookup", {"query": "b"}, call_id="t1")],
+        [sdk_testing.function_call("broken", {}, call_id="t2")],
+        [sdk_testing.assistant_message("done")],
     ]
     model = scripted(steps, {})
-    agent = Agent(name="worker", model=model, tools=[lookup, broken])
+    agent = sdk.Agent(name="worker", model=model, tools=tools(lookup, broken))
     filtered = []
 
     def own_filter(data):  # the caller's own input filter still runs
         filtered.append(len(data.model_data.input))
         return data.model_data
 
-    own = RunConfig(call_model_input_filter=own_filter)
-    run = watch(loop_id, guard=guard, run_config=own)
-    result = await Runner.run(agent, "look up a and b", **run)
+    own = sdk.RunConfig(call_model_input_filter=own_filter)
+    run = sdk_adapter.watch(loop_id, guard=guard, run_config=own)
+    result = await sdk.Runner.run(agent, "look up a and b", **run)
 
     assert len(filtered) == len(steps)
 
@@ -159,12 +170,14 @@ async def test_a_conversation_publishes_both_sides_and_its_restating_is_found(la
     message is published once as the counterpart's turn, each answer as the agent's."""
     settings, guard = laddered
     loop_id = f"oai-chat-{uuid.uuid4().hex[:6]}"
-    model = scripted([[assistant_message(text)] for text in AGENT_SAYS], {})
-    agent = Agent(name="support", model=model)
+    model = scripted([[sdk_testing.assistant_message(text)] for text in AGENT_SAYS], {})
+    agent = sdk.Agent(name="support", model=model)
     conversation: list = []
     for said in PERSON_SAYS:
         conversation.append({"role": "user", "content": said})
-        result = await Runner.run(agent, conversation, **watch(loop_id, guard=guard))
+        result = await sdk.Runner.run(
+            agent, conversation, **sdk_adapter.watch(loop_id, guard=guard)
+        )
         conversation = result.to_input_list()
 
     assert [len(call.input) for call in model.calls] == [1, 3, 5]  # the history grew
@@ -181,9 +194,9 @@ async def test_a_stop_in_force_ends_the_run_before_its_next_model_call(laddered)
     for k in range(STOP_AT):  # an earlier run of this loop spun into a stop
         guard.tool_call(loop_id, "lookup", {"query": "x"}, result="same", tool_call_id=f"p{k}")
     assert await asyncio.to_thread(guard.inbox.wait, loop_id, stop=True, timeout_s=60)
-    model = scripted([[assistant_message("never")]], {})
-    agent = Agent(name="again", model=model, tools=[lookup])
+    model = scripted([[sdk_testing.assistant_message("never")]], {})
+    agent = sdk.Agent(name="again", model=model, tools=tools(lookup))
 
-    with pytest.raises(LoopwardenStopped, match="same result"):
-        await Runner.run(agent, "find x", **watch(loop_id, guard=guard))
+    with pytest.raises(sdk_adapter.LoopwardenStopped, match="same result"):
+        await sdk.Runner.run(agent, "find x", **sdk_adapter.watch(loop_id, guard=guard))
     assert model.calls == ()

@@ -5,12 +5,8 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from pydantic_ai import Agent, ModelRetry, RunContext
-from pydantic_ai.exceptions import RunCancelled
-from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
+from deferred import deferred
 
-from loopwarden.adapters.pydantic_ai import Loopwarden
 from loopwarden.schemas.tool_calls import CONTEXT_HEADER
 
 from .adapter_harness import (
@@ -26,6 +22,12 @@ from .adapter_harness import (
     read_topic,
     verdict_wait_after,
 )
+
+pai = deferred("pydantic_ai")
+pai_exceptions = deferred("pydantic_ai.exceptions")
+pai_messages = deferred("pydantic_ai.messages")
+pai_function = deferred("pydantic_ai.models.function")
+pai_adapter = deferred("loopwarden.adapters.pydantic_ai")
 
 pytestmark = pytest.mark.integration
 
@@ -43,14 +45,14 @@ def injected(messages) -> list[str]:
 
 
 def scripted(script, waits, requests):
-    def respond(messages, info: AgentInfo) -> ModelResponse:
+    def respond(messages, info: pai_function.AgentInfo) -> pai_messages.ModelResponse:
         requests.append(list(messages))
         wait = waits.get(len(requests) - 1)
         if wait is not None:
             assert wait(), f"no verdict before request {len(requests) - 1}"
         return script(len(requests) - 1)
 
-    return FunctionModel(respond)
+    return pai_function.FunctionModel(respond)
 
 
 def lookup(query: str) -> str:
@@ -66,14 +68,16 @@ def test_a_spinning_agent_is_warned_in_its_very_next_request_then_cancelled(ladd
     loop_id = f"pai-spin-{uuid.uuid4().hex[:6]}"
     requests: list = []
 
-    def same_call(k: int) -> ModelResponse:
+    def same_call(k: int) -> pai_messages.ModelResponse:
         guard.verdict_wait_s = verdict_wait_after(k + 1)
-        return ModelResponse(parts=[ToolCallPart("lookup", {"query": "x"}, tool_call_id=f"c{k}")])
+        return pai_messages.ModelResponse(
+            parts=[pai_messages.ToolCallPart("lookup", {"query": "x"}, tool_call_id=f"c{k}")]
+        )
 
-    capability = Loopwarden(guard)
-    agent = Agent(scripted(same_call, {}, requests), tools=[lookup], capabilities=[capability])
+    capability = pai_adapter.Loopwarden(guard)
+    agent = pai.Agent(scripted(same_call, {}, requests), tools=[lookup], capabilities=[capability])
 
-    with pytest.raises(RunCancelled) as cancelled:
+    with pytest.raises(pai_exceptions.RunCancelled) as cancelled:
         agent.run_sync("find x", conversation_id=loop_id)
 
     # request k follows call k: the 4th identical call's warning is in request 4
@@ -96,20 +100,24 @@ def test_a_healthy_run_gets_nothing_and_failures_are_published(laddered):
     loop_id = f"pai-ok-{uuid.uuid4().hex[:6]}"
     requests: list = []
 
-    def plan(k: int) -> ModelResponse:
+    def plan(k: int) -> pai_messages.ModelResponse:
         if k < 3:
-            call = ToolCallPart("lookup", {"query": f"q{k}"}, tool_call_id=f"t{k}")
-            return ModelResponse(parts=[call])
+            call = pai_messages.ToolCallPart("lookup", {"query": f"q{k}"}, tool_call_id=f"t{k}")
+            return pai_messages.ModelResponse(parts=[call])
         if k == 3:
-            return ModelResponse(parts=[ToolCallPart("broken", {}, tool_call_id="t3")])
-        return ModelResponse(parts=[TextPart("done")])
+            return pai_messages.ModelResponse(
+                parts=[pai_messages.ToolCallPart("broken", {}, tool_call_id="t3")]
+            )
+        return pai_messages.ModelResponse(parts=[pai_messages.TextPart("done")])
 
     def broken() -> str:
         """Always fails."""
         raise RuntimeError("disk full")
 
-    agent = Agent(
-        scripted(plan, {}, requests), tools=[lookup, broken], capabilities=[Loopwarden(guard)]
+    agent = pai.Agent(
+        scripted(plan, {}, requests),
+        tools=[lookup, broken],
+        capabilities=[pai_adapter.Loopwarden(guard)],
     )
     with pytest.raises(RuntimeError, match="disk full"):
         agent.run_sync("look things up", conversation_id=loop_id)
@@ -131,9 +139,13 @@ def test_a_conversation_publishes_both_sides_and_its_restating_is_found(laddered
     settings, guard = laddered
     loop_id = f"pai-chat-{uuid.uuid4().hex[:6]}"
     requests: list = []
-    agent = Agent(
-        scripted(lambda k: ModelResponse(parts=[TextPart(AGENT_SAYS[k])]), {}, requests),
-        capabilities=[Loopwarden(guard)],
+    agent = pai.Agent(
+        scripted(
+            lambda k: pai_messages.ModelResponse(parts=[pai_messages.TextPart(AGENT_SAYS[k])]),
+            {},
+            requests,
+        ),
+        capabilities=[pai_adapter.Loopwarden(guard)],
     )
     history: list = []
     for said in PERSON_SAYS:
@@ -158,9 +170,9 @@ def test_two_agents_delegating_in_a_circle_are_one_family_warned_then_stopped(
     researcher_requests: list = []
 
     def hand_over(tool: str):
-        def respond(k: int) -> ModelResponse:
-            call = ToolCallPart(tool, {"task": TASK}, tool_call_id=f"{tool}-{k}")
-            return ModelResponse(parts=[call])
+        def respond(k: int) -> pai_messages.ModelResponse:
+            call = pai_messages.ToolCallPart(tool, {"task": TASK}, tool_call_id=f"{tool}-{k}")
+            return pai_messages.ModelResponse(parts=[call])
 
         return respond
 
@@ -171,34 +183,34 @@ def test_two_agents_delegating_in_a_circle_are_one_family_warned_then_stopped(
     monkeypatch.setattr(guard, "verdict_wait_s", 0.0)
     to_researcher = hand_over("ask_researcher")
 
-    def planner_answer(k: int) -> ModelResponse:
+    def planner_answer(k: int) -> pai_messages.ModelResponse:
         if k == 2:
             guard.verdict_wait_s = VERDICT_WAIT_S
         return to_researcher(k)
 
-    planner = Agent(
+    planner = pai.Agent(
         scripted(planner_answer, {}, planner_requests),
         name="planner",
-        capabilities=[Loopwarden(guard)],
+        capabilities=[pai_adapter.Loopwarden(guard)],
     )
-    researcher = Agent(
+    researcher = pai.Agent(
         scripted(hand_over("ask_planner"), {}, researcher_requests),
         name="researcher",
-        capabilities=[Loopwarden(guard)],
+        capabilities=[pai_adapter.Loopwarden(guard)],
     )
 
     @planner.tool
-    async def ask_researcher(ctx: RunContext, task: str) -> str:
+    async def ask_researcher(ctx: pai.RunContext, task: str) -> str:
         """Hand a task to the researcher agent."""
         return (await researcher.run(task, usage=ctx.usage)).output
 
     @researcher.tool
-    async def ask_planner(ctx: RunContext, task: str) -> str:
+    async def ask_planner(ctx: pai.RunContext, task: str) -> str:
         """Hand a task back to the planner agent."""
         return (await planner.run(task, usage=ctx.usage)).output
 
     # the stop cancels the run that reads it, and each caller's tool with it
-    with pytest.raises(RunCancelled):
+    with pytest.raises(pai_exceptions.RunCancelled):
         planner.run_sync(TASK, conversation_id=root)
     # planner ×4 (the root and 3 delegated runs), researcher ×3: the 4th planner run was
     # cancelled before its first model request
@@ -227,19 +239,24 @@ def test_a_call_the_tool_refuses_with_model_retry_is_published_rejected(laddered
     settings, guard = laddered
     loop_id = f"pai-retry-{uuid.uuid4().hex[:6]}"
 
-    def plan(k: int) -> ModelResponse:
+    def plan(k: int) -> pai_messages.ModelResponse:
         if k < 2:
-            call = ToolCallPart("book", {"amount": 950 + k}, tool_call_id=f"b{k}")
-            return ModelResponse(parts=[call])
-        return ModelResponse(parts=[TextPart("done")])
+            call = pai_messages.ToolCallPart("book", {"amount": 950 + k}, tool_call_id=f"b{k}")
+            return pai_messages.ModelResponse(parts=[call])
+        return pai_messages.ModelResponse(parts=[pai_messages.TextPart("done")])
 
     def book(amount: int) -> str:
         """Book the flight, paying ``amount``."""
         if amount < 1000:
-            raise ModelRetry(f"total price is 1002, but paid {amount}")
+            raise pai.ModelRetry(f"total price is 1002, but paid {amount}")
         return "booked"
 
-    agent = Agent(scripted(plan, {}, []), tools=[book], capabilities=[Loopwarden(guard)], retries=3)
+    agent = pai.Agent(
+        scripted(plan, {}, []),
+        tools=[book],
+        capabilities=[pai_adapter.Loopwarden(guard)],
+        retries=3,
+    )
     agent.run_sync("book it", conversation_id=loop_id)
     events = published_events(settings, loop_id, 3)  # the prompt, then the two refusals
     payloads = [e["payload"] for e in events if e["payload"]["action_type"] == "book"]

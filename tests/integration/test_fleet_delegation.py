@@ -15,51 +15,28 @@ import uuid
 
 import orjson
 import pytest
-from langchain.agents import create_agent
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage
-from langchain_core.tools import tool
-from pydantic import Field
+from deferred import deferred
 from warm_processes import run_warm
 
-from loopwarden.adapters.langchain import LoopwardenMiddleware
 from loopwarden.schemas.tool_calls import STOP_HEADER
 from loopwarden.settings import settings_env
 
 from .adapter_harness import VERDICT_WAIT_S, delegation_cycle_warned_then_stopped, read_topic
+
+lc_agents = deferred("langchain.agents")
+fakes = deferred("langchain_fakes")
+lc_messages = deferred("langchain_core.messages")
+lc_tools = deferred("langchain_core.tools")
+lc_adapter = deferred("loopwarden.adapters.langchain")
 
 pytestmark = pytest.mark.integration
 
 TASK = "Find the cheapest direct flight from Berlin to Lisbon on 12 December"
 
 
-class DelegatingModel(GenericFakeChatModel):
-    """Always hands the task to the other agent (a fake model with tools bound); before
-    answering request ``k`` it waits for what ``waits[k]`` asks of the guard's inbox (it
-    stands in for an LLM's latency with the guard's own synchronisation)."""
-
-    requests: int = 0
-    waits: dict = Field(default_factory=dict)
-    pace: dict = Field(default_factory=dict)
-    """Request number → called before it is answered."""
-
-    def bind_tools(self, tools, **kwargs):
-        return self
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
-        wait = self.waits.get(self.requests)
-        pace = self.pace.get(self.requests)
-        if pace is not None:
-            pace()
-        self.requests += 1
-        if wait is not None:
-            assert wait(), f"no verdict before request {self.requests - 1}"
-        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
-
-
-def delegation(tool_name: str, count: int) -> list[AIMessage]:
+def delegation(tool_name: str, count: int) -> list[lc_messages.AIMessage]:
     return [
-        AIMessage(
+        lc_messages.AIMessage(
             "", tool_calls=[{"name": tool_name, "args": {"task": TASK}, "id": f"{tool_name}-{n}"}]
         )
         for n in range(count)
@@ -78,13 +55,17 @@ def test_a_two_agent_delegation_cycle_is_warned_then_every_loop_is_stopped(ladde
     # waits for the verdict on its start (generously: each comes), so the 3rd researcher
     # run is stopped before its first model call
     monkeypatch.setattr(guard, "verdict_wait_s", 0.0)
-    planner_model = DelegatingModel(messages=iter(delegation("ask_researcher", 10)))
-    researcher_model = DelegatingModel(
-        messages=iter(delegation("ask_planner", 10)),
-        pace={1: lambda: setattr(guard, "verdict_wait_s", VERDICT_WAIT_S)},
+    planner_model = fakes.ScriptedChatModel(messages=iter(delegation("ask_researcher", 10)))
+
+    def pace(k: int) -> None:
+        if k == 1:
+            guard.verdict_wait_s = VERDICT_WAIT_S
+
+    researcher_model = fakes.ScriptedChatModel(
+        messages=iter(delegation("ask_planner", 10)), pace=pace
     )
 
-    @tool
+    @lc_tools.tool
     def ask_researcher(task: str) -> str:
         """Hand a task to the researcher agent."""
         with lock:
@@ -92,7 +73,7 @@ def test_a_two_agent_delegation_cycle_is_warned_then_every_loop_is_stopped(ladde
         out = researcher.invoke({"messages": [{"role": "user", "content": task}]})
         return str(out["messages"][-1].content)
 
-    @tool
+    @lc_tools.tool
     def ask_planner(task: str) -> str:
         """Hand a task back to the planner agent."""
         with lock:
@@ -100,13 +81,15 @@ def test_a_two_agent_delegation_cycle_is_warned_then_every_loop_is_stopped(ladde
         out = planner.invoke({"messages": [{"role": "user", "content": task}]})
         return str(out["messages"][-1].content)
 
-    planner = create_agent(
-        planner_model, [ask_researcher], middleware=[LoopwardenMiddleware(guard, agent="planner")]
+    planner = lc_agents.create_agent(
+        planner_model,
+        [ask_researcher],
+        middleware=[lc_adapter.LoopwardenMiddleware(guard, agent="planner")],
     )
-    researcher = create_agent(
+    researcher = lc_agents.create_agent(
         researcher_model,
         [ask_planner],
-        middleware=[LoopwardenMiddleware(guard, agent="researcher")],
+        middleware=[lc_adapter.LoopwardenMiddleware(guard, agent="researcher")],
     )
 
     result = planner.invoke(
@@ -116,11 +99,11 @@ def test_a_two_agent_delegation_cycle_is_warned_then_every_loop_is_stopped(ladde
 
     # every run of the circle ended with the stop, the root's last
     final = result["messages"][-1]
-    assert isinstance(final, AIMessage) and final.content.startswith(STOP_HEADER)
+    assert isinstance(final, lc_messages.AIMessage) and final.content.startswith(STOP_HEADER)
     # planner ×3 (the root and 2 delegated runs), researcher ×3: the 3rd researcher run
     # stopped before its first model call
     assert calls == {"ask_researcher": 3, "ask_planner": 2}
-    assert researcher_model.requests == 2 and planner_model.requests == 3
+    assert len(researcher_model.requests) == 2 and len(planner_model.requests) == 3
 
     # the family travels on its root's partition in the order it was published: the 3rd
     # planner run is the first finding (the root, planner ×2 and researcher ×2 are

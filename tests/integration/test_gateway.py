@@ -12,10 +12,9 @@ import asyncio
 import uuid
 from collections.abc import Iterator
 
-import anthropic
-import openai
 import orjson
 import pytest
+from deferred import deferred
 from gateway_process import GatewayProcess
 from scripted_model import COMMAND, USAGE_IN, USAGE_OUT, ScriptedModel
 
@@ -25,6 +24,9 @@ from loopwarden.streams.tools.broker import free_port
 from loopwarden.streams.tools.replay_reader import TopicRangeReader
 
 from .adapter_harness import STOP_AT, WARN_AT
+
+anthropic = deferred("anthropic")
+openai = deferred("openai")
 
 pytestmark = pytest.mark.integration
 

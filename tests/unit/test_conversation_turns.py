@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from deferred import deferred
 
-from loopwarden.adapters.langchain import unanswered_person_turns
-from loopwarden.adapters.openai_agents import answer_text, unanswered_user_turns
 from loopwarden.schemas.tool_calls import CONTEXT_HEADER, turn_text
+
+lc_messages = deferred("langchain_core.messages")
+lc_adapter = deferred("loopwarden.adapters.langchain")
+sdk_adapter = deferred("loopwarden.adapters.openai_agents")
 
 
 def test_turn_text_of_strings_blocks_and_objects():
@@ -23,18 +25,24 @@ def test_turn_text_of_strings_blocks_and_objects():
 
 
 def test_langchain_person_turns_are_those_the_model_has_not_answered():
-    warning = HumanMessage(f"{CONTEXT_HEADER}\n- (warn) you repeat yourself")
-    first = [HumanMessage("Where is my order?")]
-    assert unanswered_person_turns(first) == ["Where is my order?"]
+    warning = lc_messages.HumanMessage(f"{CONTEXT_HEADER}\n- (warn) you repeat yourself")
+    first = [lc_messages.HumanMessage("Where is my order?")]
+    assert lc_adapter.unanswered_person_turns(first) == ["Where is my order?"]
     later = [
         *first,
-        AIMessage("", tool_calls=[{"name": "find", "args": {}, "id": "c1"}]),
-        ToolMessage("not found", tool_call_id="c1"),
+        lc_messages.AIMessage("", tool_calls=[{"name": "find", "args": {}, "id": "c1"}]),
+        lc_messages.ToolMessage("not found", tool_call_id="c1"),
         warning,
     ]
-    assert unanswered_person_turns(later) == []  # tool results and our warning: nobody spoke
-    chat = [*later, AIMessage("Could you give me the order number?"), HumanMessage("A-17")]
-    assert unanswered_person_turns(chat) == ["A-17"]
+    assert (
+        lc_adapter.unanswered_person_turns(later) == []
+    )  # tool results and our warning: nobody spoke
+    chat = [
+        *later,
+        lc_messages.AIMessage("Could you give me the order number?"),
+        lc_messages.HumanMessage("A-17"),
+    ]
+    assert lc_adapter.unanswered_person_turns(chat) == ["A-17"]
 
 
 def test_openai_agents_user_turns_and_answers():
@@ -44,12 +52,12 @@ def test_openai_agents_user_turns_and_answers():
         {"role": "user", "content": "I don't have it."},
         {"role": "user", "content": [{"type": "input_text", "text": "Please just cancel."}]},
     ]
-    assert unanswered_user_turns(history) == ["I don't have it.", "Please just cancel."]
+    assert sdk_adapter.unanswered_user_turns(history) == ["I don't have it.", "Please just cancel."]
     tool_output = {"type": "function_call_output", "call_id": "c", "output": "x"}
-    assert unanswered_user_turns([*history, tool_output]) == []
+    assert sdk_adapter.unanswered_user_turns([*history, tool_output]) == []
     message = SimpleNamespace(type="message", content=[SimpleNamespace(text="Your reference?")])
     reasoning = SimpleNamespace(type="reasoning", content=None)
     call = SimpleNamespace(type="function_call", name="find")
-    assert answer_text([reasoning, message]) == "Your reference?"
-    assert answer_text([message, call]) is None  # a tool call: published as it runs
-    assert answer_text([]) is None
+    assert sdk_adapter.answer_text([reasoning, message]) == "Your reference?"
+    assert sdk_adapter.answer_text([message, call]) is None  # a tool call: published as it runs
+    assert sdk_adapter.answer_text([]) is None
