@@ -64,4 +64,10 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # as mypy's own command line does (fast_exit): tearing down the checked program's
+    # graph at the interpreter's exit took as long as the check (11.1 s of checking,
+    # 21.6 s for the process, 2026-12-07)
+    os._exit(code)
