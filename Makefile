@@ -49,10 +49,12 @@ $(CHROMIUM):
 	$(SUDO) apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null
 
-# mypy runs as a test (tests/unit/test_typecheck.py) among the others: its minute of
-# CPU fills the suite's waits; it and the longest modules are handed out first
+# mypy runs as a test (tests/unit/test_typecheck.py) among the others: its CPU (12 s
+# cold) fills the suite's waits; it and the longest modules are handed out first
 # (tests/conftest.py; --no-loadscope-reorder, else xdist hands out the modules with
 # the most tests first, and mypy's one test came last: 92 s at the end of the run).
+# Each test process collects every module: a test module imports the agent frameworks
+# it drives at first use (tests/support/deferred.py), not at its top.
 # Six test processes (much of an integration test is waiting for a group join: with the
 # workers forked warm, -n 6 kept both cores busy, 1.96 on average, where -n 4 left them
 # idle a quarter of the time; 339 s against 410 s of pytest here), a module's

@@ -11,7 +11,6 @@ from loopwarden.schemas.events import ActionEvent, validate_action
 from loopwarden.schemas.redaction import default_redactor
 
 FIRST = (
-    "tests/unit/test_typecheck.py",
     "tests/integration/test_memory_stream.py",
     "tests/integration/test_fault_suite.py",
     "tests/integration/test_replay.py",
@@ -19,11 +18,12 @@ FIRST = (
     "tests/integration/test_capability_wiring.py",
     "tests/integration/test_client_install.py",
     "tests/integration/test_examples.py",
+    "tests/unit/test_typecheck.py",
 )
-"""Modules handed out first, the longest (a cold mypy run takes a minute of one core;
-memory's stream tests, the fault suite, the replays and the docs' blocks 70–110 s each,
-the wiring, the client install and the examples 50–60 s, on 2026-11-29: started last,
-one would end the suite a minute late)."""
+"""Modules handed out first, the longest (memory's stream tests 100 s, the fault suite,
+the replays, the wiring and the docs' blocks 50–70 s each, the client install and the
+examples 30 s, a cold type check 12 s of one core alone and 20–30 s among the others,
+on 2026-12-07: started last, one would end the suite a minute late)."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
