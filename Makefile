@@ -73,7 +73,7 @@ TEST_JOBS ?= 6
 KAFKA_TEST_JOBS ?= 4
 EXTENSION_FREE := tests/support/extension_free.txt
 NOT_EXTENSION_PATHS := $(shell grep -v -e '^\#' -e '::' $(EXTENSION_FREE)) \
-	$(foreach m,memory_concurrency memory_consistency memory_indexes,tests/unit/test_$(m).py)
+	$(foreach m,memory_concurrency memory_consistency memory_indexes memory_in_memory,tests/unit/test_$(m).py)
 NO_EXTENSIONS_LOG := $(VENV)/test-no-extensions.log
 DOCS_LOG := $(VENV)/docs-build.log
 test: $(STAMP) $(CHROMIUM)

@@ -21,7 +21,16 @@ from loopwarden.agents.experience.declaration import OPEN_TASKS
 from loopwarden.agents.fleet.declaration import FAMILY_STATES as FLEET_FAMILIES
 from loopwarden.agents.guardrails.declaration import FAMILY_STATES as GUARDRAIL_FAMILIES
 from loopwarden.agents.monitor.declaration import LOOP_STATES
-from loopwarden.streams.runtime.capability import Capability, Register, Replay, SettleFactory
+from loopwarden.settings import Settings
+from loopwarden.streams.runtime.capability import (
+    Batches,
+    BatchProcessing,
+    BatchStepFactory,
+    Capability,
+    Register,
+    Replay,
+    SettleFactory,
+)
 
 
 def _monitor() -> Register:
@@ -70,6 +79,24 @@ def _lessons() -> Register:
     from loopwarden.agents.memory.agent import register_lessons
 
     return register_lessons
+
+
+def _memory_step() -> BatchStepFactory:
+    from loopwarden.agents.memory.step import memory_step
+
+    return memory_step
+
+
+def _memory_batches(settings: Settings) -> Batches:
+    from loopwarden.agents.memory.step import memory_batches
+
+    return memory_batches(settings)
+
+
+def _lesson_batches(settings: Settings) -> Batches:
+    from loopwarden.agents.memory.step import lesson_batches
+
+    return lesson_batches(settings)
 
 
 def _experience() -> Register:
@@ -144,6 +171,7 @@ CAPABILITIES: tuple[Capability, ...] = (
         input_topics=lambda t: (t.memory_writes,),
         outputs=("memory_outcomes",),
         wiring=_memory,
+        batches=BatchProcessing(_memory_step, _memory_batches),
     ),
     Capability(
         role="memory",
@@ -151,6 +179,7 @@ CAPABILITIES: tuple[Capability, ...] = (
         input_topics=lambda t: (t.memory_lessons,),
         outputs=("memory_outcomes",),
         wiring=_lessons,
+        batches=BatchProcessing(_memory_step, _lesson_batches),
     ),
     Capability(
         role="experience",

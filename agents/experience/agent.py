@@ -40,8 +40,7 @@ from loopwarden.agents.memory.shared import shared_memory
 from loopwarden.schemas.tasks import TaskSpec, TaskStart
 from loopwarden.schemas.trace_context import carried
 from loopwarden.streams.runtime.app import LoopwardenApp
-from loopwarden.streams.runtime.capability import Capability
-from loopwarden.streams.runtime.capability_runner import Batches
+from loopwarden.streams.runtime.capability import Batches, Capability
 from loopwarden.streams.runtime.keyed_runner import run_keyed
 from loopwarden.streams.runtime.resources import WorkerResources
 

@@ -38,74 +38,64 @@ import logging
 import time
 from typing import Any
 
-from opentelemetry.trace import SpanKind
-
 from loopwarden.agents.memory.api import register_memory_api
-from loopwarden.agents.memory.batches import MemoryBatchWriter
 from loopwarden.agents.memory.maintenance import Maintenance, MaintenanceReport
-from loopwarden.agents.memory.records import inputs_of
 from loopwarden.agents.memory.shared import shared_memory
+from loopwarden.agents.memory.step import MemoryStep
 from loopwarden.schemas.memory_outcomes import maintenance_report
 from loopwarden.streams.runtime.app import LoopwardenApp
 from loopwarden.streams.runtime.capability import Capability
-from loopwarden.streams.runtime.capability_runner import Batches, run_capability
+from loopwarden.streams.runtime.capability_runner import run_capability
 from loopwarden.streams.runtime.records import Record
 from loopwarden.streams.runtime.resources import WorkerResources
-from loopwarden.streams.runtime.telemetry.spans import child_span
 
 log = logging.getLogger(__name__)
-MEMORY_TABLE_NAME = "memories"
 
 
-def write_handler(app: LoopwardenApp, resources: WorkerResources) -> Any:
-    """What both memory agents do with a batch of records: decode, write, emit outcomes."""
-    service = shared_memory(resources)
+def write_handler(app: LoopwardenApp, step: MemoryStep) -> Any:
+    """What both memory agents do with a batch of records: the capability's step
+    (:mod:`~loopwarden.agents.memory.step`), each half in a thread so the stream keeps
+    flowing; its dead letters and outcomes sent, its rows counted."""
     outputs = app.outputs
 
-    def traced(size: int) -> Any:
-        return child_span(
-            app.otel_tracer,
-            f"add {MEMORY_TABLE_NAME}",
-            SpanKind.CLIENT,
-            **{
-                "db.system.name": "lancedb",
-                "db.operation.name": "add",
-                "db.collection.name": MEMORY_TABLE_NAME,
-                "db.operation.batch.size": size,
-            },
-        )
-
-    writer = MemoryBatchWriter(service, traced)
-
     async def handle(records: list[Record]) -> None:
-        inputs = await asyncio.to_thread(inputs_of, records)  # off the loop: fetches go on
-        for letter in inputs.dead_letters:
+        decoded = await asyncio.to_thread(step.decode, records)  # off the loop: fetches go on
+        for letter in decoded.dead_letters:
             app.dead_letters.send(letter)
-        if not inputs.writes and not inputs.columns:
+        done = await asyncio.to_thread(step.write, decoded)
+        if done.written is None:
             return
-        outcomes = await asyncio.to_thread(writer.write, inputs)
-        outputs.emit_all(outcomes.outputs())
-        app.metrics.memory_rows(outcomes.rows_written())
+        outputs.emit_all(done.outputs())
+        app.metrics.memory_rows(done.rows_written())
         first, last = records[0].source, records[-1].source
         log.debug(
             "%d memory write(s) of %s[%d]@%d..%d applied: %s",
-            len(outcomes.every()),
+            len(done.written.every()),
             first.topic,
             first.partition,
             first.offset,
             last.offset,
-            dict(outcomes.statuses()),
+            dict(done.written.statuses()),
         )
 
     return handle
 
 
+def _batch_agent(app: LoopwardenApp, resources: WorkerResources, capability: Capability) -> Any:
+    processing = capability.batches
+    if processing is None:
+        raise ValueError(f"{capability.agent} declares no batch step")
+    step = processing.build(app.loopwarden, resources, app.otel_tracer)
+    if not isinstance(step, MemoryStep):  # the agent runs its two halves apart
+        raise TypeError(f"{capability.agent}'s batch step is a {type(step).__name__}")
+    handler = write_handler(app, step)
+    return run_capability(app, capability, handler, batches=processing.sizes(app.loopwarden))
+
+
 def register_lessons(app: LoopwardenApp, resources: WorkerResources, capability: Capability) -> Any:
     """Declare the ``store_lessons`` agent: the monitor's lessons, batched by
     ``memory.lessons_within_s`` (clients' writes keep their own, shorter window)."""
-    cfg = app.loopwarden.memory
-    batches = Batches(cfg.batch_max_writes, cfg.lessons_within_s, cfg.batch_max_bytes, commit=True)
-    return run_capability(app, capability, write_handler(app, resources), batches=batches)
+    return _batch_agent(app, resources, capability)
 
 
 def register_memory(app: LoopwardenApp, resources: WorkerResources, capability: Capability) -> Any:
@@ -162,5 +152,4 @@ def register_memory(app: LoopwardenApp, resources: WorkerResources, capability: 
         except Exception as exc:  # storage away: the first write opens it (and says why)
             log.warning("memory store not opened at start (%s); the first write retries", exc)
 
-    batches = Batches(cfg.batch_max_writes, cfg.batch_within_s, cfg.batch_max_bytes, commit=True)
-    return run_capability(app, capability, write_handler(app, resources), batches=batches)
+    return _batch_agent(app, resources, capability)

@@ -18,13 +18,20 @@ exist is the composition root's business (:data:`loopwarden.agents.capabilities.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from loopwarden.schemas.dead_letter import DeadLetter
 from loopwarden.settings import Role, Settings, TopicSettings
 from loopwarden.streams.runtime.outputs import OutputName
 from loopwarden.streams.runtime.state.protocol import KeyedDeclaration
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Tracer
+
+    from loopwarden.streams.runtime.records import Record
+    from loopwarden.streams.runtime.resources import WorkerResources
 
 
 def _always(settings: Settings) -> bool:
@@ -80,6 +87,59 @@ class Replay:
 
 
 @dataclass(frozen=True, slots=True)
+class Batches:
+    """Hand the handler lists of records: at most ``max_records`` (or ``max_bytes`` of
+    values) or what arrived within ``within_s``; ``commit``: each batch's offsets are
+    committed once it is processed."""
+
+    max_records: int
+    within_s: float
+    max_bytes: int | None = None
+    commit: bool = False
+
+
+class BatchOutcome(Protocol):
+    """What a batch step made of a batch: the records it could not read, and its named
+    outputs."""
+
+    @property
+    def dead_letters(self) -> Sequence[DeadLetter]: ...
+
+    def outputs(self) -> Iterable[tuple[str, Any]]: ...
+
+
+class BatchStep(Protocol):
+    """A capability's processing of one batch of records, without Faust: what its agent
+    runs in a thread, and what :class:`~loopwarden.streams.runtime.in_memory.InMemoryWorker`
+    runs in line. A transient failure (its store away) is raised, for the runner to
+    pause and retry the batch."""
+
+    def __call__(self, records: list[Record]) -> BatchOutcome: ...
+
+
+BatchStepFactory = Callable[[Settings, "WorkerResources", "Tracer | None"], BatchStep]
+"""``(settings, resources, tracer) -> step``."""
+
+
+@dataclass(frozen=True, slots=True)
+class BatchProcessing:
+    """A capability that takes its records in batches and keeps no keyed state (memory
+    writes: the store is its state)."""
+
+    step: Callable[[], BatchStepFactory]
+    """Loads ``(settings, resources, tracer) -> step``: the step the worker's agent runs
+    (``tracer``: the worker's, for the spans of what the step calls; None: none)."""
+    sizes: Callable[[Settings], Batches]
+    """Its batches' bounds for ``settings``."""
+
+    def build(
+        self, settings: Settings, resources: WorkerResources, tracer: Tracer | None = None
+    ) -> BatchStep:
+        """The batch step for ``settings``, over the worker's shared ``resources``."""
+        return self.step()(settings, resources, tracer)
+
+
+@dataclass(frozen=True, slots=True)
 class Capability:
     """One thing a worker does: a role, its Faust agent, its topics and named outputs."""
 
@@ -103,6 +163,9 @@ class Capability:
     state: KeyedDeclaration[Any] | None = None
     """Its keyed state (a table per capability): the table's changelog is planned and
     created from here."""
+    batches: BatchProcessing | None = None
+    """How it processes a batch of records, Faust-free (its wiring runs that step; the
+    in-memory worker does too)."""
     answers: bool = False
     """It answers every action event it applies or skips with a verdict (the warnings it
     sent about it, maybe none: :mod:`~loopwarden.streams.runtime.verdicts`), so that a

@@ -12,25 +12,12 @@ topic nor deals with Faust.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from loopwarden.streams.runtime.app import LoopwardenApp
-from loopwarden.streams.runtime.capability import Capability
+from loopwarden.streams.runtime.capability import Batches, Capability
 from loopwarden.streams.runtime.runner import BatchHandler, Handler
 from loopwarden.streams.runtime.workarounds import take_events_bounded
-
-
-@dataclass(frozen=True, slots=True)
-class Batches:
-    """Hand the handler lists of records: at most ``max_records`` (or ``max_bytes`` of
-    values) or what arrived within ``within_s``; ``commit``: each batch's offsets are
-    committed once it is processed."""
-
-    max_records: int
-    within_s: float
-    max_bytes: int | None = None
-    commit: bool = False
 
 
 def declare_topics(app: LoopwardenApp, capability: Capability) -> Any:

@@ -1,22 +1,27 @@
-"""The whole worker in memory: its keyed capabilities over topics in a dict, no broker.
+"""The whole worker in memory: its capabilities over topics in a dict, no broker.
 
 Kafka Streams tests a topology with ``TopologyTestDriver``: records piped into input
 topics, processed synchronously by the real processors, read back from output
 topics, with a clock to advance for punctuations. :class:`InMemoryWorker` does that
 for a worker: for each keyed capability its roles run (the monitor, the fleet, the
 guardrails) it drives the same :class:`~loopwarden.streams.runtime.state.core.KeyedCore`
-and processor as the worker (built by the capability's own ``for_settings``), sends
-what they produce through the real
+and processor as the worker (built by the capability's own ``for_settings``); for each
+capability that declares a batch step (memory's writes and lessons:
+:class:`~loopwarden.streams.runtime.capability.BatchProcessing`) it runs that step over
+its unread records, bounded as its agent bounds a batch, over the worker's shared
+resources (a real LanceDB directory). What they produce goes through the real
 :class:`~loopwarden.streams.runtime.outputs.OutputRouter`, dead letters and
 :func:`~loopwarden.streams.runtime.outcomes.send_outcome` into
 :class:`InMemoryTopics` (keyed and partitioned as Kafka's default partitioner does),
-and feeds back whatever lands on a topic a capability reads: re-routes reach their
+and whatever lands on a topic a capability reads is fed back: re-routes reach their
 key's partition of the re-route topic with their origin header, an output that is
-another capability's input (a completion the guardrails read) is processed in turn.
+another capability's input (a completion the guardrails read, a lesson the memory
+role stores) is processed in turn.
 
-- :meth:`InMemoryWorker.publish`, :meth:`~InMemoryWorker.complete_loop` and
-  :meth:`~InMemoryWorker.override_guardrails` put an event on its topic as the client
-  builds and keys it; :meth:`~InMemoryWorker.send` puts any record on any topic;
+- :meth:`InMemoryWorker.publish`, :meth:`~InMemoryWorker.complete_loop`,
+  :meth:`~InMemoryWorker.override_guardrails`, :meth:`~InMemoryWorker.remember` and
+  :meth:`~InMemoryWorker.remember_many` put a record on its topic as the client builds
+  and keys it; :meth:`~InMemoryWorker.send` puts any record on any topic;
 - :meth:`~InMemoryWorker.run` processes until no capability has a record left to
   read (every state is written after each record and read back from its snapshot
   by the next, as after a restart: a state that does not survive its snapshot shows);
@@ -24,24 +29,24 @@ another capability's input (a completion the guardrails read) is processed in tu
   wall-clock sweeps of quiet partitions that fell due, as the worker's timer does.
 
 What it does not do is the worker's wiring: Faust, the consumer group, commits, the
-HTTP API, the capabilities' own ``after`` hooks (metrics, the loop-health page,
-HTTP replies) and the capabilities that settle against a store (experience) or keep
-no keyed state (memory, the analyst, the ingests) — each keeps a broker test of its
-own (``tests/integration/test_capability_wiring.py``). The tool-outage board the fleet
-and the monitor share through the tool-outages topic is not followed either.
+pause and retry of a transient failure (raised here), batches closed by time, the
+HTTP API, the capabilities' own ``after`` hooks (metrics, the loop-health page, HTTP
+replies), the leader's timers, and the capabilities that settle against a store
+(experience) or are fed otherwise (the analyst, the ingests) — each keeps a broker
+test of its own (``tests/integration/test_capability_wiring.py``,
+``tests/integration/test_memory_stream.py``). The tool-outage board the fleet and the
+monitor share through the tool-outages topic is not followed either.
 """
 
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from loopwarden.schemas import codec
+from loopwarden.errors import is_retriable
 from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
-from loopwarden.schemas.positions import default_partition
+from loopwarden.schemas.memory import ARROW_MEDIA_TYPE, memory_record_key
 from loopwarden.settings import Settings
 from loopwarden.streams.client.event_builder import (
     completion_record,
@@ -49,124 +54,26 @@ from loopwarden.streams.client.event_builder import (
     make_action_event,
     override_record,
 )
+from loopwarden.streams.client.memory_writes import (
+    MemoryEncoding,
+    encode_memory_write,
+    make_memory_write,
+    memory_write_records,
+)
 from loopwarden.streams.runtime.capability import Capability
 from loopwarden.streams.runtime.dead_letters import DeadLetters
+from loopwarden.streams.runtime.in_memory_topics import InMemoryTopics, ManualClock, StoredRecord
 from loopwarden.streams.runtime.outcomes import reroute_to, send_outcome
 from loopwarden.streams.runtime.outputs import OutputRouter
 from loopwarden.streams.runtime.record_queue import Header
 from loopwarden.streams.runtime.records import Record
+from loopwarden.streams.runtime.resources import WorkerResources
 from loopwarden.streams.runtime.state.core import KeyedCore
 from loopwarden.streams.runtime.state.harness import MemoryStore
 
+__all__ = ["InMemoryTopics", "InMemoryWorker", "ManualClock", "StoredRecord"]
+
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class StoredRecord:
-    """One record of an in-memory topic."""
-
-    topic: str
-    partition: int
-    offset: int
-    key: bytes | None
-    value: bytes | None
-    headers: tuple[Header, ...]
-    timestamp_ms: int
-
-    def json(self) -> Any:
-        """The value decoded as JSON."""
-        return codec.loads(self.value) if self.value is not None else None
-
-
-class ManualClock:
-    """The worker's clocks, moved on by the test: a monotonic one and the wall clock."""
-
-    def __init__(self, wall: float | None = None) -> None:
-        self._monotonic = 0.0
-        self._wall = time.time() if wall is None else wall
-
-    def monotonic(self) -> float:
-        """Seconds on the monotonic clock (starts at 0)."""
-        return self._monotonic
-
-    def time(self) -> float:
-        """The wall clock (seconds since the epoch)."""
-        return self._wall
-
-    def advance(self, seconds: float) -> None:
-        """Move both clocks ``seconds`` on."""
-        if seconds < 0:
-            raise ValueError(f"a clock does not go back ({seconds} s)")
-        self._monotonic += seconds
-        self._wall += seconds
-
-
-class InMemoryTopics:
-    """Topics of ``partitions`` partitions in memory, written as the worker's sink is
-    (``add``: a record keyed, partitioned by its key unless told its partition)."""
-
-    def __init__(self, partitions: int, clock: ManualClock) -> None:
-        if partitions < 1:
-            raise ValueError(f"a topic has at least one partition, not {partitions}")
-        self.partitions = partitions
-        self.clock = clock
-        self._topics: dict[str, list[list[StoredRecord]]] = {}
-
-    def add(
-        self,
-        topic: str,
-        key: bytes | None,
-        value: bytes | None,
-        *,
-        partition: int | None = None,
-        headers: Sequence[Header] = (),
-    ) -> StoredRecord:
-        """Append one record (``partition=None``: Kafka's default partitioner; a record
-        without a key goes to partition 0)."""
-        if partition is None:
-            partition = default_partition(key, self.partitions) if key is not None else 0
-        if not 0 <= partition < self.partitions:
-            raise ValueError(f"{topic} has partitions 0-{self.partitions - 1}, not {partition}")
-        log_ = self._partitions(topic)[partition]
-        stored = StoredRecord(
-            topic,
-            partition,
-            len(log_),
-            key,
-            value,
-            tuple(headers),
-            int(self.clock.time() * 1000),
-        )
-        log_.append(stored)
-        return stored
-
-    def partition(self, topic: str, partition: int) -> list[StoredRecord]:
-        """The records of one partition, by offset."""
-        found = self._topics.get(topic)
-        return list(found[partition]) if found is not None else []
-
-    def since(self, topic: str, partition: int, offset: int) -> list[StoredRecord]:
-        """The records of one partition from ``offset`` on."""
-        found = self._topics.get(topic)
-        return found[partition][offset:] if found is not None else []
-
-    def records(self, topic: str) -> list[StoredRecord]:
-        """Every record of ``topic``, partition by partition, each by offset."""
-        return [record for records in self._topics.get(topic, ()) for record in records]
-
-    def values(self, topic: str) -> list[Any]:
-        """Every record's value of ``topic`` as JSON (partition by partition)."""
-        return [record.json() for record in self.records(topic)]
-
-    def names(self) -> list[str]:
-        """The topics written so far."""
-        return sorted(self._topics)
-
-    def _partitions(self, topic: str) -> list[list[StoredRecord]]:
-        found = self._topics.get(topic)
-        if found is None:
-            found = self._topics[topic] = [[] for _ in range(self.partitions)]
-        return found
 
 
 class _KeyedInMemory:
@@ -183,7 +90,6 @@ class _KeyedInMemory:
         self.answer_as = (
             capability.role if capability.answers and settings.adapters.verdicts else None
         )
-        self.policy = settings.errors.on_processing_error
         self.worker = worker
         self.read: dict[tuple[str, int], int] = {}
 
@@ -197,24 +103,14 @@ class _KeyedInMemory:
     def handle(self, stored: StoredRecord) -> None:
         """Apply one record as the worker's driver does, under the error policy."""
         self.read[(stored.topic, stored.partition)] = stored.offset + 1
-        record = Record(
-            stored.value,
-            stored.key,
-            list(stored.headers),
-            SourcePosition(stored.topic, stored.partition, stored.offset, stored.timestamp_ms),
-        )
+        record = _record(stored)
         core, worker = self.core, self.worker
         core.begin()
         try:
             outcome = core.apply(record)
         except Exception as exc:
             core.revert()
-            if self.policy == "raise":
-                raise
-            if self.policy == "skip":
-                worker.dead_letters.log_skipped(exc, record)
-            else:
-                worker.dead_letters.processing_error(exc, record)
+            worker.failed(exc, [record])
             return
         core.done()
         core.commit()  # every state read back from its snapshot by the next record
@@ -231,6 +127,58 @@ class _KeyedInMemory:
                 sweep.send(None)
         except StopIteration as done:
             return list(done.value)
+
+
+class _BatchInMemory:
+    """One capability that takes its records in batches (memory writes): its batch step
+    over its unread records, bounded as its agent bounds a batch."""
+
+    def __init__(self, capability: Capability, settings: Settings, worker: InMemoryWorker) -> None:
+        processing = capability.batches
+        assert processing is not None  # checked by the worker
+        self.capability = capability
+        self.step = processing.build(settings, worker.resources)
+        self.sizes = processing.sizes(settings)
+        self.inputs = tuple(capability.inputs(settings.topics))
+        self.worker = worker
+        self.read: dict[tuple[str, int], int] = {}
+
+    def unread(self) -> Iterator[list[StoredRecord]]:
+        """The unread records of its inputs, every partition's, in batches of at most
+        ``max_records`` records and ``max_bytes`` of values (one record at least): what
+        its agent takes from all its partitions within one window."""
+        topics = self.worker.topics
+        batch: list[StoredRecord] = []
+        size = 0
+        for topic in self.inputs:
+            for partition in range(topics.partitions):
+                for stored in topics.since(topic, partition, self.read.get((topic, partition), 0)):
+                    length = len(stored.value or b"")
+                    full = len(batch) >= self.sizes.max_records or (
+                        self.sizes.max_bytes is not None and size + length > self.sizes.max_bytes
+                    )
+                    if batch and full:
+                        yield batch
+                        batch, size = [], 0
+                    batch.append(stored)
+                    size += length
+        if batch:
+            yield batch
+
+    def handle(self, batch: list[StoredRecord]) -> None:
+        """Apply one batch as the worker's agent does, under the error policy."""
+        for stored in batch:
+            self.read[(stored.topic, stored.partition)] = stored.offset + 1
+        records = [_record(stored) for stored in batch]
+        worker = self.worker
+        try:
+            outcome = self.step(records)
+        except Exception as exc:
+            worker.failed(exc, records)
+            return
+        for letter in outcome.dead_letters:
+            worker.dead_letters.send(letter)
+        worker.outputs.emit_all(outcome.outputs())
 
 
 class InMemoryWorker:
@@ -252,18 +200,26 @@ class InMemoryWorker:
             redact_values=settings.limits.redact_dead_letters,
             burst=settings.errors.log_burst,
         )
+        self.resources = WorkerResources(settings)
+        self.policy = settings.errors.on_processing_error
         running = [c for c in capabilities if c.runs_in(settings)]
         unable = sorted({c.role for c in running if not _runs_in_memory(c)})
         if unable:
             raise ValueError(
-                f"the role(s) {', '.join(unable)} cannot run in memory (they keep no keyed "
-                "state or settle against a store); give the settings the roles to drive, "
+                f"the role(s) {', '.join(unable)} cannot run in memory (they neither keep "
+                "keyed state nor declare a batch step, or they settle against a store); "
+                "give the settings the roles to drive, "
                 "e.g. settings.model_copy(update={'roles': frozenset({'monitor'})})"
             )
         self.answering_roles: tuple[str, ...] = tuple(
             sorted({c.role for c in running if c.answers})
         )
-        self.capabilities = [_KeyedInMemory(c, settings, self) for c in running]
+        self.capabilities = [
+            _KeyedInMemory(c, settings, self) for c in running if c.batches is None
+        ]
+        self.batch_capabilities = [
+            _BatchInMemory(c, settings, self) for c in running if c.batches is not None
+        ]
         self._swept_at = self.clock.monotonic()
 
     # what goes in
@@ -291,6 +247,44 @@ class InMemoryWorker:
         self.topics.add(self.settings.topics.loop_completions, key, value)
         return event_id
 
+    def remember(self, content: str, *, event_id: str | None = None, **fields: Any) -> str:
+        """Publish a memory write as the client does (validated and redacted, keyed by its
+        memory id or scope as ``publisher.memory_key`` says); its event id."""
+        write = make_memory_write(content, event_id=event_id, **fields)
+        key_by = self.settings.publisher.memory_key
+        key = memory_record_key(write.payload.scope, write.memory_id, key_by)
+        self.topics.add(self.settings.topics.memory_writes, key, encode_memory_write(write))
+        return write.event_id
+
+    def remember_many(
+        self,
+        memories: Iterable[Mapping[str, Any]],
+        *,
+        encoding: MemoryEncoding = "arrow",
+        per_record: int | None = None,
+        max_record_bytes: int = 512 * 1024,
+    ) -> list[str]:
+        """Publish many memory writes as the client's ``remember_many`` does (Arrow IPC
+        records or JSON arrays, a partition's and scope's writes together); their ids."""
+        records, event_ids = memory_write_records(
+            list(memories),
+            encoding,
+            range(self.topics.partitions),
+            self.settings.publisher.memory_key,
+            per_record,
+            max_record_bytes,
+        )
+        headers = [("content-type", ARROW_MEDIA_TYPE.encode())] if encoding == "arrow" else []
+        for record in records:
+            self.topics.add(
+                self.settings.topics.memory_writes,
+                record.key,
+                record.value,
+                partition=record.partition,
+                headers=headers,
+            )
+        return event_ids
+
     def send(
         self,
         topic: str,
@@ -309,18 +303,32 @@ class InMemoryWorker:
         for another, until none is left; the records processed."""
         processed = 0
         while True:
-            progressed = False
+            before = processed
             for capability in self.capabilities:
                 for record in list(capability.unread()):
                     capability.handle(record)
                     processed += 1
-                    progressed = True
-                    if processed > max_records:
-                        raise RuntimeError(
-                            f"more than {max_records} records processed: a feedback loop?"
-                        )
-            if not progressed:
+                    _bounded(processed, max_records)
+            for batched in self.batch_capabilities:
+                for batch in list(batched.unread()):
+                    batched.handle(batch)
+                    processed += len(batch)
+                    _bounded(processed, max_records)
+            if processed == before:
                 return processed
+
+    def failed(self, exc: Exception, records: list[Record]) -> None:
+        """Records whose processing raised, under the error policy (``raise``: raised;
+        ``skip``: logged; else dead-lettered). A transient failure (a store away) is
+        raised whatever the policy: the worker's runner would pause and retry, and
+        pausing is the broker tests' (tests/integration/test_memory_stream.py)."""
+        if self.policy == "raise" or is_retriable(exc):
+            raise exc
+        for record in records:
+            if self.policy == "skip":
+                self.dead_letters.log_skipped(exc, record)
+            else:
+                self.dead_letters.processing_error(exc, record)
 
     def advance(self, seconds: float) -> list[bytes]:
         """Move the clock on; the quiet-partition sweeps that fell due run (one per
@@ -358,6 +366,22 @@ class InMemoryWorker:
         reroute_to(self.topics, topic, reroutes)
 
 
+def _record(stored: StoredRecord) -> Record:
+    return Record(
+        stored.value,
+        stored.key,
+        list(stored.headers),
+        SourcePosition(stored.topic, stored.partition, stored.offset, stored.timestamp_ms),
+    )
+
+
+def _bounded(processed: int, max_records: int) -> None:
+    if processed > max_records:
+        raise RuntimeError(f"more than {max_records} records processed: a feedback loop?")
+
+
 def _runs_in_memory(capability: Capability) -> bool:
+    if capability.batches is not None:
+        return True
     replay = capability.replay
     return capability.state is not None and replay is not None and replay.settle is None

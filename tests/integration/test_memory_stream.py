@@ -1,4 +1,11 @@
-"""Memory through the stream: writes → LanceDB (real directory, USE embedder) → outcomes.
+"""Memory's wiring through the stream: writes → LanceDB (real directory, USE embedder) →
+outcomes, where the broker and the worker's agents are what is tested — batching by
+time and bytes, commits, the pause of a storage outage, the leader's upkeep timers,
+memories in a reflection, the analyst's reads.
+
+What a batch of writes becomes (de-duplication, conflicts, rejections, both bulk
+encodings, another client's Arrow record, the monitor's lessons) is the capability's
+processing, driven in memory: tests/unit/test_memory_in_memory.py.
 
 The worker's app runs in the test's own loop on the real broker (:mod:`.inprocess`: the
 app ``loopwarden worker`` builds, with no process start-up and the embedder's weights
@@ -13,6 +20,7 @@ from dataclasses import fields
 from pathlib import Path
 
 import pytest
+from memory_facts import WRITES
 
 from loopwarden.agents.memory.maintenance import MaintenanceReport
 from loopwarden.settings import Settings
@@ -24,36 +32,6 @@ from .conftest import isolated_settings
 from .inprocess import running_app
 
 pytestmark = pytest.mark.integration
-
-WRITES = [
-    (
-        "m1",
-        "The user prefers SQLite for local storage",
-        {
-            "tags": ["database", "preference"],
-            "potential_questions": ["Which database does the user prefer?"],
-        },
-    ),
-    (
-        "m2",
-        "The user prefers SQLite for local storage.",
-        {
-            "tags": ["database", "preference"],
-            "potential_questions": ["Which database does the user prefer?"],
-        },
-    ),
-    (
-        "m3",
-        "The user does not prefer SQLite for local storage",
-        {"tags": ["database"], "potential_questions": ["Does the user avoid SQLite?"]},
-    ),
-    ("m4", "Deploy with password: hunter2 on host db1", {"tags": ["deploy"]}),
-    (
-        "m5",
-        "deploy.sh fails with permission denied until chmod +x deploy.sh is run",
-        {"tags": ["deploy", "permissions"], "potential_questions": ["Why does deploy fail?"]},
-    ),
-]
 
 
 def facts_with_vectors(scope: str, count: int, seed: int) -> list[dict]:
@@ -99,40 +77,6 @@ class StorageOutage:
         swap = self.link.with_name(f"{self.link.name}-swap")
         swap.symlink_to(target, target_is_directory=True)
         os.replace(swap, self.link)
-
-
-def rows(settings: Settings, scope: str) -> list[tuple]:
-    table = MemoryTable(settings.memory.uri, 512, settings.memory.table)
-    columns = ["id", "content", "corroboration_count", "contradiction_count", "scope"]
-    return sorted(
-        (r["id"], r["content"], r["corroboration_count"], r["contradiction_count"])
-        for r in table.columns(columns).to_pylist()
-        if r["scope"] == scope
-    )
-
-
-async def test_writes_end_as_the_right_rows_and_a_replay_changes_nothing(broker):
-    settings = isolated_settings(broker, "memory", ["memory"])
-    async with running_app(settings):
-        scope = f"s-{uuid.uuid4().hex[:6]}"
-        async with MemoryOutcomeSubscriber(settings, scope=scope) as outcomes:
-            await publish_all(settings, scope)
-            first = {o["event_id"]: o for o in await outcomes.collect(len(WRITES), 90)}
-            stored = rows(settings, scope)
-            await publish_all(settings, scope)  # the same events again
-            again = await outcomes.collect(len(WRITES), 90)
-        m1 = first[f"{scope}-m1"]["memory_id"]
-        assert first[f"{scope}-m2"]["status"] == "duplicate"
-        assert first[f"{scope}-m2"]["duplicate_of"] == m1
-        assert first[f"{scope}-m3"]["status"] == "stored_with_conflicts"
-        assert first[f"{scope}-m3"]["conflicts"][0]["memory_id"] == m1
-        assert first[f"{scope}-m4"]["redacted"] is True
-        assert len(stored) == 4
-        assert not any("hunter2" in content for _, content, _, _ in stored)
-        by_id = {r[0]: r for r in stored}
-        assert by_id[m1][2:] == (1, 1)  # corroborated once, contradicted once
-        assert {o["status"] for o in again} == {"already_stored"}
-        assert rows(settings, scope) == stored
 
 
 async def test_a_critical_reflection_comes_back_with_relevant_memories(broker):
@@ -206,31 +150,6 @@ async def test_failures_are_learned_and_a_completed_task_recalls_them(broker):
         assert "lock timeout on table orders" in found[0]["memory_context"]
 
 
-async def test_a_bad_write_is_rejected_alone(broker):
-    settings = isolated_settings(broker, "badwrite", ["memory"])
-    async with running_app(settings):
-        scope = f"bad-{uuid.uuid4().hex[:6]}"
-        async with MemoryOutcomeSubscriber(settings, scope=scope) as outcomes:
-            async with AsyncPublisher(settings) as publisher:
-                await publisher.remember(
-                    "a fine memory about the build cache", scope=scope, event_id=f"{scope}-good-1"
-                )
-                await publisher.remember(
-                    "a memory with a wrong vector",
-                    scope=scope,
-                    embedding=[0.1, 0.2, 0.3],
-                    event_id=f"{scope}-bad",
-                )
-                await publisher.remember(
-                    "another fine memory about flaky tests", scope=scope, event_id=f"{scope}-good-2"
-                )
-            received = {o["event_id"]: o for o in await outcomes.collect(3, 90)}
-        assert received[f"{scope}-bad"]["status"] == "rejected"
-        assert "embedding has 3 dimensions" in received[f"{scope}-bad"]["reason"]
-        assert received[f"{scope}-good-1"]["status"].startswith("stored")
-        assert received[f"{scope}-good-2"]["status"].startswith("stored")
-
-
 async def test_a_storage_outage_pauses_memory_writes_instead_of_rejecting_them(
     broker, worker_factory
 ):
@@ -298,15 +217,10 @@ async def test_a_storage_outage_pauses_memory_writes_instead_of_rejecting_them(
     assert table.indexes.has_vector_index, worker.log()[-3000:]
 
 
-@pytest.mark.parametrize("encoding", ["arrow", "json"])
-async def test_bulk_writes_with_deferred_checks_store_every_vector_once(broker, encoding):
-    """remember_many: Arrow records (columns) or JSON arrays (base64 vectors), checks
-    deferred; the outcomes of an Arrow record come as arrays, read one by one."""
-    import numpy as np
-
-    from loopwarden.schemas import codec
-    from loopwarden.streams.client.subscriber import DeadLetterSubscriber
-
+async def test_the_leaders_timer_builds_the_indexes_beside_bulk_writes(broker):
+    """remember_many with checks deferred: every write stored once, and the group
+    leader's upkeep timer (not the writers) builds the vector and scalar indexes.
+    The writes' outcomes and rows in both encodings: tests/unit/test_memory_in_memory.py."""
     settings = isolated_settings(broker, "bulk", ["memory"])
     index = settings.memory.index.model_copy(
         update={"vector_min_rows": 200, "upkeep_interval_s": 0.5}
@@ -315,54 +229,15 @@ async def test_bulk_writes_with_deferred_checks_store_every_vector_once(broker, 
     settings = settings.model_copy(update={"memory": memory})
     async with running_app(settings):
         scope = f"bulk-{uuid.uuid4().hex[:6]}"
-        rng = np.random.default_rng(3)
-        vectors = rng.standard_normal((300, 512)).astype(np.float32)
-        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        items = [
-            {
-                "content": f"service {i} needs flag {i % 7} before it starts",
-                "event_id": f"{scope}-{i}",
-                "scope": scope,
-                "embedding": vectors[i] if i % 2 else vectors[i].tolist(),  # numpy or numbers
-            }
-            for i in range(300)
-        ]
-
-        def raw(event_id: str, embedding: object) -> dict:
-            payload = {"content": event_id, "scope": scope, "embedding": embedding}
-            return {"event_id": event_id, "occurred_at": 1.0, "payload": payload}
-
-        bad_record = codec.dumps(
-            [raw(f"{scope}-ok", vectors[0].tolist()), raw(f"{scope}-bad", "not base64!")]
-        )
+        items = facts_with_vectors(scope, 300, seed=3)
         async with (
             MemoryOutcomeSubscriber(settings, scope=scope) as outcomes,
-            DeadLetterSubscriber(settings, loop_id=scope) as letters,
             AsyncPublisher(settings, topic=settings.topics.memory_writes) as publisher,
         ):
-            ids = await publisher.remember_many(items, per_record=64, encoding=encoding)
-            position = await publisher.send_raw(bad_record, scope.encode())
-            first = {o["event_id"]: o for o in await outcomes.collect(301, 120)}
-            (letter,) = await letters.collect(1, 60)
-            again = await publisher.remember_many(items[:10], per_record=64, encoding=encoding)
-            replayed = await outcomes.collect(10, 60)
-        assert ids == [item["event_id"] for item in items]
-        assert again == ids[:10]
-        assert {first[i]["status"] for i in ids} == {"stored"}
-        assert {first[i]["checks"] for i in ids} == {"deferred"}
-        assert first[f"{scope}-ok"]["status"] == "stored"
-        assert {o["status"] for o in replayed} == {"already_stored"}
-        assert (
-            letter.batch_index == 1 and (letter.source.partition, letter.source.offset) == position
-        )
-        assert "base64" in letter.message
+            ids = await publisher.remember_many(items, per_record=64)
+            stored = {o["event_id"]: o["status"] for o in await outcomes.collect(300, 120)}
+        assert stored == dict.fromkeys(ids, "stored")
         table = MemoryTable(settings.memory.uri, 512, settings.memory.table)
-        stored = table.columns(["content", "vector", "scope"]).to_pylist()
-        mine = {r["content"]: r["vector"] for r in stored if r["scope"] == scope}
-        assert len(mine) == 301 and f"{scope}-bad" not in mine
-        for i in (0, 1, 299):  # each vector as sent (renormalised), whichever form it travelled in
-            np.testing.assert_allclose(np.asarray(mine[items[i]["content"]]), vectors[i], rtol=1e-6)
-        # the group leader's timer builds the indexes beside the writes (writers build none)
         deadline = asyncio.get_running_loop().time() + 60
         while "vector" not in (
             indexed := {c for i in table.table.list_indices() for c in i.columns}
@@ -370,72 +245,6 @@ async def test_bulk_writes_with_deferred_checks_store_every_vector_once(broker, 
             assert asyncio.get_running_loop().time() < deadline, f"indexes after 60 s: {indexed}"
             await asyncio.sleep(0.2)
         assert {"id", "scope", "content"} <= indexed
-
-
-async def test_an_arrow_record_from_another_client_is_checked_redacted_and_answered(broker):
-    """A librdkafka producer sends an Arrow IPC record written with pyarrow (as a Java or
-    Go service would with its Arrow library): no publisher-side checks or redaction."""
-    import numpy as np
-    import pyarrow as pa
-    from confluent_kafka import Producer
-
-    from loopwarden.schemas.memory_columns import to_ipc
-    from loopwarden.streams.client.subscriber import DeadLetterSubscriber
-
-    settings = isolated_settings(broker, "arrow", ["memory"])
-    memory = settings.memory.model_copy(update={"write_checks": "deferred"})
-    settings = settings.model_copy(update={"memory": memory})
-    async with running_app(settings):
-        scope = f"arrow-{uuid.uuid4().hex[:6]}"
-        vectors = np.random.default_rng(4).standard_normal((4, 512)).astype(np.float32)
-        vectors[3, :] = 0.0
-        table = pa.table(
-            {
-                "event_id": [f"{scope}-{i}" for i in range(4)],
-                "occurred_at": pa.array([1.7e9, 1.7e9 + 1, 1.7e9 + 2, 1.7e9 + 3]),
-                "content": [
-                    "the staging database lives on db2",
-                    "deploy with password=Hunter2Staging then restart",
-                    "a row with a score out of range",
-                    "a row without a vector is embedded by the worker",
-                ],
-                "scope": [scope] * 4,
-                "scores": pa.array(
-                    [{"c": 0.9}, None, {"c": 7.0}, None], pa.struct([("c", pa.float64())])
-                ),
-                "embedding": pa.array(
-                    [vectors[0], vectors[1], vectors[2], None], pa.list_(pa.float32())
-                ),
-            }
-        )
-        producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "linger.ms": 0})
-        async with (
-            MemoryOutcomeSubscriber(settings, scope=scope) as outcomes,
-            DeadLetterSubscriber(settings, loop_id=scope) as letters,
-        ):
-            producer.produce(settings.topics.memory_writes, value=to_ipc(table), key=scope.encode())
-            assert producer.flush(30) == 0
-            answered = {o["event_id"]: o for o in await outcomes.collect(3, 120)}
-            (letter,) = await letters.collect(1, 60)
-        assert {answered[f"{scope}-{i}"]["status"] for i in (0, 1, 3)} == {"stored"}
-        assert answered[f"{scope}-1"]["redacted"] is True
-        assert answered[f"{scope}-0"]["redacted"] is False
-        assert letter.batch_index == 2 and letter.reason == "validation"
-        assert "payload.scores.c: Input should be less than or equal to 1" in letter.message
-        stored = MemoryTable(settings.memory.uri, 512, settings.memory.table).columns(
-            ["id", "content", "c", "scope", "vector"]
-        )
-        mine = {r["content"]: r for r in stored.to_pylist() if r["scope"] == scope}
-        assert set(mine) == {
-            "the staging database lives on db2",
-            "deploy with password=[REDACTED] then restart",
-            "a row without a vector is embedded by the worker",
-        }
-        assert mine["the staging database lives on db2"]["c"] == 0.9
-        vector = np.asarray(mine["the staging database lives on db2"]["vector"])
-        np.testing.assert_allclose(vector, vectors[0] / np.linalg.norm(vectors[0]), rtol=1e-5)
-        embedded = np.asarray(mine["a row without a vector is embedded by the worker"]["vector"])
-        assert abs(np.linalg.norm(embedded) - 1.0) < 1e-3  # the worker's embedder filled it in
 
 
 async def test_a_batch_is_applied_once_its_records_hold_batch_max_bytes(broker):
@@ -467,34 +276,6 @@ async def test_a_batch_is_applied_once_its_records_hold_batch_max_bytes(broker):
         assert took < 90  # never waited for the 120 s window
 
 
-async def test_arrow_records_go_through_the_checked_write_path_too(broker):
-    """With memory.write_checks=each (the default) an Arrow record's rows are checked one
-    by one like JSON writes: a near-duplicate corroborates, a contradiction is related."""
-    settings = isolated_settings(broker, "arrowchecked", ["memory"])
-    async with running_app(settings):
-        scope = f"ac-{uuid.uuid4().hex[:6]}"
-        items = [
-            {"event_id": f"{scope}-{event_id}", "content": content, "scope": scope, **fields}
-            for event_id, content, fields in WRITES
-        ]
-        for i, item in enumerate(items):  # event time orders the checks
-            item["occurred_at"] = 1_800_000_000.0 + i
-        async with (
-            MemoryOutcomeSubscriber(settings, scope=scope) as outcomes,
-            AsyncPublisher(settings, topic=settings.topics.memory_writes) as publisher,
-        ):
-            await publisher.remember_many(items)
-            first = {o["event_id"]: o for o in await outcomes.collect(len(WRITES), 90)}
-        m1 = first[f"{scope}-m1"]["memory_id"]
-        assert first[f"{scope}-m2"]["status"] == "duplicate"
-        assert first[f"{scope}-m2"]["duplicate_of"] == m1
-        assert first[f"{scope}-m3"]["status"] == "stored_with_conflicts"
-        assert first[f"{scope}-m4"]["redacted"] is True
-        assert "checks" not in first[f"{scope}-m5"]  # checked here, not deferred
-        stored = rows(settings, scope)
-        assert len(stored) == 4 and not any("hunter2" in content for _, content, _, _ in stored)
-
-
 async def test_a_stored_batch_is_committed_without_waiting_for_the_commit_interval(broker):
     """A bulk load's offsets move once it is stored, not at the next commit interval
     (here 600 s: before, publish → committed waited up to 2.8 s behind publish → stored)."""
@@ -518,36 +299,6 @@ async def test_a_stored_batch_is_committed_without_waiting_for_the_commit_interv
         await wait_until_committed(
             settings.kafka.bootstrap_servers, settings.app_id, [settings.topics.memory_writes], 60
         )
-
-
-async def test_a_failed_action_becomes_a_memory_through_the_lessons_topic(broker):
-    """The monitor's lessons go to their own topic, not the clients' memory writes, and
-    the memory role stores them within ``memory.lessons_within_s``."""
-    from faultsuite.harness import read_json
-
-    settings = isolated_settings(broker, "lessons", ["monitor", "memory"])
-    scope = settings.detection.learning_scope
-    loop_id = f"lesson-{uuid.uuid4().hex[:6]}"
-    async with (
-        running_app(settings),
-        MemoryOutcomeSubscriber(settings, scope=scope) as outcomes,
-    ):
-        async with AsyncPublisher(settings) as publisher:
-            await publisher.publish(
-                loop_id, "deploy", success=False, error_message="permission denied: ./deploy.sh"
-            )
-        (outcome,) = await outcomes.collect(1, 90)
-    assert outcome["status"] == "stored"
-
-    bootstrap = settings.kafka.bootstrap_servers
-    (lesson,) = await read_json(bootstrap, settings.topics.memory_lessons)
-    assert lesson["event_id"] == outcome["event_id"]
-    assert lesson["payload"]["source_loop_id"] == loop_id
-    assert "learning_from_failure" in lesson["payload"]["tags"]
-    assert await read_json(bootstrap, settings.topics.memory_writes) == []
-    stored = rows(settings, scope)
-    assert [r[0] for r in stored] == [outcome["memory_id"]]
-    assert "permission denied" in stored[0][1]
 
 
 async def test_a_storage_outage_pauses_the_analysts_memory_reads_instead_of_dead_lettering(

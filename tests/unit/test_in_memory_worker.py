@@ -226,8 +226,8 @@ def test_the_monitor_and_the_fleet_answer_each_event_with_one_verdict_each() -> 
 
 
 def test_roles_that_cannot_run_in_memory_are_named() -> None:
-    with pytest.raises(ValueError, match="memory cannot run in memory"):
-        worker_of({"monitor", "memory"})
+    with pytest.raises(ValueError, match="experience cannot run in memory"):
+        worker_of({"monitor", "experience"})
 
 
 def test_the_clock_does_not_go_back() -> None:
