@@ -24,8 +24,10 @@ the table, and the stream keeps flowing while a vector index is retrained.
 An Arrow record's outcomes go out together, one JSON array per scope, so a bulk
 load costs one output record per input record rather than one per write.
 
-How a batch is applied — at once, or write by write when it fails, each write that
-fails by itself ``rejected`` — is :class:`~loopwarden.agents.memory.batches.MemoryBatchWriter`'s,
+A batch is decoded and applied by the capability's batch step
+(:mod:`~loopwarden.agents.memory.step`, which the in-memory worker runs too); how —
+at once, or write by write when it fails, each write that fails by itself
+``rejected`` — is :class:`~loopwarden.agents.memory.batches.MemoryBatchWriter`'s,
 tested without a broker; a transient failure (LanceDB or its disk unavailable)
 pauses the stream and retries the batch through the runner, so an outage rejects
 nothing and commits nothing past it.
