@@ -11,19 +11,22 @@ from loopwarden.schemas.events import ActionEvent, validate_action
 from loopwarden.schemas.redaction import default_redactor
 
 FIRST = (
-    "tests/integration/test_memory_stream.py",
     "tests/integration/test_fault_suite.py",
-    "tests/integration/test_replay.py",
-    "tests/integration/test_readme.py",
     "tests/integration/test_capability_wiring.py",
+    "tests/integration/test_memory_stream.py",
+    "tests/integration/test_replay.py",
+    "tests/integration/test_group_changes.py",
+    "tests/integration/test_restart.py",
+    "tests/integration/test_readme.py",
     "tests/integration/test_client_install.py",
     "tests/integration/test_examples.py",
     "tests/unit/test_typecheck.py",
 )
-"""Modules handed out first, the longest (memory's stream tests 100 s, the fault suite,
-the replays, the wiring and the docs' blocks 50–70 s each, the client install and the
-examples 30 s, a cold type check 12 s of one core alone and 20–30 s among the others,
-on 2026-12-07: started last, one would end the suite a minute late)."""
+"""Modules handed out first, the longest (wall time among the others, a fresh clone on
+2026-12-07, ``benchmarks/suite_cost.py``: the fault suite, the wiring and memory's
+stream tests 57–60 s each, the replays 52 s, the group changes and the restarts 44 s,
+the docs' blocks 39 s, the client install 36 s, the examples 30 s, a cold type check
+19 s: started last, one would end the suite a minute late)."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
