@@ -20,6 +20,7 @@ from loopwarden.schemas.events import envelope, to_epoch_seconds
 from loopwarden.schemas.ids import new_event_id
 from loopwarden.schemas.known_fields import refuse_unknown_fields
 from loopwarden.schemas.memory import (
+    ARROW_MEDIA_TYPE,
     MemoryKey,
     MemoryPayload,
     MemoryWrite,
@@ -63,6 +64,21 @@ def make_memory_write(
 def encode_memory_write(write: MemoryWrite) -> bytes:
     """The JSON bytes of a memory write (its vector as base64 float32)."""
     return codec.dumps(write.model_dump(mode="json", exclude_none=True))
+
+
+def memory_write_record(
+    content: str, key_by: MemoryKey, *, event_id: str | None = None, **fields: Any
+) -> tuple[str, bytes, bytes]:
+    """``remember``'s record: its event id, key (the memory id or the scope, as
+    ``key_by`` says) and JSON value; ``fields`` as in :class:`MemoryPayload`."""
+    write = make_memory_write(content, event_id=event_id, **fields)
+    key = memory_record_key(write.payload.scope, write.memory_id, key_by)
+    return write.event_id, key, encode_memory_write(write)
+
+
+def memory_record_headers(encoding: MemoryEncoding) -> list[tuple[str, bytes]]:
+    """The headers of ``remember_many``'s records: an Arrow record names its media type."""
+    return [("content-type", ARROW_MEDIA_TYPE.encode())] if encoding == "arrow" else []
 
 
 def chunk_records(

@@ -31,7 +31,6 @@ from loopwarden.schemas.events import (
     ActionEvent,
     validate_action,
 )
-from loopwarden.schemas.memory import ARROW_MEDIA_TYPE, memory_record_key
 from loopwarden.schemas.positions import default_partition
 from loopwarden.settings import Settings
 from loopwarden.streams.client.event_builder import (
@@ -45,6 +44,8 @@ from loopwarden.streams.client.memory_writes import (
     arrow_available,
     encode_memory_write,
     make_memory_write,
+    memory_record_headers,
+    memory_write_record,
     memory_write_records,
 )
 from loopwarden.streams.client.producer import start_producer
@@ -231,17 +232,18 @@ class AsyncPublisher:
         """Publish a memory write (``fields`` as in
         :class:`~loopwarden.schemas.memory.MemoryPayload`) and wait for the broker's ack;
         keyed by its memory id or its scope (``publisher.memory_key``)."""
-        write = make_memory_write(content, event_id=event_id, **fields)
+        written, key, value = memory_write_record(
+            content, self._memory_key, event_id=event_id, **fields
+        )
         if self._producer is None:
             raise PublishError("publisher is not started")
-        key = memory_record_key(write.payload.scope, write.memory_id, self._memory_key)
         try:
             await self._producer.send_and_wait(
-                self.settings.topics.memory_writes, value=encode_memory_write(write), key=key
+                self.settings.topics.memory_writes, value=value, key=key
             )
         except (KafkaError, OSError) as exc:
             raise PublishError(f"publishing a memory write failed: {exc}") from exc
-        return write.event_id
+        return written
 
     async def remember_many(
         self,
@@ -279,7 +281,7 @@ class AsyncPublisher:
         records, event_ids = memory_write_records(
             list(memories), encoding, partitions, self._memory_key, per_record, max_record_bytes
         )
-        headers = [("content-type", ARROW_MEDIA_TYPE.encode())] if encoding == "arrow" else None
+        headers = memory_record_headers(encoding) or None
         deliveries: list[tuple[list[str], asyncio.Future[Any]]] = []
         try:
             for record in records:

@@ -46,7 +46,6 @@ from typing import Any
 
 from loopwarden.errors import is_retriable
 from loopwarden.schemas.dead_letter import DeadLetter, SourcePosition
-from loopwarden.schemas.memory import ARROW_MEDIA_TYPE, memory_record_key
 from loopwarden.settings import Settings
 from loopwarden.streams.client.event_builder import (
     completion_record,
@@ -56,8 +55,8 @@ from loopwarden.streams.client.event_builder import (
 )
 from loopwarden.streams.client.memory_writes import (
     MemoryEncoding,
-    encode_memory_write,
-    make_memory_write,
+    memory_record_headers,
+    memory_write_record,
     memory_write_records,
 )
 from loopwarden.streams.runtime.capability import Capability
@@ -250,11 +249,10 @@ class InMemoryWorker:
     def remember(self, content: str, *, event_id: str | None = None, **fields: Any) -> str:
         """Publish a memory write as the client does (validated and redacted, keyed by its
         memory id or scope as ``publisher.memory_key`` says); its event id."""
-        write = make_memory_write(content, event_id=event_id, **fields)
         key_by = self.settings.publisher.memory_key
-        key = memory_record_key(write.payload.scope, write.memory_id, key_by)
-        self.topics.add(self.settings.topics.memory_writes, key, encode_memory_write(write))
-        return write.event_id
+        written, key, value = memory_write_record(content, key_by, event_id=event_id, **fields)
+        self.topics.add(self.settings.topics.memory_writes, key, value)
+        return written
 
     def remember_many(
         self,
@@ -274,7 +272,7 @@ class InMemoryWorker:
             per_record,
             max_record_bytes,
         )
-        headers = [("content-type", ARROW_MEDIA_TYPE.encode())] if encoding == "arrow" else []
+        headers = memory_record_headers(encoding)
         for record in records:
             self.topics.add(
                 self.settings.topics.memory_writes,

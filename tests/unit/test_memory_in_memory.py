@@ -94,8 +94,9 @@ def test_writes_end_as_the_right_rows_and_the_same_writes_again_change_nothing(t
 def test_a_bad_write_is_rejected_alone(tmp_path):
     worker = memory_worker(tmp_path)
     worker.remember("a fine memory about the build cache", scope=SCOPE, event_id="good-1")
-    worker.remember("a memory with a wrong vector", scope=SCOPE, embedding=[0.1, 0.2, 0.3],
-                    event_id="bad")  # fmt: skip
+    worker.remember(
+        "a memory with a wrong vector", scope=SCOPE, embedding=[0.1, 0.2, 0.3], event_id="bad"
+    )
     worker.remember("another fine memory about flaky tests", scope=SCOPE, event_id="good-2")
     worker.run()
     received = outcomes(worker)
