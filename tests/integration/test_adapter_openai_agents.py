@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import uuid
 
 import pytest
@@ -113,7 +114,21 @@ async def test_a_stop_that_arrives_during_a_model_call_refuses_its_tool_call(lad
     steps = [
         [sdk_testing.function_call("lookup", {"query": "x"}, call_id=f"c{k}")] for k in range(40)
     ]
-    model = scripted(steps, {STOP_AT: lambda: guard.inbox.wait(loop_id, stop=True, timeout_s=60)})
+    # the stop arrives during the model call that follows the stopping tool call: the run
+    # sees it from that call on. Left to the broker's round trip, it came before that
+    # call's input filter once, on a loaded machine (CI of 0358661, Apache Kafka), and the
+    # filter stopped the run first (test_a_stop_in_force_ends_the_run_before_its_next_model_call)
+    during_the_call = threading.Event()
+    stop_in_force = guard.stop_for
+    monkeypatch.setattr(
+        guard, "stop_for", lambda loop: stop_in_force(loop) if during_the_call.is_set() else None
+    )
+
+    def the_stop_arrives() -> bool:
+        during_the_call.set()
+        return guard.inbox.wait(loop_id, stop=True, timeout_s=60)
+
+    model = scripted(steps, {STOP_AT: the_stop_arrives})
     agent = sdk.Agent(name="spinner", model=model, tools=tools(lookup))
 
     with pytest.raises(sdk_exceptions.ToolInputGuardrailTripwireTriggered) as stopped:
